@@ -1,0 +1,46 @@
+// Backend interface behind Simulator: the CPU backend (host/backend_cpu.cpp) and the CUDA
+// backend (cuda/backend_cuda.cu) hold batched state environment-minor in their own memory and
+// precision, and both advance it with kern::control_step_env.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+#include "stiffgrad/model.hpp"
+#include "stiffgrad/simulator.hpp"
+
+namespace stiffgrad {
+
+class BackendImpl {
+ public:
+  virtual ~BackendImpl() = default;
+  // Host arrays in double, environment-major (nenv x n).
+  virtual void set_state(const double* qpos, const double* qvel) = 0;
+  virtual void get_state(double* qpos, double* qvel) const = 0;
+  virtual void set_ctrl(const double* ctrl) = 0;
+  virtual void get_ctrl(double* ctrl) const = 0;
+  virtual void clear_status() = 0;
+  virtual void get_status(int* status) const = 0;  // nenv
+  virtual void step(int substeps) = 0;
+  virtual void synchronize() = 0;
+  virtual std::size_t bytes() const = 0;
+};
+
+std::unique_ptr<BackendImpl> make_cpu_backend(const Model& model, const SimulatorOptions& opt);
+// Throws std::runtime_error when the build has no CUDA backend or no device is present.
+std::unique_ptr<BackendImpl> make_cuda_backend(const Model& model, const SimulatorOptions& opt);
+bool cuda_backend_available();
+
+// Environment-major (host) <-> environment-minor (backend) transposition with conversion.
+template <class Dst, class Src>
+void to_env_minor(Dst* dst, const Src* src, int nenv, int n) {
+  for (int e = 0; e < nenv; ++e)
+    for (int i = 0; i < n; ++i) dst[i * nenv + e] = static_cast<Dst>(src[e * n + i]);
+}
+template <class Dst, class Src>
+void to_env_major(Dst* dst, const Src* src, int nenv, int n) {
+  for (int e = 0; e < nenv; ++e)
+    for (int i = 0; i < n; ++i) dst[e * n + i] = static_cast<Dst>(src[i * nenv + e]);
+}
+
+}  // namespace stiffgrad

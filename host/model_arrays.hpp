@@ -1,0 +1,39 @@
+// Conversion of a Model into the kernel-facing arrays in the simulation scalar. All numbers
+// go into one Real buffer and one int buffer so that a backend copies exactly two blocks
+// (the CUDA backend copies them to the device once) and then binds a ModelView to them.
+#pragma once
+
+#include <cstddef>
+#include <type_traits>
+#include <vector>
+
+#include "kernels/model_view.hpp"
+#include "stiffgrad/model.hpp"
+
+namespace stiffgrad {
+
+template <class Real>
+class ModelArrays {
+ public:
+  explicit ModelArrays(const Model& m);
+
+  const std::vector<Real>& reals() const { return reals_; }
+  const std::vector<int>& ints() const { return ints_; }
+
+  // A view whose pointers address `real_base` / `int_base`, copies of reals() / ints()
+  // (host or device memory).
+  kern::ModelView<Real> bind(const Real* real_base, const int* int_base) const;
+  kern::ModelView<Real> host_view() const { return bind(reals_.data(), ints_.data()); }
+
+ private:
+  const Model* model_;              // the source (kept alive by the owner of this object)
+  kern::ModelView<Real> sizes_{};   // sizes and scalars; pointers unset
+  std::vector<std::size_t> offsets_;  // offset of each array in visit order
+  std::vector<Real> reals_;
+  std::vector<int> ints_;
+};
+
+extern template class ModelArrays<float>;
+extern template class ModelArrays<double>;
+
+}  // namespace stiffgrad

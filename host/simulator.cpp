@@ -1,0 +1,82 @@
+#include "stiffgrad/simulator.hpp"
+
+#include <stdexcept>
+#include <vector>
+
+#include "host/backend.hpp"
+
+namespace stiffgrad {
+
+std::string backend_name(Backend b) { return b == Backend::Cpu ? "cpu" : "cuda"; }
+
+bool cuda_available() { return cuda_backend_available(); }
+
+Simulator::Simulator(std::shared_ptr<const Model> model, SimulatorOptions options)
+    : model_(std::move(model)), options_(options) {
+  if (!model_) throw std::invalid_argument("Simulator: null model");
+  if (options_.nenv < 1) throw std::invalid_argument("Simulator: nenv must be >= 1");
+  if (options_.substeps < 1) throw std::invalid_argument("Simulator: substeps must be >= 1");
+  impl_ = options_.backend == Backend::Cuda ? make_cuda_backend(*model_, options_)
+                                            : make_cpu_backend(*model_, options_);
+  reset();
+}
+
+Simulator::~Simulator() = default;
+
+void Simulator::reset() {
+  const Model& m = *model_;
+  std::vector<double> qpos(static_cast<std::size_t>(m.nq) * nenv());
+  std::vector<double> qvel(static_cast<std::size_t>(m.nv) * nenv(), 0.0);
+  std::vector<double> ctrl(static_cast<std::size_t>(m.nu) * nenv(), 0.0);
+  for (int e = 0; e < nenv(); ++e)
+    std::copy(m.qpos0.begin(), m.qpos0.end(), qpos.begin() + static_cast<std::ptrdiff_t>(e) * m.nq);
+  impl_->set_state(qpos.data(), qvel.data());
+  impl_->set_ctrl(ctrl.data());
+  impl_->clear_status();
+}
+
+void Simulator::reset_keyframe(const std::string& name) {
+  const Model& m = *model_;
+  const int k = m.keyframe_id(name);
+  if (k < 0) throw std::invalid_argument("Simulator: no keyframe named '" + name + "'");
+  const Keyframe& key = m.keyframes[k];
+  std::vector<double> qpos, qvel, ctrl;
+  for (int e = 0; e < nenv(); ++e) {
+    qpos.insert(qpos.end(), key.qpos.begin(), key.qpos.end());
+    qvel.insert(qvel.end(), key.qvel.begin(), key.qvel.end());
+    ctrl.insert(ctrl.end(), key.ctrl.begin(), key.ctrl.end());
+  }
+  impl_->set_state(qpos.data(), qvel.data());
+  impl_->set_ctrl(ctrl.data());
+  impl_->clear_status();
+}
+
+void Simulator::set_state(const double* qpos, const double* qvel) {
+  impl_->set_state(qpos, qvel);
+  impl_->clear_status();
+}
+void Simulator::get_state(double* qpos, double* qvel) const { impl_->get_state(qpos, qvel); }
+void Simulator::set_ctrl(const double* ctrl) { impl_->set_ctrl(ctrl); }
+void Simulator::get_ctrl(double* ctrl) const { impl_->get_ctrl(ctrl); }
+void Simulator::step() { impl_->step(options_.substeps); }
+void Simulator::step(const double* ctrl) {
+  impl_->set_ctrl(ctrl);
+  impl_->step(options_.substeps);
+}
+void Simulator::synchronize() { impl_->synchronize(); }
+
+std::vector<int> Simulator::status() const {
+  std::vector<int> s(nenv());
+  impl_->get_status(s.data());
+  return s;
+}
+
+int Simulator::num_failed() const {
+  int n = 0;
+  for (int s : status()) n += s != 0;
+  return n;
+}
+
+std::size_t Simulator::bytes() const { return impl_->bytes(); }
+
+}  // namespace stiffgrad

@@ -1,0 +1,164 @@
+// stiffgrad — compiled, immutable model (the analogue of MuJoCo's mjModel).
+//
+// A Model is produced by load_mjcf() and never changes afterwards. All arrays are flat
+// std::vectors in double precision, indexed the way MuJoCo indexes mjModel, so that a
+// field here and the mjModel field of the same name hold the same numbers (parity tests
+// compare them directly). Backends convert the arrays once, at creation, into the
+// kernel-facing ModelView<Real> (kernels/model_view.hpp).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace stiffgrad {
+
+// Numbering follows MuJoCo's mjtJoint / mjtGeom so that parity tests compare ids directly.
+enum class JointType : int { Free = 0, Ball = 1, Slide = 2, Hinge = 3 };
+enum class GeomType : int {
+  Plane = 0, HField = 1, Sphere = 2, Capsule = 3, Ellipsoid = 4, Cylinder = 5, Box = 6, Mesh = 7
+};
+enum class GainType : int { Fixed = 0 };
+enum class BiasType : int { None = 0, Affine = 1 };
+
+// Integrators a user may request from the simulator (MJCF `option integrator` is only noted).
+enum class Integrator : int { SemiImplicitEuler = 0 };
+
+struct Options {
+  double timestep = 0.002;                 // seconds per substep (MJCF option/timestep)
+  double gravity[3] = {0.0, 0.0, -9.81};   // world gravity (MJCF option/gravity)
+  bool gravity_enabled = true;             // option/flag gravity
+  bool contact_enabled = true;             // option/flag contact (used by the contact issue)
+  bool constraint_enabled = true;          // option/flag constraint
+  bool eulerdamp_enabled = true;           // option/flag eulerdamp (recorded; see README)
+  std::string mjcf_integrator = "Euler";   // what the MJCF asked for, as written
+};
+
+struct Keyframe {
+  std::string name;
+  double time = 0.0;
+  std::vector<double> qpos;  // nq (qpos0 where the file omits it)
+  std::vector<double> qvel;  // nv (zeros where omitted)
+  std::vector<double> ctrl;  // nu (zeros where omitted)
+};
+
+struct Model {
+  std::string name;   // <mujoco model="...">
+  std::string file;   // path the model was loaded from
+
+  // ---- sizes ----
+  int nq = 0;        // generalized positions
+  int nv = 0;        // degrees of freedom
+  int nbody = 0;     // bodies, including the world body 0
+  int njnt = 0;      // joints
+  int ngeom = 0;     // geoms (visual-only meshes are dropped)
+  int nu = 0;        // actuators
+  int ntendon = 0;   // fixed tendons
+  int nwrap = 0;     // tendon wrap entries (joint, coef)
+  int npair = 0;     // explicit contact pairs
+  int nexclude = 0;  // contact excludes
+
+  Options opt;
+
+  // ---- bodies (nbody; body 0 is the world) ----
+  std::vector<std::string> body_name;  // nbody
+  std::vector<int> body_parentid;      // nbody
+  std::vector<int> body_rootid;        // nbody  top-level ancestor (child of world)
+  std::vector<int> body_jntnum;        // nbody
+  std::vector<int> body_jntadr;        // nbody  first joint (-1 if none)
+  std::vector<int> body_dofnum;        // nbody
+  std::vector<int> body_dofadr;        // nbody  first dof (-1 if none)
+  std::vector<double> body_pos;        // nbody x 3  position in parent frame
+  std::vector<double> body_quat;       // nbody x 4  orientation in parent frame (w x y z)
+  std::vector<double> body_ipos;       // nbody x 3  centre of mass in body frame
+  std::vector<double> body_iquat;      // nbody x 4  principal inertia frame in body frame
+  std::vector<double> body_mass;       // nbody
+  std::vector<double> body_inertia;    // nbody x 3  principal moments about the COM
+
+  // ---- joints (njnt) ----
+  std::vector<std::string> jnt_name;   // njnt
+  std::vector<JointType> jnt_type;     // njnt
+  std::vector<int> jnt_qposadr;        // njnt
+  std::vector<int> jnt_dofadr;         // njnt
+  std::vector<int> jnt_bodyid;         // njnt
+  std::vector<int> jnt_limited;        // njnt  0/1
+  std::vector<double> jnt_pos;         // njnt x 3  anchor in body frame
+  std::vector<double> jnt_axis;        // njnt x 3  unit axis in body frame (hinge/slide)
+  std::vector<double> jnt_stiffness;   // njnt
+  std::vector<double> jnt_range;       // njnt x 2  (radians / metres)
+  std::vector<double> jnt_solref;      // njnt x 2  limit solref (contact issue)
+  std::vector<double> jnt_solimp;      // njnt x 5  limit solimp (contact issue)
+  std::vector<int> jnt_actfrclimited;  // njnt  0/1
+  std::vector<double> jnt_actfrcrange; // njnt x 2  clamp on the summed actuator force
+
+  // ---- degrees of freedom (nv) ----
+  std::vector<int> dof_bodyid;         // nv
+  std::vector<int> dof_jntid;          // nv
+  std::vector<int> dof_parentid;       // nv  previous dof in the tree (-1 at a root)
+  std::vector<double> dof_armature;    // nv
+  std::vector<double> dof_damping;     // nv
+  std::vector<double> dof_frictionloss;// nv  (contact issue)
+
+  std::vector<double> qpos0;           // nq  reference configuration
+  std::vector<double> qpos_spring;     // nq  spring reference configuration
+
+  // ---- geoms (ngeom) ----
+  std::vector<std::string> geom_name;  // ngeom
+  std::vector<GeomType> geom_type;     // ngeom
+  std::vector<int> geom_bodyid;        // ngeom
+  std::vector<int> geom_contype;       // ngeom
+  std::vector<int> geom_conaffinity;   // ngeom
+  std::vector<int> geom_condim;        // ngeom
+  std::vector<int> geom_priority;      // ngeom
+  std::vector<int> geom_group;         // ngeom
+  std::vector<double> geom_size;       // ngeom x 3
+  std::vector<double> geom_pos;        // ngeom x 3  in body frame
+  std::vector<double> geom_quat;       // ngeom x 4  in body frame
+  std::vector<double> geom_friction;   // ngeom x 3
+  std::vector<double> geom_solref;     // ngeom x 2
+  std::vector<double> geom_solimp;     // ngeom x 5
+  std::vector<double> geom_margin;     // ngeom
+  std::vector<double> geom_gap;        // ngeom
+
+  // ---- explicit contact pairs / excludes ----
+  std::vector<int> pair_geom1, pair_geom2;   // npair
+  std::vector<int> pair_condim;              // npair
+  std::vector<double> pair_friction;         // npair x 5
+  std::vector<double> pair_solref;           // npair x 2
+  std::vector<double> pair_solimp;           // npair x 5
+  std::vector<double> pair_margin, pair_gap; // npair
+  std::vector<int> exclude_body1, exclude_body2;  // nexclude
+
+  // ---- actuators (nu); transmission is always a hinge or slide joint ----
+  std::vector<std::string> actuator_name;   // nu
+  std::vector<int> actuator_trnid;          // nu  joint id
+  std::vector<double> actuator_gear;        // nu  (first gear component; joint transmission)
+  std::vector<GainType> actuator_gaintype;  // nu
+  std::vector<double> actuator_gainprm;     // nu x 3  force = gain*ctrl + bias
+  std::vector<BiasType> actuator_biastype;  // nu
+  std::vector<double> actuator_biasprm;     // nu x 3  bias = b0 + b1*length + b2*velocity
+  std::vector<int> actuator_ctrllimited;    // nu  0/1
+  std::vector<double> actuator_ctrlrange;   // nu x 2
+  std::vector<int> actuator_forcelimited;   // nu  0/1
+  std::vector<double> actuator_forcerange;  // nu x 2
+
+  // ---- fixed tendons (ntendon); length = sum coef * qpos[jnt] ----
+  std::vector<std::string> tendon_name;     // ntendon
+  std::vector<int> tendon_adr;              // ntendon  first wrap entry
+  std::vector<int> tendon_num;              // ntendon  wrap entries
+  std::vector<double> tendon_stiffness;     // ntendon
+  std::vector<double> tendon_damping;       // ntendon
+  std::vector<double> tendon_lengthspring;  // ntendon
+  std::vector<int> tendon_limited;          // ntendon
+  std::vector<double> tendon_range;         // ntendon x 2
+  std::vector<int> wrap_jntid;              // nwrap
+  std::vector<double> wrap_coef;            // nwrap
+
+  std::vector<Keyframe> keyframes;
+
+  // Total mass of all bodies.
+  double total_mass() const;
+  // Index of a named keyframe, or -1.
+  int keyframe_id(const std::string& name) const;
+};
+
+}  // namespace stiffgrad

@@ -1,0 +1,6 @@
+// stiffgrad — umbrella header.
+#pragma once
+#include "stiffgrad/dynamics.hpp"
+#include "stiffgrad/mjcf.hpp"
+#include "stiffgrad/model.hpp"
+#include "stiffgrad/simulator.hpp"

@@ -1,0 +1,33 @@
+// Compilation switches shared by every kernel header: one source for host and device.
+#pragma once
+
+#include <cmath>
+
+#if defined(__CUDACC__)
+#define SG_HD __host__ __device__
+#define SG_INLINE __forceinline__
+#else
+#define SG_HD
+#define SG_INLINE inline
+#endif
+
+namespace stiffgrad::kern {
+
+// Scalar functions found by argument-dependent lookup, so that a dual-number Real
+// (tests, adjoint issue) supplies its own overloads next to its type.
+template <class Real> SG_HD SG_INLINE Real sg_sqrt(Real x) { using std::sqrt; return sqrt(x); }
+template <class Real> SG_HD SG_INLINE Real sg_sin(Real x) { using std::sin; return sin(x); }
+template <class Real> SG_HD SG_INLINE Real sg_cos(Real x) { using std::cos; return cos(x); }
+template <class Real> SG_HD SG_INLINE Real sg_atan2(Real y, Real x) { using std::atan2; return atan2(y, x); }
+template <class Real> SG_HD SG_INLINE Real sg_abs(Real x) { return x < Real(0) ? -x : x; }
+template <class Real> SG_HD SG_INLINE Real sg_min(Real a, Real b) { return b < a ? b : a; }
+template <class Real> SG_HD SG_INLINE Real sg_max(Real a, Real b) { return a < b ? b : a; }
+template <class Real> SG_HD SG_INLINE Real sg_clamp(Real x, Real lo, Real hi) {
+  return x < lo ? lo : (hi < x ? hi : x);
+}
+
+// MuJoCo's mjMINVAL: below it a norm is treated as zero.
+template <class Real> SG_HD SG_INLINE constexpr Real min_norm() { return Real(1e-15); }
+template <class Real> SG_HD SG_INLINE constexpr Real pi() { return Real(3.14159265358979323846); }
+
+}  // namespace stiffgrad::kern

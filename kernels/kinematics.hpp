@@ -1,0 +1,155 @@
+// Forward kinematics (MuJoCo's mj_kinematics + mj_comPos, without the COM-based offset):
+// body frames, joint anchors and axes, the world-frame spatial inertia of each body and the
+// motion subspace (cdof) of each degree of freedom, all about the world origin.
+#pragma once
+
+#include "kernels/data.hpp"
+#include "kernels/spatial.hpp"
+
+namespace stiffgrad::kern {
+
+// Body and joint frames from qpos, base to tip (bodies are numbered parent-first).
+// Hinge/slide joints move by qpos - qpos0 (MuJoCo's `ref` convention); ball and free joints
+// use their normalized quaternion.
+template <class Real, class L>
+SG_HD void fwd_kinematics_base_to_tip(const ModelView<Real>& m, const Data<Real, L>& d) {
+  {
+    const Real zero3[3] = {Real(0), Real(0), Real(0)};
+    const Real unit[4] = {Real(1), Real(0), Real(0), Real(0)};
+    const Real eye[9] = {Real(1), Real(0), Real(0), Real(0), Real(1), Real(0), Real(0), Real(0), Real(1)};
+    store3(d.xpos, 0, zero3); store4(d.xquat, 0, unit); store9(d.xmat, 0, eye);
+    store3(d.xipos, 0, zero3); store9(d.ximat, 0, eye);
+  }
+  for (int b = 1; b < m.nbody; ++b) {
+    Real xpos[3], xquat[4];
+    const int jnt0 = m.body_jntadr[b];
+    if (m.body_jntnum[b] == 1 && m.jnt_type[jnt0] == kJntFree) {
+      const int a = m.jnt_qposadr[jnt0];
+      load3(xpos, d.qpos, a);
+      load4(xquat, d.qpos, a + 3);
+      normalize4(xquat);
+      store3(d.xanchor, 3 * jnt0, xpos);
+      store3(d.xaxis, 3 * jnt0, m.jnt_axis + 3 * jnt0);
+    } else {
+      const int p = m.body_parentid[b];
+      const Real* bpos = m.body_pos + 3 * b;
+      const Real* bquat = m.body_quat + 4 * b;
+      if (p > 0) {
+        Real pmat[9], ppos[3], pquat[4], off[3];
+        load9(pmat, d.xmat, 9 * p); load3(ppos, d.xpos, 3 * p); load4(pquat, d.xquat, 4 * p);
+        mat_vec3(off, pmat, bpos);
+        add3(xpos, ppos, off);
+        quat_mul(xquat, pquat, bquat);
+      } else {
+        copy3(xpos, bpos);
+        copy4(xquat, bquat);
+      }
+      for (int k = 0; k < m.body_jntnum[b]; ++k) {
+        const int j = jnt0 + k;
+        const int a = m.jnt_qposadr[j];
+        const int type = m.jnt_type[j];
+        const Real* jpos = m.jnt_pos + 3 * j;
+        const Real* jaxis = m.jnt_axis + 3 * j;
+        Real xaxis[3], xanchor[3];
+        quat_rotate(xaxis, xquat, jaxis);
+        quat_rotate(xanchor, xquat, jpos);
+        xanchor[0] += xpos[0]; xanchor[1] += xpos[1]; xanchor[2] += xpos[2];
+        if (type == kJntSlide) {
+          const Real s = d.qpos[a] - m.qpos0[a];
+          xpos[0] += xaxis[0] * s; xpos[1] += xaxis[1] * s; xpos[2] += xaxis[2] * s;
+        } else if (type == kJntBall || type == kJntHinge) {
+          Real qloc[4];
+          if (type == kJntBall) {
+            load4(qloc, d.qpos, a);
+            normalize4(qloc);
+          } else {
+            axis_angle_to_quat(qloc, jaxis, d.qpos[a] - m.qpos0[a]);
+          }
+          quat_mul(xquat, xquat, qloc);
+          // rotation about the anchor, not the body origin
+          Real v[3];
+          quat_rotate(v, xquat, jpos);
+          sub3(xpos, xanchor, v);
+        }
+        store3(d.xanchor, 3 * j, xanchor);
+        store3(d.xaxis, 3 * j, xaxis);
+      }
+    }
+    normalize4(xquat);
+    Real xmat[9];
+    quat_to_mat(xmat, xquat);
+    store3(d.xpos, 3 * b, xpos); store4(d.xquat, 4 * b, xquat); store9(d.xmat, 9 * b, xmat);
+
+    // centre-of-mass frame
+    Real xipos[3], off[3], iq[4], imat[9];
+    mat_vec3(off, xmat, m.body_ipos + 3 * b);
+    add3(xipos, xpos, off);
+    quat_mul(iq, xquat, m.body_iquat + 4 * b);
+    quat_to_mat(imat, iq);
+    store3(d.xipos, 3 * b, xipos); store9(d.ximat, 9 * b, imat);
+  }
+}
+
+// World-frame spatial inertia of every body about the origin (cinert) and the motion
+// subspace of every dof (cdof). A hinge about unit axis s through anchor a moves points with
+// the twist [s; a x s]; a slide along s with [0; s]. Ball and free rotations use the columns of
+// the body's final rotation (the loader forbids joints after a ball in the same body).
+template <class Real, class L>
+SG_HD void com_inertia_and_dofs(const ModelView<Real>& m, const Data<Real, L>& d) {
+  for (int b = 0; b < m.nbody; ++b) {
+    Real R[9], c[3], Ic[9], cin[10];
+    load9(R, d.ximat, 9 * b);
+    load3(c, d.xipos, 3 * b);
+    const Real* D = m.body_inertia + 3 * b;
+    // Ic = R diag(D) R^T
+    for (int r = 0; r < 3; ++r)
+      for (int s = 0; s < 3; ++s)
+        Ic[3 * r + s] = R[3 * r] * D[0] * R[3 * s] + R[3 * r + 1] * D[1] * R[3 * s + 1] +
+                        R[3 * r + 2] * D[2] * R[3 * s + 2];
+    inertia_from_com(cin, m.body_mass[b], c, Ic);
+    for (int k = 0; k < 10; ++k) d.cinert[10 * b + k] = cin[k];
+  }
+  for (int j = 0; j < m.njnt; ++j) {
+    const int da = m.jnt_dofadr[j];
+    const int b = m.jnt_bodyid[j];
+    Real anchor[3], axis[3], dof[6];
+    load3(anchor, d.xanchor, 3 * j);
+    switch (m.jnt_type[j]) {
+      case kJntFree:
+        for (int i = 0; i < 3; ++i) {
+          for (int k = 0; k < 6; ++k) dof[k] = Real(0);
+          dof[3 + i] = Real(1);
+          store6(d.cdof, 6 * (da + i), dof);
+        }
+        for (int i = 0; i < 3; ++i) {
+          axis[0] = d.xmat[9 * b + i]; axis[1] = d.xmat[9 * b + 3 + i]; axis[2] = d.xmat[9 * b + 6 + i];
+          copy3(dof, axis);
+          cross3(dof + 3, anchor, axis);
+          store6(d.cdof, 6 * (da + 3 + i), dof);
+        }
+        break;
+      case kJntBall:
+        for (int i = 0; i < 3; ++i) {
+          axis[0] = d.xmat[9 * b + i]; axis[1] = d.xmat[9 * b + 3 + i]; axis[2] = d.xmat[9 * b + 6 + i];
+          copy3(dof, axis);
+          cross3(dof + 3, anchor, axis);
+          store6(d.cdof, 6 * (da + i), dof);
+        }
+        break;
+      case kJntSlide:
+        load3(axis, d.xaxis, 3 * j);
+        dof[0] = dof[1] = dof[2] = Real(0);
+        copy3(dof + 3, axis);
+        store6(d.cdof, 6 * da, dof);
+        break;
+      default:  // hinge
+        load3(axis, d.xaxis, 3 * j);
+        copy3(dof, axis);
+        cross3(dof + 3, anchor, axis);
+        store6(d.cdof, 6 * da, dof);
+        break;
+    }
+  }
+}
+
+}  // namespace stiffgrad::kern

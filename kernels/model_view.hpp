@@ -1,0 +1,70 @@
+// The kernel-facing model: flat read-only arrays in the simulation scalar, shared by every
+// environment. Built once from stiffgrad::Model (host/model_arrays.hpp on the CPU, a device
+// copy in cuda/). Field meanings and shapes are those of include/stiffgrad/model.hpp.
+#pragma once
+
+#include "kernels/config.hpp"
+
+namespace stiffgrad::kern {
+
+// Joint type ids, equal to stiffgrad::JointType / MuJoCo's mjtJoint.
+enum : int { kJntFree = 0, kJntBall = 1, kJntSlide = 2, kJntHinge = 3 };
+enum : int { kBiasNone = 0, kBiasAffine = 1 };
+
+template <class Real>
+struct ModelView {
+  int nq, nv, nbody, njnt, nu, ntendon;
+  Real timestep;
+  Real gravity[3];  // zero when gravity is disabled
+
+  const int* body_parentid;   // nbody
+  const int* body_jntnum;     // nbody
+  const int* body_jntadr;     // nbody
+  const int* body_dofnum;     // nbody
+  const int* body_dofadr;     // nbody
+  const Real* body_pos;       // nbody x 3
+  const Real* body_quat;      // nbody x 4
+  const Real* body_ipos;      // nbody x 3
+  const Real* body_iquat;     // nbody x 4
+  const Real* body_mass;      // nbody
+  const Real* body_inertia;   // nbody x 3
+
+  const int* jnt_type;        // njnt
+  const int* jnt_qposadr;     // njnt
+  const int* jnt_dofadr;      // njnt
+  const int* jnt_bodyid;      // njnt
+  const Real* jnt_pos;        // njnt x 3
+  const Real* jnt_axis;       // njnt x 3
+  const Real* jnt_stiffness;  // njnt
+  const int* jnt_actfrclimited;   // njnt
+  const Real* jnt_actfrcrange;    // njnt x 2
+
+  const int* dof_bodyid;      // nv
+  const int* dof_jntid;       // nv
+  const int* dof_parentid;    // nv
+  const Real* dof_armature;   // nv
+  const Real* dof_damping;    // nv
+
+  const Real* qpos0;          // nq
+  const Real* qpos_spring;    // nq
+
+  const int* actuator_trnid;        // nu
+  const Real* actuator_gear;        // nu
+  const Real* actuator_gainprm;     // nu x 3
+  const int* actuator_biastype;     // nu
+  const Real* actuator_biasprm;     // nu x 3
+  const int* actuator_ctrllimited;  // nu
+  const Real* actuator_ctrlrange;   // nu x 2
+  const int* actuator_forcelimited; // nu
+  const Real* actuator_forcerange;  // nu x 2
+
+  const int* tendon_adr;            // ntendon
+  const int* tendon_num;            // ntendon
+  const Real* tendon_stiffness;     // ntendon
+  const Real* tendon_damping;       // ntendon
+  const Real* tendon_lengthspring;  // ntendon
+  const int* wrap_jntid;            // nwrap
+  const Real* wrap_coef;            // nwrap
+};
+
+}  // namespace stiffgrad::kern

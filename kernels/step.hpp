@@ -1,0 +1,82 @@
+// The smooth substep, composed of the pipeline stages (names follow MuJoCo):
+//   fwd_position     kinematics, spatial inertias, cdof, mass matrix
+//   fwd_velocity     body velocities, bias forces (RNEA with qacc = 0), passive forces
+//   fwd_actuation    actuator forces
+//   fwd_acceleration qfrc_smooth = passive + actuator - bias, qacc = (M + h_d D)^-1 qfrc_smooth
+//   integrate        semi-implicit Euler: qvel += h qacc, qpos <- qpos (+) h qvel
+// With h_d = h this is MuJoCo's Euler integrator, implicit in joint damping:
+// (M + h diag(damping)) dv = h qfrc_smooth. With h_d = 0, qacc is MuJoCo's mjData.qacc.
+// Every stage is a pure function of (Model, the Data fields it reads), so the adjoint issue can
+// pair each with an adj_ twin and replay substeps bit for bit.
+#pragma once
+
+#include "kernels/actuation.hpp"
+#include "kernels/crba.hpp"
+#include "kernels/integrate.hpp"
+#include "kernels/kinematics.hpp"
+#include "kernels/ldl.hpp"
+#include "kernels/passive.hpp"
+#include "kernels/rnea.hpp"
+
+namespace stiffgrad::kern {
+
+template <class Real, class L>
+SG_HD void fwd_position(const ModelView<Real>& m, const Data<Real, L>& d) {
+  fwd_kinematics_base_to_tip(m, d);
+  com_inertia_and_dofs(m, d);
+  crb_mass_matrix(m, d);
+}
+
+template <class Real, class L>
+SG_HD void fwd_velocity(const ModelView<Real>& m, const Data<Real, L>& d) {
+  com_velocity_base_to_tip(m, d);
+  rnea(m, d, /*use_qacc=*/false, d.qfrc_bias);
+  tendon_kinematics(m, d);
+  passive_forces(m, d);
+}
+
+template <class Real, class L>
+SG_HD void fwd_actuation(const ModelView<Real>& m, const Data<Real, L>& d) {
+  actuator_forces(m, d);
+}
+
+// h_damping: implicit-damping step size (0 gives the plain forward dynamics).
+template <class Real, class L>
+SG_HD void fwd_acceleration(const ModelView<Real>& m, const Data<Real, L>& d, Real h_damping) {
+  const int nv = m.nv;
+  for (int i = 0; i < nv; ++i) {
+    d.qfrc_smooth[i] = d.qfrc_passive[i] + d.qfrc_actuator[i] - d.qfrc_bias[i];
+    d.qacc[i] = d.qfrc_smooth[i];
+  }
+  for (int i = 0; i < nv; ++i) {
+    for (int j = m.dof_parentid[i]; j >= 0; j = m.dof_parentid[j]) d.qLD[i * nv + j] = d.qM[i * nv + j];
+    d.qLD[i * nv + i] = d.qM[i * nv + i] + h_damping * m.dof_damping[i];
+  }
+  ltdl_factor(m, d.qLD);
+  ltdl_solve(m, d.qLD, d.qacc);
+}
+
+// Everything up to qacc (the smooth dynamics at the current state).
+template <class Real, class L>
+SG_HD void fwd_dynamics(const ModelView<Real>& m, const Data<Real, L>& d, Real h_damping) {
+  fwd_position(m, d);
+  fwd_velocity(m, d);
+  fwd_actuation(m, d);
+  fwd_acceleration(m, d, h_damping);
+}
+
+template <class Real, class L>
+SG_HD void integrate_euler(const ModelView<Real>& m, const Data<Real, L>& d) {
+  const Real h = m.timestep;
+  for (int i = 0; i < m.nv; ++i) d.qvel[i] += h * d.qacc[i];
+  integrate_pos(m, d.qpos, d.qvel, h);
+}
+
+// One substep of length m.timestep.
+template <class Real, class L>
+SG_HD void substep(const ModelView<Real>& m, const Data<Real, L>& d) {
+  fwd_dynamics(m, d, m.timestep);
+  integrate_euler(m, d);
+}
+
+}  // namespace stiffgrad::kern

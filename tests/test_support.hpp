@@ -1,0 +1,19 @@
+// Shared helpers for the test suites: where the model files are.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace sgtest {
+
+// ../shared/data (configured at build time; overridable with SG_SHARED_DATA env var).
+std::string shared_data();
+// MuJoCo's sample models (/usr/share/mujoco/model).
+std::string mujoco_models();
+// Path of MuJoCo's humanoid.xml (the project's default model).
+std::string humanoid_xml();
+// Every MJCF model in shared/data/models that is a top-level model (not an included file),
+// plus the G1 files: relative paths under shared_data().
+std::vector<std::string> shared_models();
+bool file_exists(const std::string& path);
+
+}  // namespace sgtest
