@@ -1,0 +1,148 @@
+#include "mujoco_bridge.hpp"
+#ifdef SG_HAVE_MUJOCO
+
+#include <algorithm>
+#include <cmath>
+
+namespace sgtest {
+
+MjModelPtr mujoco_load(const std::string& path, std::string* error) {
+  char err[1000] = "";
+  mjModel* m = mj_loadXML(path.c_str(), nullptr, err, sizeof(err));
+  if (!m && error) *error = err;
+  return MjModelPtr(m);
+}
+
+void mujoco_disable_constraints(mjModel* m) {
+  m->opt.disableflags |= mjDSBL_CONSTRAINT | mjDSBL_CONTACT | mjDSBL_LIMIT |
+                         mjDSBL_FRICTIONLOSS | mjDSBL_EQUALITY;
+  m->opt.integrator = mjINT_EULER;
+}
+
+namespace {
+template <class T>
+std::vector<double> vd(const T* p, int n) {
+  return std::vector<double>(p, p + n);
+}
+template <class T>
+std::vector<int> vi(const T* p, int n) {
+  return std::vector<int>(p, p + n);
+}
+}  // namespace
+
+stiffgrad::Model model_from_mujoco(const mjModel* m) {
+  stiffgrad::Model o;
+  o.nq = m->nq; o.nv = m->nv; o.nbody = m->nbody; o.njnt = m->njnt; o.nu = m->nu;
+  o.ntendon = m->ntendon; o.nwrap = m->nwrap;
+  o.opt.timestep = m->opt.timestep;
+  for (int k = 0; k < 3; ++k) o.opt.gravity[k] = m->opt.gravity[k];
+  o.opt.gravity_enabled = !(m->opt.disableflags & mjDSBL_GRAVITY);
+  o.body_parentid = vi(m->body_parentid, m->nbody);
+  o.body_rootid = vi(m->body_rootid, m->nbody);
+  o.body_jntnum = vi(m->body_jntnum, m->nbody);
+  o.body_jntadr = vi(m->body_jntadr, m->nbody);
+  o.body_dofnum = vi(m->body_dofnum, m->nbody);
+  o.body_dofadr = vi(m->body_dofadr, m->nbody);
+  o.body_pos = vd(m->body_pos, 3 * m->nbody);
+  o.body_quat = vd(m->body_quat, 4 * m->nbody);
+  o.body_ipos = vd(m->body_ipos, 3 * m->nbody);
+  o.body_iquat = vd(m->body_iquat, 4 * m->nbody);
+  o.body_mass = vd(m->body_mass, m->nbody);
+  o.body_inertia = vd(m->body_inertia, 3 * m->nbody);
+  for (int j = 0; j < m->njnt; ++j) o.jnt_type.push_back(static_cast<stiffgrad::JointType>(m->jnt_type[j]));
+  o.jnt_qposadr = vi(m->jnt_qposadr, m->njnt);
+  o.jnt_dofadr = vi(m->jnt_dofadr, m->njnt);
+  o.jnt_bodyid = vi(m->jnt_bodyid, m->njnt);
+  o.jnt_limited = vi(m->jnt_limited, m->njnt);
+  o.jnt_pos = vd(m->jnt_pos, 3 * m->njnt);
+  o.jnt_axis = vd(m->jnt_axis, 3 * m->njnt);
+  o.jnt_stiffness = vd(m->jnt_stiffness, m->njnt);
+  o.jnt_range = vd(m->jnt_range, 2 * m->njnt);
+  o.jnt_actfrclimited.assign(m->njnt, 0);
+  o.jnt_actfrcrange.assign(2 * m->njnt, 0.0);
+  o.dof_bodyid = vi(m->dof_bodyid, m->nv);
+  o.dof_jntid = vi(m->dof_jntid, m->nv);
+  o.dof_parentid = vi(m->dof_parentid, m->nv);
+  o.dof_armature = vd(m->dof_armature, m->nv);
+  o.dof_damping = vd(m->dof_damping, m->nv);
+  o.dof_frictionloss = vd(m->dof_frictionloss, m->nv);
+  o.qpos0 = vd(m->qpos0, m->nq);
+  o.qpos_spring = vd(m->qpos_spring, m->nq);
+  for (int u = 0; u < m->nu; ++u) {
+    o.actuator_trnid.push_back(m->actuator_trnid[2 * u]);
+    o.actuator_gear.push_back(m->actuator_gear[6 * u]);
+    o.actuator_gaintype.push_back(stiffgrad::GainType::Fixed);
+    o.actuator_biastype.push_back(static_cast<stiffgrad::BiasType>(m->actuator_biastype[u]));
+    for (int k = 0; k < 3; ++k) {
+      o.actuator_gainprm.push_back(m->actuator_gainprm[mjNGAIN * u + k]);
+      o.actuator_biasprm.push_back(m->actuator_biasprm[mjNBIAS * u + k]);
+    }
+  }
+  o.actuator_ctrllimited = vi(m->actuator_ctrllimited, m->nu);
+  o.actuator_ctrlrange = vd(m->actuator_ctrlrange, 2 * m->nu);
+  o.actuator_forcelimited = vi(m->actuator_forcelimited, m->nu);
+  o.actuator_forcerange = vd(m->actuator_forcerange, 2 * m->nu);
+  o.tendon_adr = vi(m->tendon_adr, m->ntendon);
+  o.tendon_num = vi(m->tendon_num, m->ntendon);
+  o.tendon_stiffness = vd(m->tendon_stiffness, m->ntendon);
+  o.tendon_damping = vd(m->tendon_damping, m->ntendon);
+  o.tendon_lengthspring = vd(m->tendon_lengthspring, m->ntendon);
+  o.tendon_limited = vi(m->tendon_limited, m->ntendon);
+  o.tendon_range = vd(m->tendon_range, 2 * m->ntendon);
+  o.wrap_jntid = vi(m->wrap_objid, m->nwrap);
+  o.wrap_coef = vd(m->wrap_prm, m->nwrap);
+  return o;
+}
+
+RandomState random_state(const stiffgrad::Model& m, std::mt19937_64& rng, double vel_scale) {
+  std::uniform_real_distribution<double> uni(-1.0, 1.0);
+  std::normal_distribution<double> gauss(0.0, 1.0);
+  RandomState s;
+  s.qpos = m.qpos0;
+  for (int j = 0; j < m.njnt; ++j) {
+    const int a = m.jnt_qposadr[j];
+    switch (m.jnt_type[j]) {
+      case stiffgrad::JointType::Free:
+        for (int c = 0; c < 3; ++c) s.qpos[a + c] = m.qpos0[a + c] + 0.3 * uni(rng);
+        [[fallthrough]];
+      case stiffgrad::JointType::Ball: {
+        const int qa = m.jnt_type[j] == stiffgrad::JointType::Free ? a + 3 : a;
+        double q[4], n = 0;
+        for (double& x : q) { x = gauss(rng); n += x * x; }
+        n = std::sqrt(n);
+        for (int c = 0; c < 4; ++c) s.qpos[qa + c] = q[c] / n;
+        break;
+      }
+      default: {
+        const double lo = m.jnt_limited[j] ? m.jnt_range[2 * j] : m.qpos0[a] - 1.0;
+        const double hi = m.jnt_limited[j] ? m.jnt_range[2 * j + 1] : m.qpos0[a] + 1.0;
+        s.qpos[a] = lo + (hi - lo) * 0.5 * (uni(rng) + 1.0);
+      }
+    }
+  }
+  s.qvel.resize(m.nv);
+  for (double& v : s.qvel) v = vel_scale * gauss(rng);
+  s.ctrl.resize(m.nu);
+  for (int u = 0; u < m.nu; ++u) {
+    const bool lim = m.actuator_ctrllimited[u];
+    const double lo = lim ? m.actuator_ctrlrange[2 * u] : -1.0;
+    const double hi = lim ? m.actuator_ctrlrange[2 * u + 1] : 1.0;
+    // reach 10% beyond the range so that control clamping is exercised
+    const double mid = 0.5 * (lo + hi), half = 0.55 * (hi - lo);
+    s.ctrl[u] = mid + half * uni(rng);
+  }
+  return s;
+}
+
+double rel_diff(const double* a, const double* b, int n) {
+  double num = 0, den = 1;
+  for (int i = 0; i < n; ++i) {
+    if (!std::isfinite(a[i]) || !std::isfinite(b[i])) return HUGE_VAL;
+    num = std::max(num, std::abs(a[i] - b[i]));
+    den = std::max(den, std::abs(b[i]));
+  }
+  return num / den;
+}
+
+}  // namespace sgtest
+#endif
