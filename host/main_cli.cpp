@@ -1,1 +1,225 @@
-int main() { return 0; }
+// The `stiffgrad` command line: info, dynamics, rollout, demo.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "host/demo.hpp"
+#include "stiffgrad/stiffgrad.hpp"
+
+namespace {
+
+using namespace stiffgrad;
+
+const char* kUsage =
+    "usage: stiffgrad <command> [options]\n"
+    "commands:\n"
+    "  info MODEL.xml                         model summary\n"
+    "  dynamics MODEL.xml --states FILE       M, bias, passive, actuator forces, qacc per state\n"
+    "  rollout MODEL.xml --states FILE --steps N [--backend cpu|cuda] [--float]\n"
+    "                                         final qpos, qvel after N Euler steps per state\n"
+    "  demo [--model PATH] [--nenv N] ...     batched stepping demonstration (main job)\n"
+    "Run `stiffgrad <command> --help` for a command's options.\n";
+
+const char* kInfoHelp =
+    "usage: stiffgrad info MODEL.xml\n"
+    "Prints bodies, joints, degrees of freedom (nq, nv), actuators, geoms, total mass,\n"
+    "timestep and keyframes of an MJCF model.\n";
+
+const char* kDynamicsHelp =
+    "usage: stiffgrad dynamics MODEL.xml --states STATES.csv\n"
+    "STATES.csv: one state per line, comma-separated: nq qpos, nv qvel, nu ctrl values\n"
+    "(MuJoCo conventions, quaternions w x y z); lines starting with # are comments.\n"
+    "For each state prints one JSON object with M (nv x nv, row-major), qfrc_bias,\n"
+    "qfrc_passive, qfrc_actuator and qacc of the smooth dynamics (no contacts, limits or\n"
+    "friction loss), with 17 significant digits.\n";
+
+const char* kRolloutHelp =
+    "usage: stiffgrad rollout MODEL.xml --states STATES.csv --steps N [--backend cpu|cuda] [--float]\n"
+    "From each state (format as for `dynamics`), N smooth semi-implicit Euler steps of the\n"
+    "model timestep with the control held; all states are stepped together as one batch.\n"
+    "Prints per state one line: the final qpos then qvel, comma-separated, 17 significant\n"
+    "digits. --float simulates in single precision.\n";
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Minimal option parser: positional arguments and --key [value] pairs.
+struct Args {
+  std::vector<std::string> positional;
+  std::map<std::string, std::string> options;
+  bool has(const std::string& k) const { return options.count(k) > 0; }
+  std::string get(const std::string& k) const {
+    auto it = options.find(k);
+    if (it == options.end() || it->second.empty()) throw UsageError("missing required option --" + k);
+    return it->second;
+  }
+};
+
+Args parse_args(int argc, char** argv, const std::vector<std::string>& flags,
+                const std::vector<std::string>& valued) {
+  Args a;
+  for (int i = 2; i < argc; ++i) {
+    std::string s = argv[i];
+    if (s.rfind("--", 0) == 0) {
+      const std::string k = s.substr(2);
+      if (std::find(flags.begin(), flags.end(), k) != flags.end()) {
+        a.options[k] = "1";
+      } else if (std::find(valued.begin(), valued.end(), k) != valued.end()) {
+        if (i + 1 >= argc) throw UsageError("option --" + k + " needs a value");
+        a.options[k] = argv[++i];
+      } else {
+        throw UsageError("unknown option " + s);
+      }
+    } else {
+      a.positional.push_back(s);
+    }
+  }
+  return a;
+}
+
+int parse_positive_int(const std::string& s, const std::string& what) {
+  char* end = nullptr;
+  const long v = std::strtol(s.c_str(), &end, 10);
+  if (end == s.c_str() || *end != '\0' || v < 0 || v > 1000000000)
+    throw UsageError(what + " must be a non-negative integer, got '" + s + "'");
+  return static_cast<int>(v);
+}
+
+const std::string& model_path(const Args& a) {
+  if (a.positional.size() != 1) throw UsageError("expected exactly one MODEL.xml argument");
+  return a.positional[0];
+}
+
+std::shared_ptr<const Model> load_with_notes(const std::string& path) {
+  LoadNotes notes;
+  auto m = load_mjcf(path, &notes);
+  for (const auto& n : notes.notes) std::fprintf(stderr, "%s\n", n.c_str());
+  return m;
+}
+
+void print_array(const char* key, const std::vector<double>& v, bool last) {
+  std::printf("\"%s\": [", key);
+  for (std::size_t i = 0; i < v.size(); ++i) std::printf(i ? ", %.17g" : "%.17g", v[i]);
+  std::printf(last ? "]" : "], ");
+}
+
+int cmd_info(const Args& a) {
+  const auto m = load_with_notes(model_path(a));
+  std::printf("model      %s\n", m->name.c_str());
+  std::printf("file       %s\n", m->file.c_str());
+  std::printf("bodies     %d (including world)\n", m->nbody);
+  std::printf("joints     %d\n", m->njnt);
+  std::printf("nq, nv     %d, %d\n", m->nq, m->nv);
+  std::printf("actuators  %d\n", m->nu);
+  std::printf("geoms      %d\n", m->ngeom);
+  std::printf("tendons    %d\n", m->ntendon);
+  std::printf("total mass %.6g\n", m->total_mass());
+  std::printf("timestep   %.6g\n", m->opt.timestep);
+  std::printf("gravity    %g %g %g\n", m->opt.gravity[0], m->opt.gravity[1], m->opt.gravity[2]);
+  std::printf("keyframes  %zu", m->keyframes.size());
+  for (const auto& k : m->keyframes) std::printf(" %s", k.name.empty() ? "(unnamed)" : k.name.c_str());
+  std::printf("\n");
+  static const char* kTypes[] = {"free", "ball", "slide", "hinge"};
+  for (int j = 0; j < m->njnt; ++j)
+    std::printf("  joint %-28s %-5s body %-24s qposadr %d dofadr %d\n", m->jnt_name[j].c_str(),
+                kTypes[static_cast<int>(m->jnt_type[j])], m->body_name[m->jnt_bodyid[j]].c_str(),
+                m->jnt_qposadr[j], m->jnt_dofadr[j]);
+  return 0;
+}
+
+int cmd_dynamics(const Args& a) {
+  const auto m = load_with_notes(model_path(a));
+  const auto states = read_states_csv(a.get("states"), *m);
+  for (const auto& s : states) {
+    const auto r = smooth_dynamics(*m, s.qpos.data(), s.qvel.data(), s.ctrl.data());
+    std::printf("{");
+    print_array("M", r.M, false);
+    print_array("qfrc_bias", r.qfrc_bias, false);
+    print_array("qfrc_passive", r.qfrc_passive, false);
+    print_array("qfrc_actuator", r.qfrc_actuator, false);
+    print_array("qacc", r.qacc, true);
+    std::printf("}\n");
+  }
+  return 0;
+}
+
+int cmd_rollout(const Args& a) {
+  const auto m = load_with_notes(model_path(a));
+  const auto states = read_states_csv(a.get("states"), *m);
+  const int steps = parse_positive_int(a.get("steps"), "--steps");
+  if (states.empty()) return 0;
+  SimulatorOptions opt;
+  opt.nenv = static_cast<int>(states.size());
+  opt.precision = a.has("float") ? Precision::Float : Precision::Double;
+  const std::string backend = a.has("backend") ? a.get("backend") : "cpu";
+  if (backend == "cpu") opt.backend = Backend::Cpu;
+  else if (backend == "cuda") opt.backend = Backend::Cuda;
+  else throw UsageError("--backend must be cpu or cuda, got '" + backend + "'");
+  Simulator sim(m, opt);
+  std::vector<double> qpos, qvel, ctrl;
+  for (const auto& s : states) {
+    qpos.insert(qpos.end(), s.qpos.begin(), s.qpos.end());
+    qvel.insert(qvel.end(), s.qvel.begin(), s.qvel.end());
+    ctrl.insert(ctrl.end(), s.ctrl.begin(), s.ctrl.end());
+  }
+  sim.set_state(qpos.data(), qvel.data());
+  sim.set_ctrl(ctrl.data());
+  for (int t = 0; t < steps; ++t) sim.step();
+  sim.synchronize();
+  sim.get_state(qpos.data(), qvel.data());
+  const auto status = sim.status();
+  for (int e = 0; e < opt.nenv; ++e) {
+    if (status[e] != 0)
+      std::fprintf(stderr, "warning: state %d became non-finite; its last finite state is printed\n", e + 1);
+    bool first = true;
+    for (int i = 0; i < m->nq; ++i, first = false) std::printf(first ? "%.17g" : ",%.17g", qpos[e * m->nq + i]);
+    for (int i = 0; i < m->nv; ++i, first = false) std::printf(first ? "%.17g" : ",%.17g", qvel[e * m->nv + i]);
+    std::printf("\n");
+  }
+  return sim.num_failed() > 0 ? 3 : 0;
+}
+
+bool wants_help(int argc, char** argv) {
+  for (int i = 2; i < argc; ++i)
+    if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) return true;
+  return false;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
+    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  const std::string cmd = argv[1];
+  try {
+    if (cmd == "info") {
+      if (wants_help(argc, argv)) return std::fputs(kInfoHelp, stdout), 0;
+      return cmd_info(parse_args(argc, argv, {}, {}));
+    }
+    if (cmd == "dynamics") {
+      if (wants_help(argc, argv)) return std::fputs(kDynamicsHelp, stdout), 0;
+      return cmd_dynamics(parse_args(argc, argv, {}, {"states"}));
+    }
+    if (cmd == "rollout") {
+      if (wants_help(argc, argv)) return std::fputs(kRolloutHelp, stdout), 0;
+      return cmd_rollout(parse_args(argc, argv, {"float"}, {"states", "steps", "backend"}));
+    }
+    if (cmd == "demo") return stiffgrad::run_demo(argc, argv);
+    std::fprintf(stderr, "stiffgrad: unknown command '%s'\n%s", cmd.c_str(), kUsage);
+    return 2;
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "stiffgrad %s: %s\n", cmd.c_str(), e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "stiffgrad %s: error: %s\n", cmd.c_str(), e.what());
+    return 1;
+  }
+}

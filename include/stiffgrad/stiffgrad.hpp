@@ -4,3 +4,4 @@
 #include "stiffgrad/mjcf.hpp"
 #include "stiffgrad/model.hpp"
 #include "stiffgrad/simulator.hpp"
+#include "stiffgrad/states_csv.hpp"
