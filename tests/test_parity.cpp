@@ -217,3 +217,36 @@ INSTANTIATE_TEST_SUITE_P(Models, Parity, ::testing::ValuesIn(parity_models()), p
 }  // namespace
 
 #endif  // SG_HAVE_MUJOCO
+
+#ifdef SG_HAVE_MUJOCO
+namespace {
+
+// g1_mjx.xml (through scene_mjx.xml: position actuators with kp/kv, inheritrange, joint
+// actuatorfrcrange) and g1_mjx_mujoco222.xml (general affine actuators, forcerange) are the
+// same robot: same M, forces and qacc at random states, including controls beyond range.
+TEST(Parity, G1MjxAndMujoco222CompileToSameDynamics) {
+  const auto a = stiffgrad::load_mjcf(sgtest::shared_data() + "/models/unitree_g1/scene_mjx.xml");
+  const auto b = stiffgrad::load_mjcf(sgtest::shared_data() + "/models/unitree_g1/g1_mjx_mujoco222.xml");
+  ASSERT_EQ(a->nq, b->nq);
+  ASSERT_EQ(a->nv, b->nv);
+  ASSERT_EQ(a->nu, b->nu);
+  std::mt19937_64 rng(21);
+  Worst w;
+  const int nv = a->nv;
+  for (int k = 0; k < kStatesPerModel; ++k) {
+    auto s = sgtest::random_state(*b, rng, 1.0);
+    // drive the actuators hard so that both force clamps engage
+    for (double& c : s.ctrl) c *= 3.0;
+    const auto ra = stiffgrad::smooth_dynamics(*a, s.qpos.data(), s.qvel.data(), s.ctrl.data());
+    const auto rb = stiffgrad::smooth_dynamics(*b, s.qpos.data(), s.qvel.data(), s.ctrl.data());
+    w.M = std::max(w.M, rel_diff(ra.M.data(), rb.M.data(), nv * nv));
+    w.bias = std::max(w.bias, rel_diff(ra.qfrc_bias.data(), rb.qfrc_bias.data(), nv));
+    w.passive = std::max(w.passive, rel_diff(ra.qfrc_passive.data(), rb.qfrc_passive.data(), nv));
+    w.actuator = std::max(w.actuator, rel_diff(ra.qfrc_actuator.data(), rb.qfrc_actuator.data(), nv));
+    w.qacc = std::max(w.qacc, rel_diff(ra.qacc.data(), rb.qacc.data(), nv));
+  }
+  expect_dynamics(w, "g1_mjx.xml vs g1_mjx_mujoco222.xml");
+}
+
+}  // namespace
+#endif
