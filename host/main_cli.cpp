@@ -134,8 +134,10 @@ int cmd_info(const Args& a) {
 }
 
 int cmd_dynamics(const Args& a) {
-  const auto m = load_with_notes(model_path(a));
-  const auto states = read_states_csv(a.get("states"), *m);
+  const std::string& path = model_path(a);
+  const std::string states_path = a.get("states");
+  const auto m = load_with_notes(path);
+  const auto states = read_states_csv(states_path, *m);
   for (const auto& s : states) {
     const auto r = smooth_dynamics(*m, s.qpos.data(), s.qvel.data(), s.ctrl.data());
     std::printf("{");
@@ -150,17 +152,20 @@ int cmd_dynamics(const Args& a) {
 }
 
 int cmd_rollout(const Args& a) {
-  const auto m = load_with_notes(model_path(a));
-  const auto states = read_states_csv(a.get("states"), *m);
+  // usage errors before any file is read
+  const std::string& path = model_path(a);
+  const std::string states_path = a.get("states");
   const int steps = parse_positive_int(a.get("steps"), "--steps");
-  if (states.empty()) return 0;
   SimulatorOptions opt;
-  opt.nenv = static_cast<int>(states.size());
   opt.precision = a.has("float") ? Precision::Float : Precision::Double;
   const std::string backend = a.has("backend") ? a.get("backend") : "cpu";
   if (backend == "cpu") opt.backend = Backend::Cpu;
   else if (backend == "cuda") opt.backend = Backend::Cuda;
   else throw UsageError("--backend must be cpu or cuda, got '" + backend + "'");
+  const auto m = load_with_notes(path);
+  const auto states = read_states_csv(states_path, *m);
+  if (states.empty()) return 0;
+  opt.nenv = static_cast<int>(states.size());
   Simulator sim(m, opt);
   std::vector<double> qpos, qvel, ctrl;
   for (const auto& s : states) {

@@ -1,0 +1,155 @@
+// The command line: runs the built `stiffgrad` binary and checks its output against the
+// library (dynamics, rollout) and its error handling.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "stiffgrad/stiffgrad.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+using namespace stiffgrad;
+
+struct Run {
+  int status;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+Run run_cli(const std::string& args) {
+  const std::string err_path = ::testing::TempDir() + "/cli_stderr.txt";
+  const std::string cmd = std::string(SG_CLI) + " " + args + " 2>" + err_path;
+  Run r{0, "", ""};
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return {-1, "popen failed"};
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  std::ifstream e(err_path);
+  r.err.assign(std::istreambuf_iterator<char>(e), std::istreambuf_iterator<char>());
+  return r;
+}
+
+std::string temp_file(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+// Pulls the numbers of `"key": [ ... ]` out of one JSON line.
+std::vector<double> json_array(const std::string& line, const std::string& key) {
+  const auto at = line.find("\"" + key + "\": [");
+  if (at == std::string::npos) return {};
+  const auto b = line.find('[', at) + 1, e = line.find(']', b);
+  std::vector<double> out;
+  std::stringstream ss(line.substr(b, e - b));
+  std::string tok;
+  while (std::getline(ss, tok, ',')) out.push_back(std::strtod(tok.c_str(), nullptr));
+  return out;
+}
+
+TEST(Cli, HelpForEveryCommand) {
+  for (const char* c : {"info", "dynamics", "rollout"}) {
+    const auto r = run_cli(std::string(c) + " --help");
+    EXPECT_EQ(r.status, 0) << c;
+    EXPECT_NE(r.out.find("usage: stiffgrad"), std::string::npos) << c;
+  }
+  EXPECT_EQ(run_cli("").status, 2);
+  EXPECT_NE(run_cli("").err.find("usage: stiffgrad"), std::string::npos);
+  EXPECT_EQ(run_cli("frobnicate").status, 2);
+}
+
+TEST(Cli, InfoOnHumanoid) {
+  const auto r = run_cli("info " + sgtest::humanoid_xml());
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("nq, nv     28, 27"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("actuators  21"), std::string::npos) << r.out;
+}
+
+TEST(Cli, DynamicsMatchesLibraryToAllDigits) {
+  const auto m = load_mjcf(sgtest::humanoid_xml());
+  std::stringstream csv;
+  csv.precision(17);
+  csv << "# qpos, qvel, ctrl\n";
+  std::vector<double> qpos = m->qpos0, qvel(m->nv), ctrl(m->nu);
+  for (int i = 0; i < m->nv; ++i) qvel[i] = 0.1 * (i % 5) - 0.2;
+  for (int u = 0; u < m->nu; ++u) ctrl[u] = 0.3 * ((u % 3) - 1);
+  qpos[7] = 0.25;
+  for (int row = 0; row < 2; ++row) {
+    std::string sep;
+    for (double x : qpos) csv << sep << x, sep = ",";
+    for (double x : qvel) csv << sep << x;
+    for (double x : ctrl) csv << sep << x;
+    csv << "\n";
+  }
+  const auto r = run_cli("dynamics " + sgtest::humanoid_xml() + " --states " + temp_file("s.csv", csv.str()));
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::stringstream lines(r.out);
+  std::string line;
+  int rows = 0;
+  const auto ref = smooth_dynamics(*m, qpos.data(), qvel.data(), ctrl.data());
+  while (std::getline(lines, line)) {
+    if (line.empty() || line[0] != '{') continue;
+    ++rows;
+    EXPECT_EQ(json_array(line, "M"), ref.M);  // 17 digits round-trip doubles exactly
+    EXPECT_EQ(json_array(line, "qfrc_bias"), ref.qfrc_bias);
+    EXPECT_EQ(json_array(line, "qfrc_passive"), ref.qfrc_passive);
+    EXPECT_EQ(json_array(line, "qfrc_actuator"), ref.qfrc_actuator);
+    EXPECT_EQ(json_array(line, "qacc"), ref.qacc);
+  }
+  EXPECT_EQ(rows, 2);
+}
+
+TEST(Cli, RolloutMatchesLibrary) {
+  const auto m = load_mjcf(sgtest::shared_data() + "/models/dm_control/cartpole.xml");
+  const std::vector<double> state = {0.1, 0.5, 0.0, -0.3, 0.7};  // nq=2, nv=2, nu=1
+  ASSERT_EQ(static_cast<int>(state.size()), m->nq + m->nv + m->nu);
+  const auto path = temp_file("c.csv", "0.1,0.5,0.0,-0.3,0.7\n");
+  const auto r = run_cli("rollout " + m->file + " --states " + path + " --steps 50");
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::vector<double> q = {0.1, 0.5}, v = {0.0, -0.3};
+  const double u = 0.7;
+  rollout_host(*m, q.data(), v.data(), &u, 50);
+  std::stringstream ss(r.out);
+  std::string tok;
+  std::vector<double> got;
+  while (std::getline(ss, tok, ',')) got.push_back(std::strtod(tok.c_str(), nullptr));
+  ASSERT_EQ(got.size(), 4u) << r.out;
+  EXPECT_EQ(got[0], q[0]);
+  EXPECT_EQ(got[1], q[1]);
+  EXPECT_EQ(got[2], v[0]);
+  EXPECT_EQ(got[3], v[1]);
+  // float runs and stays close
+  const auto f = run_cli("rollout " + m->file + " --states " + path + " --steps 50 --float");
+  ASSERT_EQ(f.status, 0) << f.out;
+  EXPECT_NEAR(std::strtod(f.out.c_str(), nullptr), q[0], 1e-4);
+}
+
+TEST(Cli, BadInputGivesClearErrors) {
+  const std::string model = sgtest::shared_data() + "/models/dm_control/cartpole.xml";
+  auto r = run_cli("rollout " + model + " --states " + temp_file("bad.csv", "0.1,0.5,zz,0,0\n") + " --steps 3");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("bad.csv:1: malformed number 'zz'"), std::string::npos) << r.err;
+  r = run_cli("rollout " + model + " --states " + temp_file("short.csv", "# c\n0.1,0.5\n") + " --steps 3");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("short.csv:2: expected 5 values, found 2"), std::string::npos) << r.err;
+  r = run_cli("rollout " + model + " --states x.csv");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--steps"), std::string::npos) << r.err;
+  r = run_cli("info /nonexistent/model.xml");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("/nonexistent/model.xml"), std::string::npos) << r.err;
+  r = run_cli("rollout " + model + " --states " + temp_file("ok.csv", "0,0,0,0,0\n") + " --steps 1 --backend tpu");
+  EXPECT_EQ(r.status, 2);
+}
+
+}  // namespace
