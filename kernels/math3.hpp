@@ -119,16 +119,31 @@ template <class Real> SG_HD SG_INLINE void quat_rotate(Real r[3], const Real q[4
   mat_vec3(r, R, a);
 }
 
-// Quaternion of a rotation by `angle` about the unit `axis`.
+// Quaternion of a rotation by `angle` about the unit `axis`. (No shortcut at angle 0: the
+// general formula gives the identity there too, and stays differentiable.)
 template <class Real>
 SG_HD SG_INLINE void axis_angle_to_quat(Real q[4], const Real axis[3], Real angle) {
-  if (angle == Real(0)) {
-    q[0] = Real(1); q[1] = Real(0); q[2] = Real(0); q[3] = Real(0);
-    return;
-  }
-  Real s = sg_sin(angle * Real(0.5));
+  const Real s = sg_sin(angle * Real(0.5));
   q[0] = sg_cos(angle * Real(0.5));
   q[1] = axis[0] * s; q[2] = axis[1] * s; q[3] = axis[2] * s;
+}
+
+// exp of the pure quaternion (0, r/2), r = h omega: (cos(|r|/2), sinc-scaled r). Written in
+// |r|^2 with a Taylor branch near zero so that it is smooth (and dual numbers stay finite) at
+// r = 0, where the axis-angle form has no derivative. Equal to MuJoCo's axis-angle form to
+// rounding.
+template <class Real> SG_HD SG_INLINE void rotvec_to_quat(Real q[4], const Real r[3]) {
+  const Real t2 = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
+  Real c, s;  // cos(t/2), sin(t/2)/t
+  if (t2 < Real(1e-8)) {
+    c = Real(1) - t2 * (Real(1) / Real(8)) + t2 * t2 * (Real(1) / Real(384));
+    s = Real(0.5) - t2 * (Real(1) / Real(48)) + t2 * t2 * (Real(1) / Real(3840));
+  } else {
+    const Real t = sg_sqrt(t2);
+    c = sg_cos(t * Real(0.5));
+    s = sg_sin(t * Real(0.5)) / t;
+  }
+  q[0] = c; q[1] = r[0] * s; q[2] = r[1] * s; q[3] = r[2] * s;
 }
 
 // Rotation vector (axis * angle, angle in (-pi, pi]) of a unit quaternion, divided by dt.
@@ -152,10 +167,9 @@ template <class Real> SG_HD SG_INLINE void quat_sub(Real r[3], const Real qa[4],
 // MuJoCo's quaternion integration: q <- normalize(q) * exp(h * omega / 2), omega in the
 // local frame. The result is not renormalized (as in MuJoCo).
 template <class Real> SG_HD SG_INLINE void quat_integrate(Real q[4], const Real omega[3], Real h) {
-  Real axis[3] = {omega[0], omega[1], omega[2]};
-  Real angle = h * normalize3(axis);
+  const Real r[3] = {h * omega[0], h * omega[1], h * omega[2]};
   Real qrot[4];
-  axis_angle_to_quat(qrot, axis, angle);
+  rotvec_to_quat(qrot, r);
   normalize4(q);
   quat_mul(q, q, qrot);
 }
