@@ -129,8 +129,11 @@ int resolve_limited(int flag, const double range[2], bool autolimits, const Elem
 
 void compile_actuators(const ParsedModel& pm, const NameIndex& joints, Model& m) {
   m.nu = static_cast<int>(pm.actuators.size());
+  NameIndex names;
   for (const ActuatorSpec& a : pm.actuators) {
     const Elem& e = a.where;
+    if (!a.name.empty() && !names.emplace(a.name, static_cast<int>(names.size())).second)
+      e.fail("repeated actuator name '" + a.name + "'");
     if (a.joint.empty()) e.fail("actuator needs a 'joint' (only joint transmissions are supported)");
     auto it = joints.find(a.joint);
     if (it == joints.end()) e.fail("actuator references unknown joint '" + a.joint + "'");
@@ -154,6 +157,8 @@ void compile_actuators(const ParsedModel& pm, const NameIndex& joints, Model& m)
       ctrlrange[1] = mid + a.inheritrange * half;
       ctrllimited = 1;
     }
+    if (!std::isfinite(ctrlrange[0]) || !std::isfinite(ctrlrange[1]))
+      e.fail("ctrlrange is not finite");
     if (ctrllimited && !(ctrlrange[0] < ctrlrange[1]))
       e.fail("invalid ctrlrange (need ctrlrange[0] < ctrlrange[1])");
     const int forcelimited = resolve_limited(a.forcelimited, a.forcerange, pm.compiler.autolimits,

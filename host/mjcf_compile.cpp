@@ -74,6 +74,7 @@ class Compiler {
     pairs();
     excludes();
     keyframes();
+    check_finite();
   }
 
  private:
@@ -194,6 +195,26 @@ class Compiler {
     m_.body_jntadr.push_back(nj ? jntadr : -1);
     m_.body_dofnum.push_back(ndof);
     m_.body_dofadr.push_back(ndof ? dofadr : -1);
+  }
+
+  // Finite inputs can still overflow (a sphere of radius 1e200 has infinite mass); no
+  // non-finite number may reach the kernels.
+  void check_finite() const {
+    auto finite = [](const std::vector<double>& v, int i, int n) {
+      for (int k = 0; k < n; ++k)
+        if (!std::isfinite(v[n * i + k])) return false;
+      return true;
+    };
+    for (int b = 0; b < m_.nbody; ++b)
+      if (!finite(m_.body_mass, b, 1) || !finite(m_.body_inertia, b, 3) || !finite(m_.body_ipos, b, 3) ||
+          !finite(m_.body_iquat, b, 4))
+        where(b).fail("mass or inertia of body '" + m_.body_name[b] + "' is not finite (numeric overflow)");
+    for (int g = 0; g < m_.ngeom; ++g)
+      if (!finite(m_.geom_pos, g, 3) || !finite(m_.geom_size, g, 3) || !finite(m_.geom_quat, g, 4))
+        where(m_.geom_bodyid[g]).fail("a geom of body '" + m_.body_name[m_.geom_bodyid[g]] +
+                                     "' has a non-finite position or size (numeric overflow)");
+    for (int t = 0; t < m_.ntendon; ++t)
+      if (!finite(m_.tendon_lengthspring, t, 1)) pm_.tendons[t].where.fail("tendon spring length is not finite");
   }
 
   int last_dof_of_ancestors(int b) const {

@@ -205,6 +205,8 @@ void check_root(const Source& s) {
   if (std::string_view(root->Name()) != "mujoco")
     throw MjcfError(s.path, root->GetLineNum(),
                     "root element is <" + std::string(root->Name()) + ">, expected <mujoco>");
+  if (const tinyxml2::XMLElement* extra = root->NextSiblingElement())
+    throw MjcfError(s.path, extra->GetLineNum(), "more than one root element");
 }
 
 }  // namespace
