@@ -76,7 +76,7 @@ void read_actuator(const Elem& e, ActuatorKind kind, ActuatorSpec& a, bool in_de
       for (double& b : a.biasprm) b = 0;
       a.gainprm[0] = kp;
       a.biasprm[1] = -kp;
-      a.biasprm[2] = -a.position_kv;
+      a.biasprm[2] = a.position_kv > 0 ? -a.position_kv : 0.0;
       a.gaintype = GainType::Fixed;
       a.biastype = BiasType::Affine;
       break;

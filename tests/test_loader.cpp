@@ -222,6 +222,14 @@ TEST(LoaderInertia, SetTotalMassScalesMassesAndInertias) {
   EXPECT_NEAR(h->total_mass(), 48, 1e-12);
 }
 
+TEST(LoaderInertia, BoundMassAndBoundInertia) {
+  // Lower bounds apply to every non-world body, including a massless welded one (as 2.2.2).
+  auto m = load("<mujoco><compiler boundmass=\"2\" boundinertia=\"0.5\"/><worldbody><body><joint/>"
+                "<geom size=\"0.1\"/><body pos=\"1 0 0\"/></body></worldbody></mujoco>");
+  expect_inertia(*m, 1, 4000 * kPi / 3 * 1e-3, 0.5, 0.5, 0.5);
+  expect_inertia(*m, 2, 2, 0.5, 0.5, 0.5);
+}
+
 TEST(LoaderInertia, MasslessStaticBodyKeepsItsFrame) {
   // MuJoCo 2.2.2: a body without geoms or <inertial> gets ipos/iquat = its own pos/quat.
   auto m = load("<mujoco><worldbody><body><joint/><geom size=\"0.1\"/><body pos=\"1 2 3\"/></body>"
@@ -325,6 +333,18 @@ TEST(LoaderDefaults, ActuatorClassesAndShortcuts) {
   EXPECT_EQ(m->actuator_biastype[3], stiffgrad::BiasType::Affine);
   EXPECT_EQ(m->actuator_biasprm[9], 1);
   EXPECT_EQ(m->actuator_biasprm[11], 3);
+}
+
+TEST(LoaderDefaults, ActuatorDefaultIsSharedBetweenShortcuts) {
+  // MuJoCo keeps one actuator default per class: a <velocity> starts from the kp that a
+  // <position> default wrote into gainprm[0].
+  auto m = load("<mujoco><default><position kp=\"5\"/></default><worldbody><body><joint name=\"j\"/>"
+                "<geom size=\"0.1\"/></body></worldbody><actuator><velocity joint=\"j\"/><motor joint=\"j\"/>"
+                "</actuator></mujoco>");
+  EXPECT_EQ(m->actuator_gainprm[0], 5);
+  EXPECT_EQ(m->actuator_biasprm[2], -5);
+  EXPECT_EQ(m->actuator_gainprm[3], 1);
+  EXPECT_EQ(m->actuator_biastype[1], stiffgrad::BiasType::None);
 }
 
 TEST(LoaderDefaults, EmptyTendonDefaultAndFixedTendon) {
