@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Build stiffgrad in Release and run the main job:
+#   1. `stiffgrad demo`: 1024 environments of MuJoCo's humanoid stepped with random controls on
+#      the CPU backend, double then float; prints environment-steps per second for each.
+#   2. The MuJoCo parity tests (`ctest -R Parity`), with their summary.
+#
+#   scripts/run.sh                       # defaults
+#   scripts/run.sh --nenv 4096 --steps 500 --threads 2 --model path/to/model.xml
+#
+# Arguments are passed to `stiffgrad demo`. Environment: BUILD_DIR, JOBS, SG_SHARED_DATA,
+# CMAKE_ARGS, SG_NO_APT as for scripts/test.sh.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+PACKAGES=(cmake g++ make libeigen3-dev libtinyxml2-dev libgtest-dev libgmock-dev googletest
+          libbenchmark-dev libmujoco-dev libmujoco-samples libomp-dev
+          libqhull-dev)  # libqhull-dev: Debian's mujoco::mujoco target names /usr/include/libqhull_r
+
+install_missing_packages() {
+  local missing=() p
+  for p in "${PACKAGES[@]}"; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "== installing missing packages: ${missing[*]}"
+  if [ "${SG_NO_APT:-0}" = 1 ]; then
+    echo "SG_NO_APT=1: not installing; the build may fail" >&2
+    return 0
+  fi
+  local sudo=()
+  [ "$(id -u)" -ne 0 ] && sudo=(sudo)
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+    "${missing[@]}"
+}
+
+install_missing_packages
+
+BUILD_DIR="${BUILD_DIR:-build}"
+JOBS="${JOBS:-$(nproc)}"
+config_args=(-DCMAKE_BUILD_TYPE=Release)
+[ -n "${SG_SHARED_DATA:-}" ] && config_args+=("-DSG_SHARED_DATA=${SG_SHARED_DATA}")
+# shellcheck disable=SC2206
+[ -n "${CMAKE_ARGS:-}" ] && config_args+=(${CMAKE_ARGS})
+
+echo "== configure ($BUILD_DIR)"
+cmake -S "$ROOT" -B "$BUILD_DIR" "${config_args[@]}"
+echo "== build ($JOBS jobs)"
+cmake --build "$BUILD_DIR" --parallel "$JOBS"
+
+echo
+echo "== main job: stiffgrad demo $*"
+demo_status=0
+"$BUILD_DIR/stiffgrad" demo "$@" || demo_status=$?
+
+echo
+echo "== parity against MuJoCo 2.2.2 (ctest -R Parity)"
+cd "$BUILD_DIR"
+parity_log="parity_ctest.log"
+parity_status=0
+# Verbose, so that the figures the parity tests print ("[parity] ..." lines) are kept.
+ctest -R Parity -V --output-on-failure --parallel "$JOBS" >"$parity_log" 2>&1 || parity_status=$?
+if grep -q "No tests were found" "$parity_log"; then
+  echo "no Parity tests in this build (was MuJoCo found at configure time?)"
+  parity_status=1
+else
+  echo "-- figures: worst differences from MuJoCo per model"
+  grep -E '^([0-9]+: )?\[parity\]' "$parity_log" | sed -E 's/^[0-9]+: //' | sort -u || true
+  if [ "$parity_status" -ne 0 ]; then
+    echo "-- failures"
+    grep -E 'Failure|FAILED|Expected|Which is|error' "$parity_log" | sed -E 's/^[0-9]+: //' | head -n 150 || true
+  fi
+  echo "-- ctest summary"
+  grep -E "tests passed|tests failed|Total Test time|\(Failed\)|\(Skipped\)|\(Disabled\)|\(Timeout\)|\(SEGFAULT\)|\(Not Run\)" "$parity_log" || true
+fi
+echo "(full parity log: $BUILD_DIR/$parity_log)"
+
+if [ "$demo_status" -ne 0 ] || [ "$parity_status" -ne 0 ]; then
+  echo "run.sh: FAILED (demo exit $demo_status, parity exit $parity_status)" >&2
+  exit 1
+fi
+echo "run.sh: done"
