@@ -8,9 +8,64 @@
 
 namespace stiffgrad::kern {
 
+// Frame of body b before its joints act: its fixed placement in the parent's final frame.
+template <class Real, class L>
+SG_HD SG_INLINE void body_frame_in_parent(const ModelView<Real>& m, const Data<Real, L>& d, int b,
+                                          Real xpos[3], Real xquat[4]) {
+  const int p = m.body_parentid[b];
+  const Real* bpos = m.body_pos + 3 * b;
+  const Real* bquat = m.body_quat + 4 * b;
+  if (p > 0) {
+    Real pmat[9], ppos[3], pquat[4], off[3];
+    load9(pmat, d.xmat, 9 * p); load3(ppos, d.xpos, 3 * p); load4(pquat, d.xquat, 4 * p);
+    mat_vec3(off, pmat, bpos);
+    add3(xpos, ppos, off);
+    quat_mul(xquat, pquat, bquat);
+  } else {
+    copy3(xpos, bpos);
+    copy4(xquat, bquat);
+  }
+}
+
+// One hinge, slide or ball joint j acting on the body frame (xpos, xquat), in place; also
+// returns the joint's world anchor and axis (taken before the joint moves the frame).
+// Hinge/slide joints move by qpos - qpos0 (MuJoCo's `ref` convention); a ball joint by its
+// normalized quaternion. Rotations turn about the anchor, not the body origin.
+template <class Real, class L>
+SG_HD SG_INLINE void apply_joint(const ModelView<Real>& m, View<Real, L> qpos, int j, Real xpos[3],
+                                 Real xquat[4], Real xanchor[3], Real xaxis[3]) {
+  const int a = m.jnt_qposadr[j];
+  const int type = m.jnt_type[j];
+  const Real* jpos = m.jnt_pos + 3 * j;
+  const Real* jaxis = m.jnt_axis + 3 * j;
+  quat_rotate(xaxis, xquat, jaxis);
+  quat_rotate(xanchor, xquat, jpos);
+  xanchor[0] += xpos[0]; xanchor[1] += xpos[1]; xanchor[2] += xpos[2];
+  if (type == kJntSlide) {
+    const Real s = qpos[a] - m.qpos0[a];
+    xpos[0] += xaxis[0] * s; xpos[1] += xaxis[1] * s; xpos[2] += xaxis[2] * s;
+  } else {
+    Real qloc[4];
+    if (type == kJntBall) {
+      load4(qloc, qpos, a);
+      normalize4(qloc);
+    } else {
+      axis_angle_to_quat(qloc, jaxis, qpos[a] - m.qpos0[a]);
+    }
+    quat_mul(xquat, xquat, qloc);
+    Real v[3];
+    quat_rotate(v, xquat, jpos);
+    sub3(xpos, xanchor, v);
+  }
+}
+
+// True when body b is moved by a single free joint (its frame comes straight from qpos).
+template <class Real>
+SG_HD SG_INLINE bool is_free_body(const ModelView<Real>& m, int b) {
+  return m.body_jntnum[b] == 1 && m.jnt_type[m.body_jntadr[b]] == kJntFree;
+}
+
 // Body and joint frames from qpos, base to tip (bodies are numbered parent-first).
-// Hinge/slide joints move by qpos - qpos0 (MuJoCo's `ref` convention); ball and free joints
-// use their normalized quaternion.
 template <class Real, class L>
 SG_HD void fwd_kinematics_base_to_tip(const ModelView<Real>& m, const Data<Real, L>& d) {
   {
@@ -23,7 +78,7 @@ SG_HD void fwd_kinematics_base_to_tip(const ModelView<Real>& m, const Data<Real,
   for (int b = 1; b < m.nbody; ++b) {
     Real xpos[3], xquat[4];
     const int jnt0 = m.body_jntadr[b];
-    if (m.body_jntnum[b] == 1 && m.jnt_type[jnt0] == kJntFree) {
+    if (is_free_body(m, b)) {
       const int a = m.jnt_qposadr[jnt0];
       load3(xpos, d.qpos, a);
       load4(xquat, d.qpos, a + 3);
@@ -31,48 +86,12 @@ SG_HD void fwd_kinematics_base_to_tip(const ModelView<Real>& m, const Data<Real,
       store3(d.xanchor, 3 * jnt0, xpos);
       store3(d.xaxis, 3 * jnt0, m.jnt_axis + 3 * jnt0);
     } else {
-      const int p = m.body_parentid[b];
-      const Real* bpos = m.body_pos + 3 * b;
-      const Real* bquat = m.body_quat + 4 * b;
-      if (p > 0) {
-        Real pmat[9], ppos[3], pquat[4], off[3];
-        load9(pmat, d.xmat, 9 * p); load3(ppos, d.xpos, 3 * p); load4(pquat, d.xquat, 4 * p);
-        mat_vec3(off, pmat, bpos);
-        add3(xpos, ppos, off);
-        quat_mul(xquat, pquat, bquat);
-      } else {
-        copy3(xpos, bpos);
-        copy4(xquat, bquat);
-      }
+      body_frame_in_parent(m, d, b, xpos, xquat);
       for (int k = 0; k < m.body_jntnum[b]; ++k) {
-        const int j = jnt0 + k;
-        const int a = m.jnt_qposadr[j];
-        const int type = m.jnt_type[j];
-        const Real* jpos = m.jnt_pos + 3 * j;
-        const Real* jaxis = m.jnt_axis + 3 * j;
-        Real xaxis[3], xanchor[3];
-        quat_rotate(xaxis, xquat, jaxis);
-        quat_rotate(xanchor, xquat, jpos);
-        xanchor[0] += xpos[0]; xanchor[1] += xpos[1]; xanchor[2] += xpos[2];
-        if (type == kJntSlide) {
-          const Real s = d.qpos[a] - m.qpos0[a];
-          xpos[0] += xaxis[0] * s; xpos[1] += xaxis[1] * s; xpos[2] += xaxis[2] * s;
-        } else if (type == kJntBall || type == kJntHinge) {
-          Real qloc[4];
-          if (type == kJntBall) {
-            load4(qloc, d.qpos, a);
-            normalize4(qloc);
-          } else {
-            axis_angle_to_quat(qloc, jaxis, d.qpos[a] - m.qpos0[a]);
-          }
-          quat_mul(xquat, xquat, qloc);
-          // rotation about the anchor, not the body origin
-          Real v[3];
-          quat_rotate(v, xquat, jpos);
-          sub3(xpos, xanchor, v);
-        }
-        store3(d.xanchor, 3 * j, xanchor);
-        store3(d.xaxis, 3 * j, xaxis);
+        Real xanchor[3], xaxis[3];
+        apply_joint(m, d.qpos, jnt0 + k, xpos, xquat, xanchor, xaxis);
+        store3(d.xanchor, 3 * (jnt0 + k), xanchor);
+        store3(d.xaxis, 3 * (jnt0 + k), xaxis);
       }
     }
     normalize4(xquat);

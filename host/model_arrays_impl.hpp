@@ -1,0 +1,102 @@
+// Definitions of ModelArrays, in a header so that tests can instantiate it for dual numbers
+// (the library instantiates float and double in model_arrays.cpp).
+#pragma once
+
+#include "host/model_arrays.hpp"
+
+namespace stiffgrad {
+
+namespace detail {
+
+// Calls f(view_field, model_field) for every array of the view, in one fixed order: packing
+// and binding both walk this list, so the two can never disagree.
+template <class Real, class F>
+void visit_arrays(kern::ModelView<Real>& v, const Model& m, F&& f) {
+  f(v.body_parentid, m.body_parentid);
+  f(v.body_jntnum, m.body_jntnum);
+  f(v.body_jntadr, m.body_jntadr);
+  f(v.body_dofnum, m.body_dofnum);
+  f(v.body_dofadr, m.body_dofadr);
+  f(v.body_pos, m.body_pos);
+  f(v.body_quat, m.body_quat);
+  f(v.body_ipos, m.body_ipos);
+  f(v.body_iquat, m.body_iquat);
+  f(v.body_mass, m.body_mass);
+  f(v.body_inertia, m.body_inertia);
+  f(v.jnt_type, m.jnt_type);
+  f(v.jnt_qposadr, m.jnt_qposadr);
+  f(v.jnt_dofadr, m.jnt_dofadr);
+  f(v.jnt_bodyid, m.jnt_bodyid);
+  f(v.jnt_pos, m.jnt_pos);
+  f(v.jnt_axis, m.jnt_axis);
+  f(v.jnt_stiffness, m.jnt_stiffness);
+  f(v.jnt_actfrclimited, m.jnt_actfrclimited);
+  f(v.jnt_actfrcrange, m.jnt_actfrcrange);
+  f(v.dof_bodyid, m.dof_bodyid);
+  f(v.dof_jntid, m.dof_jntid);
+  f(v.dof_parentid, m.dof_parentid);
+  f(v.dof_armature, m.dof_armature);
+  f(v.dof_damping, m.dof_damping);
+  f(v.qpos0, m.qpos0);
+  f(v.qpos_spring, m.qpos_spring);
+  f(v.actuator_trnid, m.actuator_trnid);
+  f(v.actuator_gear, m.actuator_gear);
+  f(v.actuator_gainprm, m.actuator_gainprm);
+  f(v.actuator_biastype, m.actuator_biastype);
+  f(v.actuator_biasprm, m.actuator_biasprm);
+  f(v.actuator_ctrllimited, m.actuator_ctrllimited);
+  f(v.actuator_ctrlrange, m.actuator_ctrlrange);
+  f(v.actuator_forcelimited, m.actuator_forcelimited);
+  f(v.actuator_forcerange, m.actuator_forcerange);
+  f(v.tendon_adr, m.tendon_adr);
+  f(v.tendon_num, m.tendon_num);
+  f(v.tendon_stiffness, m.tendon_stiffness);
+  f(v.tendon_damping, m.tendon_damping);
+  f(v.tendon_lengthspring, m.tendon_lengthspring);
+  f(v.wrap_jntid, m.wrap_jntid);
+  f(v.wrap_coef, m.wrap_coef);
+}
+
+}  // namespace detail
+
+template <class Real>
+ModelArrays<Real>::ModelArrays(const Model& m) : model_(&m) {
+  auto& v = sizes_;
+  v.nq = m.nq; v.nv = m.nv; v.nbody = m.nbody; v.njnt = m.njnt; v.nu = m.nu;
+  v.ntendon = m.ntendon;
+  v.timestep = static_cast<Real>(m.opt.timestep);
+  for (int k = 0; k < 3; ++k)
+    v.gravity[k] = m.opt.gravity_enabled ? static_cast<Real>(m.opt.gravity[k]) : Real(0);
+
+  kern::ModelView<Real> scratch = sizes_;
+  detail::visit_arrays(scratch, m, [this](auto& /*field*/, const auto& src) {
+    using Elem = typename std::decay_t<decltype(src)>::value_type;
+    if constexpr (std::is_same_v<Elem, double>) {
+      offsets_.push_back(reals_.size());
+      for (double x : src) reals_.push_back(static_cast<Real>(x));
+    } else {
+      offsets_.push_back(ints_.size());
+      for (auto x : src) ints_.push_back(static_cast<int>(x));
+    }
+  });
+  // never hand out an empty buffer: data() of an empty vector may be null
+  reals_.push_back(Real(0));
+  ints_.push_back(0);
+}
+
+template <class Real>
+kern::ModelView<Real> ModelArrays<Real>::bind(const Real* real_base, const int* int_base) const {
+  kern::ModelView<Real> v = sizes_;
+  std::size_t k = 0;
+  detail::visit_arrays(v, *model_, [&](auto& field, const auto& /*src*/) {
+    using Ptr = std::decay_t<decltype(field)>;
+    if constexpr (std::is_same_v<Ptr, const Real*>)
+      field = real_base + offsets_[k++];
+    else
+      field = int_base + offsets_[k++];
+  });
+  return v;
+}
+
+
+}  // namespace stiffgrad

@@ -1,0 +1,192 @@
+// Adjoints of kernels/kinematics.hpp. `d` holds the primal results of the forward pass
+// (recomputed by replay), `a` the adjoints of the same fields (accumulated with +=).
+#pragma once
+
+#include "kernels/kinematics.hpp"
+#include "kernels/math3_adjoint.hpp"
+#include "kernels/spatial_adjoint.hpp"
+
+namespace stiffgrad::kern {
+
+template <class Real, class L>
+SG_HD SG_INLINE void accumulate(View<Real, L> v, int i, const Real* x, int n) {
+  for (int k = 0; k < n; ++k) v[i + k] += x[k];
+}
+
+// Adjoint of com_inertia_and_dofs: cinert and cdof adjoints -> ximat, xipos, xmat, xanchor,
+// xaxis adjoints.
+template <class Real, class L>
+SG_HD void adj_com_inertia_and_dofs(const ModelView<Real>& m, const Data<Real, L>& d,
+                                    const Data<Real, L>& a) {
+  for (int j = m.njnt - 1; j >= 0; --j) {
+    const int da = m.jnt_dofadr[j];
+    const int b = m.jnt_bodyid[j];
+    Real anchor[3], axis[3], adj_dof[6];
+    load3(anchor, d.xanchor, 3 * j);
+    Real adj_anchor[3] = {}, adj_axis[3] = {};
+    const int type = m.jnt_type[j];
+    if (type == kJntFree || type == kJntBall) {
+      const int rot0 = type == kJntFree ? da + 3 : da;  // free translations are constant
+      for (int i = 0; i < 3; ++i) {
+        axis[0] = d.xmat[9 * b + i]; axis[1] = d.xmat[9 * b + 3 + i]; axis[2] = d.xmat[9 * b + 6 + i];
+        load6(adj_dof, a.cdof, 6 * (rot0 + i));
+        Real adj_col[3] = {adj_dof[0], adj_dof[1], adj_dof[2]};
+        adj_cross3(anchor, axis, adj_anchor, adj_col, adj_dof + 3);
+        a.xmat[9 * b + i] += adj_col[0]; a.xmat[9 * b + 3 + i] += adj_col[1]; a.xmat[9 * b + 6 + i] += adj_col[2];
+      }
+    } else if (type == kJntSlide) {
+      load6(adj_dof, a.cdof, 6 * da);
+      for (int k = 0; k < 3; ++k) adj_axis[k] += adj_dof[3 + k];
+    } else {
+      load3(axis, d.xaxis, 3 * j);
+      load6(adj_dof, a.cdof, 6 * da);
+      for (int k = 0; k < 3; ++k) adj_axis[k] += adj_dof[k];
+      adj_cross3(anchor, axis, adj_anchor, adj_axis, adj_dof + 3);
+    }
+    accumulate(a.xanchor, 3 * j, adj_anchor, 3);
+    accumulate(a.xaxis, 3 * j, adj_axis, 3);
+  }
+  for (int b = m.nbody - 1; b >= 0; --b) {
+    Real R[9], c[3], adj_I[10], adj_c[3] = {}, adj_Ic[9] = {}, adj_R[9] = {};
+    load9(R, d.ximat, 9 * b);
+    load3(c, d.xipos, 3 * b);
+    for (int k = 0; k < 10; ++k) adj_I[k] = a.cinert[10 * b + k];
+    adj_inertia_from_com(m.body_mass[b], c, adj_c, adj_Ic, adj_I);
+    // Ic[rs] = sum_k R[r,k] D_k R[s,k], for the entries the primal reads
+    const Real* D = m.body_inertia + 3 * b;
+    const int rs[6][2] = {{0, 0}, {1, 1}, {2, 2}, {0, 1}, {0, 2}, {1, 2}};
+    for (const auto& e : rs) {
+      const Real g = adj_Ic[3 * e[0] + e[1]];
+      for (int k = 0; k < 3; ++k) {
+        adj_R[3 * e[0] + k] += g * D[k] * R[3 * e[1] + k];
+        adj_R[3 * e[1] + k] += g * D[k] * R[3 * e[0] + k];
+      }
+    }
+    accumulate(a.ximat, 9 * b, adj_R, 9);
+    accumulate(a.xipos, 3 * b, adj_c, 3);
+  }
+}
+
+// Adjoint of fwd_kinematics_base_to_tip: frame adjoints -> qpos adjoints, tip to base.
+// Intermediate frames inside a body (between its joints) are recomputed, not stored.
+template <class Real, class L>
+SG_HD void adj_fwd_kinematics(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a) {
+  for (int b = m.nbody - 1; b > 0; --b) {
+    Real xquat[4], xmat[9];
+    load4(xquat, d.xquat, 4 * b);
+    load9(xmat, d.xmat, 9 * b);
+    Real adj_xpos[3], adj_xquat[4], adj_xmat[9];
+    load3(adj_xpos, a.xpos, 3 * b);
+    load4(adj_xquat, a.xquat, 4 * b);
+    load9(adj_xmat, a.xmat, 9 * b);
+
+    // centre-of-mass frame: xipos = xpos + xmat ipos, ximat = mat(xquat * iquat)
+    {
+      Real adj_xipos[3], adj_ximat[9], dummy[3] = {};
+      load3(adj_xipos, a.xipos, 3 * b);
+      load9(adj_ximat, a.ximat, 9 * b);
+      for (int k = 0; k < 3; ++k) adj_xpos[k] += adj_xipos[k];
+      adj_mat_vec3(xmat, m.body_ipos + 3 * b, adj_xmat, dummy, adj_xipos);
+      Real iq[4], adj_iq[4] = {}, adj_iquat[4] = {};
+      quat_mul(iq, xquat, m.body_iquat + 4 * b);
+      adj_quat_to_mat(iq, adj_iq, adj_ximat);
+      adj_quat_mul(xquat, m.body_iquat + 4 * b, adj_xquat, adj_iquat, adj_iq);
+    }
+    adj_quat_to_mat(xquat, adj_xquat, adj_xmat);
+
+    const int jnt0 = m.body_jntadr[b];
+    if (is_free_body(m, b)) {
+      const int qa = m.jnt_qposadr[jnt0];
+      Real adj_anchor[3], q_in[4], adj_q_in[4] = {};
+      load3(adj_anchor, a.xanchor, 3 * jnt0);
+      for (int k = 0; k < 3; ++k) a.qpos[qa + k] += adj_xpos[k] + adj_anchor[k];
+      load4(q_in, d.qpos, qa + 3);
+      adj_normalize4(q_in, adj_q_in, adj_xquat);
+      accumulate(a.qpos, qa + 3, adj_q_in, 4);
+      continue;
+    }
+
+    // recompute the frame before the final normalization and undo it
+    Real start_pos[3], start_quat[4];
+    body_frame_in_parent(m, d, b, start_pos, start_quat);
+    const int nj = m.body_jntnum[b];
+    {
+      Real p[3], q[4], anc[3], ax[3];
+      copy3(p, start_pos); copy4(q, start_quat);
+      for (int k = 0; k < nj; ++k) apply_joint(m, d.qpos, jnt0 + k, p, q, anc, ax);
+      Real adj_pre[4] = {};
+      adj_normalize4(q, adj_pre, adj_xquat);
+      copy4(adj_xquat, adj_pre);
+    }
+    // joints in reverse; adj_xpos / adj_xquat are the adjoints of the frame after joint k
+    for (int k = nj - 1; k >= 0; --k) {
+      const int j = jnt0 + k;
+      Real p[3], q[4], anc[3], ax[3];
+      copy3(p, start_pos); copy4(q, start_quat);
+      for (int i = 0; i < k; ++i) apply_joint(m, d.qpos, jnt0 + i, p, q, anc, ax);
+      // p, q: frame before joint k; recompute its anchor, axis and result
+      Real q_after[4], p_after[3];
+      copy3(p_after, p); copy4(q_after, q);
+      apply_joint(m, d.qpos, j, p_after, q_after, anc, ax);
+
+      const int qa = m.jnt_qposadr[j];
+      const int type = m.jnt_type[j];
+      const Real* jpos = m.jnt_pos + 3 * j;
+      const Real* jaxis = m.jnt_axis + 3 * j;
+      Real adj_anchor[3], adj_axis[3], adj_q[4] = {}, adj_p[3], dummy[3] = {};
+      load3(adj_anchor, a.xanchor, 3 * j);
+      load3(adj_axis, a.xaxis, 3 * j);
+      if (type == kJntSlide) {
+        const Real s = d.qpos[qa] - m.qpos0[qa];
+        copy3(adj_p, adj_xpos);
+        for (int c = 0; c < 3; ++c) adj_axis[c] += adj_xpos[c] * s;
+        a.qpos[qa] += dot3(adj_xpos, ax);
+        copy4(adj_q, adj_xquat);
+      } else {
+        // p_after = anchor - rot(q_after, jpos); q_after = q * qloc
+        for (int c = 0; c < 3; ++c) adj_anchor[c] += adj_xpos[c];
+        Real neg[3] = {-adj_xpos[0], -adj_xpos[1], -adj_xpos[2]};
+        Real adj_qa[4];
+        copy4(adj_qa, adj_xquat);
+        adj_quat_rotate(q_after, jpos, adj_qa, dummy, neg);
+        Real qloc[4], adj_qloc[4] = {};
+        if (type == kJntBall) {
+          load4(qloc, d.qpos, qa);
+          normalize4(qloc);
+        } else {
+          axis_angle_to_quat(qloc, jaxis, d.qpos[qa] - m.qpos0[qa]);
+        }
+        adj_quat_mul(q, qloc, adj_q, adj_qloc, adj_qa);
+        if (type == kJntBall) {
+          Real q_in[4], adj_q_in[4] = {};
+          load4(q_in, d.qpos, qa);
+          adj_normalize4(q_in, adj_q_in, adj_qloc);
+          accumulate(a.qpos, qa, adj_q_in, 4);
+        } else {
+          a.qpos[qa] += adj_axis_angle_to_quat(jaxis, d.qpos[qa] - m.qpos0[qa], adj_qloc);
+        }
+        adj_p[0] = adj_p[1] = adj_p[2] = Real(0);
+      }
+      // anchor = rot(q, jpos) + p ; axis = rot(q, jaxis)
+      for (int c = 0; c < 3; ++c) adj_p[c] += adj_anchor[c];
+      adj_quat_rotate(q, jpos, adj_q, dummy, adj_anchor);
+      adj_quat_rotate(q, jaxis, adj_q, dummy, adj_axis);
+      copy3(adj_xpos, adj_p);
+      copy4(adj_xquat, adj_q);
+    }
+    // placement in the parent: pos = ppos + pmat bpos, quat = pquat * bquat
+    const int p = m.body_parentid[b];
+    if (p > 0) {
+      Real pmat[9], pquat[4], adj_pmat[9] = {}, adj_pquat[4] = {}, adj_bquat[4] = {}, dummy[3] = {};
+      load9(pmat, d.xmat, 9 * p);
+      load4(pquat, d.xquat, 4 * p);
+      accumulate(a.xpos, 3 * p, adj_xpos, 3);
+      adj_mat_vec3(pmat, m.body_pos + 3 * b, adj_pmat, dummy, adj_xpos);
+      accumulate(a.xmat, 9 * p, adj_pmat, 9);
+      adj_quat_mul(pquat, m.body_quat + 4 * b, adj_pquat, adj_bquat, adj_xquat);
+      accumulate(a.xquat, 4 * p, adj_pquat, 4);
+    }
+  }
+}
+
+}  // namespace stiffgrad::kern

@@ -1,0 +1,66 @@
+// Adjoint of one smooth substep (kernels/step.hpp).
+//
+// Forward dynamics is differentiated through inverse dynamics (DESIGN.md): the substep solves
+//   (M(q) + h D) qacc = f(q, v, u),  f = passive + actuator - bias,
+// i.e. RNEA(q, v, qacc) + h D qacc - passive(q, v) - actuator(q, v, u) = 0. For an incoming
+// adjoint qacc_bar: lambda = (M + h D)^-1 qacc_bar (the forward factor is reused), then
+//   q_bar, v_bar -= (dRNEA/dq, dRNEA/dv)^T lambda   at fixed qacc   (reverse RNEA sweep),
+//   q_bar, v_bar, u_bar += (d passive, d actuator)^T lambda.
+// No dM/dq tensor is formed.
+#pragma once
+
+#include "kernels/actuation_adjoint.hpp"
+#include "kernels/integrate_adjoint.hpp"
+#include "kernels/passive_adjoint.hpp"
+#include "kernels/rnea_adjoint.hpp"
+#include "kernels/step.hpp"
+
+namespace stiffgrad::kern {
+
+// Zero every adjoint field except the state and control adjoints, which carry across
+// substeps.
+template <class Real, class L>
+SG_HD void clear_adjoint_scratch(const DataLayout& o, View<Real, L> adj_buffer) {
+  for (int i = o.xpos; i < o.size; ++i) adj_buffer[i] = Real(0);
+}
+
+// Adjoint of substep(). On entry: d.qpos, d.qvel, d.ctrl hold the state and control BEFORE
+// the substep (everything else in d is recomputed here); a.qpos (nq, raw coordinates) and
+// a.qvel (nv) hold the adjoints of the state AFTER it. On exit a.qpos / a.qvel hold the
+// adjoints of the state before, and a.ctrl has accumulated the control adjoint. d ends up
+// holding the primal intermediates of the substep (not the advanced state).
+template <class Real, class L>
+SG_HD void adj_substep(const ModelView<Real>& m, const DataLayout& o, const Data<Real, L>& d,
+                       const Data<Real, L>& a, View<Real, L> adj_buffer) {
+  const Real h = m.timestep;
+  clear_adjoint_scratch(o, adj_buffer);
+
+  // replay the primal up to qacc (qfrc_bias then holds RNEA(q, v, qacc), see below)
+  fwd_dynamics(m, d, h);
+
+  // integrate: qvel' = qvel + h qacc, qpos' = qpos (+) h qvel'
+  for (int i = 0; i < m.nv; ++i) d.qfrc_smooth[i] = d.qvel[i] + h * d.qacc[i];  // qvel'
+  adj_integrate_pos(m, d.qpos, d.qfrc_smooth, h, a.qpos, a.qvel);
+  for (int i = 0; i < m.nv; ++i) a.qacc[i] = h * a.qvel[i];
+
+  // lambda = (M + h D)^-1 qacc_bar, in a.qacc
+  ltdl_solve(m, d.qLD, a.qacc);
+
+  // f = passive + actuator - bias: the passive and actuator parts
+  for (int i = 0; i < m.nv; ++i) {
+    a.qfrc_passive[i] = a.qacc[i];
+    a.qfrc_actuator[i] = a.qacc[i];
+  }
+  adj_passive_forces(m, d, a);
+  adj_actuator_forces(m, d, a);
+
+  // inverse dynamics at fixed qacc, adjoint -lambda: recompute RNEA with qacc (cacc, cfrc)
+  rnea(m, d, /*use_qacc=*/true, d.qfrc_bias);
+  for (int i = 0; i < m.nv; ++i) a.qfrc_bias[i] = -a.qacc[i];
+  adj_rnea(m, d, a, a.qfrc_bias);
+  adj_com_velocity(m, d, a);
+  adj_com_inertia_and_dofs(m, d, a);
+  adj_fwd_kinematics(m, d, a);
+}
+
+}  // namespace stiffgrad::kern
