@@ -5,11 +5,28 @@
 
 #include <cstddef>
 #include <memory>
+#include <stdexcept>
 
 #include "stiffgrad/model.hpp"
 #include "stiffgrad/simulator.hpp"
 
 namespace stiffgrad {
+
+// Checkpoint storage and adjoint workspace of one Rollout, in the backend's memory.
+class RolloutImpl {
+ public:
+  virtual ~RolloutImpl() = default;
+  // Copies the simulator's current state into checkpoint `t` and, when t > 0, the current
+  // control into control slot t - 1.
+  virtual void save(int t) = 0;
+  // Reverse sweep over steps T-1 .. 0 (see Rollout::backward); dL_dqpos0 is written in raw
+  // coordinates when `tangent` is false, else in the tangent convention.
+  virtual void backward(int T, const double* dL_dqpos, const double* dL_dqvel, double* dL_dqpos0,
+                        bool tangent, double* dL_dqvel0, double* dL_dctrl) = 0;
+  virtual bool replay_bitwise() const = 0;
+  virtual void checkpoint(int t, double* qpos, double* qvel) const = 0;
+  virtual std::size_t bytes_per_env() const = 0;
+};
 
 class BackendImpl {
  public:
@@ -24,6 +41,11 @@ class BackendImpl {
   virtual void step(int substeps) = 0;
   virtual void synchronize() = 0;
   virtual std::size_t bytes() const = 0;
+  // Checkpoints and adjoint workspace for a Rollout of `horizon` control steps.
+  virtual std::unique_ptr<RolloutImpl> make_rollout(int horizon, int substeps) {
+    (void)horizon; (void)substeps;
+    throw std::runtime_error("gradients (Rollout) are not implemented on this backend yet");
+  }
 };
 
 std::unique_ptr<BackendImpl> make_cpu_backend(const Model& model, const SimulatorOptions& opt);

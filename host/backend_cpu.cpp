@@ -1,89 +1,9 @@
-// CPU backend: an OpenMP loop over environments calling the same per-environment kernel the
-// CUDA backend launches (kern::control_step_env). Each thread owns one contiguous Data
-// buffer, sized at construction; an environment's result depends only on its own inputs, so
-// results are bitwise independent of the thread count and schedule.
-#include <omp.h>
-
-#include <algorithm>
-#include <vector>
-
-#include "host/backend.hpp"
-#include "host/model_arrays.hpp"
-#include "kernels/batch.hpp"
+#include "host/backend_cpu.hpp"
 
 namespace stiffgrad {
 
-namespace {
-
-template <class Real>
-class CpuBackend final : public BackendImpl {
- public:
-  CpuBackend(const Model& model, const SimulatorOptions& opt)
-      : arrays_(model),
-        view_(arrays_.host_view()),
-        layout_(kern::DataLayout::make(view_)),
-        nenv_(opt.nenv),
-        threads_(opt.threads > 0 ? opt.threads : omp_get_max_threads()),
-        qpos_(static_cast<std::size_t>(model.nq) * nenv_),
-        qvel_(static_cast<std::size_t>(model.nv) * nenv_),
-        ctrl_(static_cast<std::size_t>(std::max(model.nu, 0)) * nenv_ + 1),
-        status_(nenv_, 0),
-        workspace_(static_cast<std::size_t>(layout_.size) * threads_ + 1) {}
-
-  void set_state(const double* qpos, const double* qvel) override {
-    to_env_minor(qpos_.data(), qpos, nenv_, view_.nq);
-    to_env_minor(qvel_.data(), qvel, nenv_, view_.nv);
-  }
-  void get_state(double* qpos, double* qvel) const override {
-    to_env_major(qpos, qpos_.data(), nenv_, view_.nq);
-    to_env_major(qvel, qvel_.data(), nenv_, view_.nv);
-  }
-  void set_ctrl(const double* ctrl) override { to_env_minor(ctrl_.data(), ctrl, nenv_, view_.nu); }
-  void get_ctrl(double* ctrl) const override { to_env_major(ctrl, ctrl_.data(), nenv_, view_.nu); }
-  void clear_status() override { std::fill(status_.begin(), status_.end(), 0); }
-  void get_status(int* status) const override { std::copy(status_.begin(), status_.end(), status); }
-
-  void step(int substeps) override {
-    using LS = kern::Strided;
-    using LW = kern::Contiguous;
-    const kern::Strided env_minor{nenv_};
-#pragma omp parallel num_threads(threads_)
-    {
-      const int tid = omp_get_thread_num();
-      const kern::View<Real, LW> buffer{workspace_.data() + static_cast<std::size_t>(layout_.size) * tid, LW{}};
-      const auto d = kern::Data<Real, LW>::bind(buffer, layout_);
-#pragma omp for schedule(static)
-      for (int e = 0; e < nenv_; ++e) {
-        kern::control_step_env(view_, kern::View<Real, LS>{qpos_.data() + e, env_minor},
-                               kern::View<Real, LS>{qvel_.data() + e, env_minor},
-                               kern::View<Real, LS>{ctrl_.data() + e, env_minor}, d, substeps,
-                               &status_[e]);
-      }
-    }
-  }
-
-  void synchronize() override {}
-
-  std::size_t bytes() const override {
-    return sizeof(Real) * (qpos_.size() + qvel_.size() + ctrl_.size() + workspace_.size() +
-                           arrays_.reals().size()) +
-           sizeof(int) * (status_.size() + arrays_.ints().size());
-  }
-
- private:
-  ModelArrays<Real> arrays_;
-  kern::ModelView<Real> view_;
-  kern::DataLayout layout_;
-  int nenv_;
-  int threads_;
-  std::vector<Real> qpos_;       // nq x nenv  (environment-minor)
-  std::vector<Real> qvel_;       // nv x nenv
-  std::vector<Real> ctrl_;       // nu x nenv
-  std::vector<int> status_;      // nenv
-  std::vector<Real> workspace_;  // threads x DataLayout::size
-};
-
-}  // namespace
+template class CpuBackend<float>;
+template class CpuBackend<double>;
 
 std::unique_ptr<BackendImpl> make_cpu_backend(const Model& model, const SimulatorOptions& opt) {
   if (opt.precision == Precision::Float) return std::make_unique<CpuBackend<float>>(model, opt);

@@ -26,10 +26,11 @@ struct Dual {
     v *= o.v;
     return *this;
   }
+  // value computed as v / o.v (not v * (1 / o.v)) so that the value part is bitwise the
+  // primal's and every branch of a kernel is taken identically in both
   SG_HD Dual& operator/=(const Dual& o) {
-    const T inv = T(1) / o.v;
-    for (int k = 0; k < N; ++k) d[k] = (d[k] - v * inv * o.d[k]) * inv;
-    v *= inv;
+    v = v / o.v;
+    for (int k = 0; k < N; ++k) d[k] = (d[k] - v * o.d[k]) / o.v;
     return *this;
   }
   SG_HD explicit operator T() const { return v; }
@@ -54,7 +55,11 @@ template <class T, int N> SG_HD Dual<T, N> operator*(Dual<T, N> a, T b) {
   return a;
 }
 template <class T, int N> SG_HD Dual<T, N> operator*(T b, Dual<T, N> a) { return a * b; }
-template <class T, int N> SG_HD Dual<T, N> operator/(Dual<T, N> a, T b) { return a * (T(1) / b); }
+template <class T, int N> SG_HD Dual<T, N> operator/(Dual<T, N> a, T b) {
+  a.v = a.v / b;
+  for (int k = 0; k < N; ++k) a.d[k] = a.d[k] / b;
+  return a;
+}
 template <class T, int N> SG_HD Dual<T, N> operator/(T b, const Dual<T, N>& a) { return Dual<T, N>(b) / a; }
 
 #define SG_DUAL_COMPARE(op)                                                                   \

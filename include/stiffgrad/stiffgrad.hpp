@@ -5,3 +5,4 @@
 #include "stiffgrad/model.hpp"
 #include "stiffgrad/simulator.hpp"
 #include "stiffgrad/states_csv.hpp"
+#include "stiffgrad/rollout.hpp"

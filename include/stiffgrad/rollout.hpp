@@ -1,0 +1,71 @@
+// stiffgrad — recorded rollouts and their exact gradients.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+#include "stiffgrad/simulator.hpp"
+
+namespace stiffgrad {
+
+class RolloutImpl;  // host/backend.hpp
+
+// Records up to `horizon` control steps of a Simulator, storing only the state at each
+// control boundary and the controls (checkpoints), and returns exact reverse-mode gradients
+// of a loss over the recorded trajectory. The backward pass replays each control step's
+// substeps from its checkpoint and runs the adjoint substeps in reverse, so memory per
+// environment is (horizon + 1)(nq + nv) + horizon nu reals for checkpoints plus
+// O(substeps (nq + nv)) workspace.
+//
+// Arrays are environment-major doubles on the host, like Simulator's.
+class Rollout {
+ public:
+  // `sim` must outlive the Rollout. All memory is sized here.
+  Rollout(Simulator& sim, int horizon);
+  ~Rollout();
+  Rollout(const Rollout&) = delete;
+  Rollout& operator=(const Rollout&) = delete;
+
+  int horizon() const { return horizon_; }
+  int steps() const { return steps_; }  // control steps recorded since begin()
+
+  // Starts a recording at the simulator's current state (checkpoint 0).
+  void begin();
+  // One control step of the simulator with `ctrl` (nenv x nu; nullptr keeps the current
+  // control), then a checkpoint. Throws std::length_error beyond the horizon.
+  void step(const double* ctrl = nullptr);
+
+  // Gradient of a loss L(state_0 .. state_T, ctrl_0 .. ctrl_{T-1}) whose partial derivatives
+  // with respect to the states are given per step, T = steps():
+  //   dL_dqpos  (T + 1) x nenv x nq, raw qpos coordinates (row t: dL/dqpos_t), or nullptr;
+  //   dL_dqvel  (T + 1) x nenv x nv, or nullptr.
+  // Outputs (each may be nullptr):
+  //   dL_dqpos0 nenv x nv  gradient w.r.t. the initial qpos in MuJoCo's tangent convention
+  //                        (qpos perturbed as mj_integratePos(qpos, delta, 1));
+  //   dL_dqvel0 nenv x nv;
+  //   dL_dctrl  T x nenv x nu (total derivative through the dynamics; add any direct
+  //             dependence of L on the controls yourself).
+  void backward(const double* dL_dqpos, const double* dL_dqvel, double* dL_dqpos0,
+                double* dL_dqvel0, double* dL_dctrl);
+  // As backward(), also returning dL/dqpos_0 in raw qpos coordinates (nenv x nq).
+  void backward_raw(const double* dL_dqpos, const double* dL_dqvel, double* dL_dqpos0_raw,
+                    double* dL_dqvel0, double* dL_dctrl);
+
+  // Every control step replayed by the last backward() reproduced its recorded next state
+  // bit for bit (the checkpointing invariant).
+  bool replay_bitwise() const;
+
+  // Recorded state after step t (0 <= t <= steps()), nenv x nq and nenv x nv.
+  void checkpoint(int t, double* qpos, double* qvel) const;
+
+  // Backend memory this Rollout holds per environment (checkpoints + adjoint workspace).
+  std::size_t bytes_per_env() const;
+
+ private:
+  Simulator& sim_;
+  int horizon_;
+  int steps_ = -1;
+  std::unique_ptr<RolloutImpl> impl_;
+};
+
+}  // namespace stiffgrad

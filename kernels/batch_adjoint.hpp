@@ -1,0 +1,90 @@
+// Per-environment adjoint of one control step, shared by the CPU loop and the CUDA kernel:
+// replay the S substeps from the checkpoint into a replay buffer, then run the adjoint
+// substeps in reverse (DESIGN.md, "Checkpointing").
+#pragma once
+
+#include "kernels/batch.hpp"
+#include "kernels/step_adjoint.hpp"
+
+namespace stiffgrad::kern {
+
+// Replay buffer: the state before each substep, S x (nq + nv) Reals per environment.
+template <class Real>
+SG_HD SG_INLINE int replay_size(const ModelView<Real>& m, int substeps) {
+  return substeps * (m.nq + m.nv);
+}
+
+// Inputs (batched, layout LS): the checkpoint state at the start of the control step and its
+// control; adj_qpos (nq, raw coordinates) / adj_qvel (nv) hold the adjoint of the state at
+// the end of the control step and are overwritten with the adjoint of the state at its
+// start; adj_ctrl (nu) receives the control adjoint (overwritten). Workspace (layout LW):
+// primal Data d, adjoint Data a over adj_buffer, replay buffer. Returns true when the replay
+// reproduced `next_qpos` / `next_qvel` (the following checkpoint) bit for bit.
+template <class Real, class LS, class LW>
+SG_HD bool adj_control_step_env(const ModelView<Real>& m, const DataLayout& o,
+                                View<Real, LS> qpos, View<Real, LS> qvel, View<Real, LS> ctrl,
+                                View<Real, LS> next_qpos, View<Real, LS> next_qvel,
+                                View<Real, LS> adj_qpos, View<Real, LS> adj_qvel,
+                                View<Real, LS> adj_ctrl, const Data<Real, LW>& d,
+                                const Data<Real, LW>& a, View<Real, LW> adj_buffer,
+                                View<Real, LW> replay, int substeps) {
+  const int nx = m.nq + m.nv;
+  // replay, keeping the state before every substep
+  load_env(m, qpos, qvel, ctrl, d);
+  for (int s = 0; s < substeps; ++s) {
+    for (int i = 0; i < m.nq; ++i) replay[s * nx + i] = d.qpos[i];
+    for (int i = 0; i < m.nv; ++i) replay[s * nx + m.nq + i] = d.qvel[i];
+    substep(m, d);
+  }
+  bool identical = true;
+  for (int i = 0; i < m.nq; ++i) identical = identical && d.qpos[i] == next_qpos[i];
+  for (int i = 0; i < m.nv; ++i) identical = identical && d.qvel[i] == next_qvel[i];
+
+  for (int i = 0; i < m.nq; ++i) a.qpos[i] = adj_qpos[i];
+  for (int i = 0; i < m.nv; ++i) a.qvel[i] = adj_qvel[i];
+  for (int i = 0; i < m.nu; ++i) a.ctrl[i] = Real(0);
+  for (int s = substeps - 1; s >= 0; --s) {
+    for (int i = 0; i < m.nq; ++i) d.qpos[i] = replay[s * nx + i];
+    for (int i = 0; i < m.nv; ++i) d.qvel[i] = replay[s * nx + m.nq + i];
+    adj_substep(m, o, d, a, adj_buffer);
+  }
+  for (int i = 0; i < m.nq; ++i) adj_qpos[i] = a.qpos[i];
+  for (int i = 0; i < m.nv; ++i) adj_qvel[i] = a.qvel[i];
+  for (int i = 0; i < m.nu; ++i) adj_ctrl[i] = a.ctrl[i];
+  return identical;
+}
+
+// Adjoint in MuJoCo's tangent convention: the gradient with respect to delta in R^nv where
+// qpos is perturbed as mj_integratePos(qpos, delta, 1) does. Hinge/slide and free
+// translations copy; a quaternion q (ball, free rotation) gives
+// g_i = <q_bar, normalize(q) * (0, e_i / 2)>.
+template <class Real, class LS>
+SG_HD void qpos_adjoint_to_tangent(const ModelView<Real>& m, View<Real, LS> qpos,
+                                   View<Real, LS> adj_qpos, View<Real, LS> tangent) {
+  for (int j = 0; j < m.njnt; ++j) {
+    int pa = m.jnt_qposadr[j];
+    int da = m.jnt_dofadr[j];
+    const int type = m.jnt_type[j];
+    if (type == kJntFree) {
+      for (int c = 0; c < 3; ++c) tangent[da + c] = adj_qpos[pa + c];
+      pa += 3;
+      da += 3;
+    }
+    if (type == kJntFree || type == kJntBall) {
+      Real q[4], g[4];
+      load4(q, qpos, pa);
+      normalize4(q);
+      load4(g, adj_qpos, pa);
+      for (int i = 0; i < 3; ++i) {
+        Real e[4] = {Real(0), Real(0), Real(0), Real(0)}, dq[4];
+        e[1 + i] = Real(0.5);
+        quat_mul(dq, q, e);
+        tangent[da + i] = g[0] * dq[0] + g[1] * dq[1] + g[2] * dq[2] + g[3] * dq[3];
+      }
+    } else {
+      tangent[da] = adj_qpos[pa];
+    }
+  }
+}
+
+}  // namespace stiffgrad::kern
