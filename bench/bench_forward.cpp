@@ -126,6 +126,14 @@ std::string cpu_model() {
   return "unknown";
 }
 
+// The 1-minute load average: other processes on the machine distort the all-cores rows most.
+std::string load_average() {
+  std::ifstream f("/proc/loadavg");
+  std::string first;
+  f >> first;
+  return first.empty() ? "unknown" : first;
+}
+
 std::string data_dir() {
   if (const char* env = std::getenv("SG_SHARED_DATA")) return env;
   return SG_SHARED_DATA;
@@ -472,8 +480,11 @@ int main(int argc, char** argv) {
 
   std::printf(
       "bench_forward: smooth control step (1 substep, no contacts), env-steps per second\n");
-  std::printf("machine: %s, %u logical cores, %d OpenMP threads for the all-cores rows\n",
-              cpu_model().c_str(), std::thread::hardware_concurrency(), a.threads_all);
+  std::printf(
+      "machine: %s, %u logical cores, %d OpenMP threads for the all-cores rows, "
+      "load average %s at start\n",
+      cpu_model().c_str(), std::thread::hardware_concurrency(), a.threads_all,
+      load_average().c_str());
 #ifdef SG_HAVE_MUJOCO
   std::printf(
       "MuJoCo %s: mj_step on nenv mjData copies (1 thread: a loop; all cores: OpenMP over\n"

@@ -73,7 +73,7 @@ else
     grep -E 'Failure|FAILED|Expected|Which is|error' "$parity_log" | sed -E 's/^[0-9]+: //' | head -n 150 || true
   fi
   echo "-- ctest summary"
-  grep -E "tests passed|tests failed|Total Test time|\(Failed\)|\(Skipped\)|\(Disabled\)|\(Timeout\)|\(SEGFAULT\)|\(Not Run\)" "$parity_log" || true
+  grep -E "^[0-9]+% tests passed|tests failed out of|Total Test time|\(Failed\)|\(Skipped\)|\(Disabled\)|\(Timeout\)|\(SEGFAULT\)|\(Not Run\)" "$parity_log" || true
 fi
 echo "(full parity log: $BUILD_DIR/$parity_log)"
 
