@@ -6,3 +6,4 @@
 #include "stiffgrad/simulator.hpp"
 #include "stiffgrad/states_csv.hpp"
 #include "stiffgrad/rollout.hpp"
+#include "stiffgrad/gradcheck.hpp"

@@ -1,0 +1,177 @@
+// run_gradcheck: adjoint gradient of a fixed random loss, checked against finite differences
+// (4-point central stencil of the same kernels in extended precision; plain double FD is
+// reported beside it) on a random subset of inputs and against forward mode (dot-product test).
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "stiffgrad/gradcheck.hpp"
+#include "stiffgrad/rollout.hpp"
+
+namespace stiffgrad {
+
+namespace {
+
+struct Problem {
+  std::vector<double> qpos, qvel, ctrl;  // ctrl: T x nu
+};
+
+Problem initial_problem(const Model& m, const GradcheckOptions& opt, std::mt19937_64& rng) {
+  std::normal_distribution<double> n01(0.0, 1.0);
+  Problem p;
+  p.qpos = opt.qpos.empty() ? m.qpos0 : opt.qpos;
+  if (opt.qpos.empty())
+    for (int j = 0; j < m.njnt; ++j)
+      if (m.jnt_type[j] == JointType::Hinge || m.jnt_type[j] == JointType::Slide)
+        p.qpos[m.jnt_qposadr[j]] += 0.1 * n01(rng);
+  p.qvel = opt.qvel;
+  if (p.qvel.empty())
+    for (int i = 0; i < m.nv; ++i) p.qvel.push_back(0.1 * n01(rng));
+  for (int t = 0; t < opt.steps; ++t)
+    for (int u = 0; u < m.nu; ++u) {
+      double c;
+      if (!opt.ctrl.empty()) c = opt.ctrl[u];
+      else if (m.actuator_ctrllimited[u]) c = 0.5 * (m.actuator_ctrlrange[2 * u] + m.actuator_ctrlrange[2 * u + 1]) +
+                                             0.1 * (m.actuator_ctrlrange[2 * u + 1] - m.actuator_ctrlrange[2 * u]) * n01(rng);
+      else c = 0.1 * n01(rng);
+      p.ctrl.push_back(c);
+    }
+  return p;
+}
+
+double final_loss(const Model& m, Simulator& sim, const Problem& p, int T, const std::vector<double>& w) {
+  sim.set_state(p.qpos.data(), p.qvel.data());
+  for (int t = 0; t < T; ++t) sim.step(p.ctrl.data() + static_cast<std::size_t>(t) * m.nu);
+  std::vector<double> q(m.nq), v(m.nv);
+  sim.get_state(q.data(), v.data());
+  double L = 0;
+  for (int i = 0; i < m.nq; ++i) L += w[i] * q[i];
+  for (int i = 0; i < m.nv; ++i) L += w[m.nq + i] * v[i];
+  return L;
+}
+
+}  // namespace
+
+GradcheckReport run_gradcheck(const std::shared_ptr<const Model>& model, const GradcheckOptions& opt) {
+  const Model& m = *model;
+  const int T = opt.steps;
+  std::mt19937_64 rng(opt.seed);
+  std::normal_distribution<double> n01(0.0, 1.0);
+  std::vector<double> w(static_cast<std::size_t>(m.nq + m.nv));
+  for (double& x : w) x = n01(rng);
+  const Problem p = initial_problem(m, opt, rng);
+
+  // adjoint gradient in the requested precision
+  SimulatorOptions so;
+  so.substeps = opt.substeps;
+  so.precision = opt.precision;
+  so.threads = 1;
+  Simulator sim(model, so);
+  Rollout ro(sim, T);
+  sim.set_state(p.qpos.data(), p.qvel.data());
+  ro.begin();
+  for (int t = 0; t < T; ++t) ro.step(p.ctrl.data() + static_cast<std::size_t>(t) * m.nu);
+  std::vector<double> dq(static_cast<std::size_t>(T + 1) * m.nq, 0.0), dv(static_cast<std::size_t>(T + 1) * m.nv, 0.0);
+  std::copy(w.begin(), w.begin() + m.nq, dq.begin() + static_cast<std::ptrdiff_t>(T) * m.nq);
+  std::copy(w.begin() + m.nq, w.end(), dv.begin() + static_cast<std::ptrdiff_t>(T) * m.nv);
+  std::vector<double> g_qpos(m.nv), g_qvel(m.nv), g_ctrl(static_cast<std::size_t>(T) * m.nu);
+  ro.backward(dq.data(), dv.data(), g_qpos.data(), g_qvel.data(), g_ctrl.data());
+
+  GradcheckReport rep;
+  rep.replay_bitwise = ro.replay_bitwise();
+  const bool is_float = opt.precision == Precision::Float;
+  // float: finite differences are taken in double, so the float adjoint differs from them by
+  // float rounding (eps 6e-8) amplified along the rollout; the dot-product test compares
+  // float adjoint with float forward mode, whose rounding differs only in the order of
+  // accumulation (see README for the measured figures)
+  rep.tolerance = is_float ? 1e-2 : 1e-6;
+  rep.dot_tolerance = is_float ? 1e-4 : 1e-10;
+
+  // finite differences in double on a random subset of inputs
+  SimulatorOptions sd = so;
+  sd.precision = Precision::Double;
+  Simulator ref(model, sd);
+  const double h = opt.fd_step;
+  const int n_inputs = m.nv + m.nv + T * m.nu;
+  for (int k = 0; k < opt.samples && n_inputs > 0; ++k) {
+    const int idx = static_cast<int>(rng() % static_cast<std::uint64_t>(n_inputs));
+    auto eval = [&](double s) {
+      Problem q = p;
+      if (idx < m.nv) {
+        std::vector<double> delta(m.nv, 0.0);
+        delta[idx] = s;
+        integrate_tangent(m, q.qpos.data(), delta.data());
+      } else if (idx < 2 * m.nv) {
+        q.qvel[idx - m.nv] += s;
+      } else {
+        q.ctrl[idx - 2 * m.nv] += s;
+      }
+      return final_loss(m, ref, q, T, w);
+    };
+    // extended-precision reference (step h) and, for comparison, plain double (step 1e-4)
+    auto perturbed = [&](double s) {
+      Problem q = p;
+      if (idx < m.nv) {
+        std::vector<double> delta(m.nv, 0.0);
+        delta[idx] = s;
+        integrate_tangent(m, q.qpos.data(), delta.data());
+      } else if (idx < 2 * m.nv) {
+        q.qvel[idx - m.nv] += s;
+      } else {
+        q.ctrl[idx - 2 * m.nv] += s;
+      }
+      return q;
+    };
+    auto eval_ext = [&](double s) {
+      const Problem q = perturbed(s);
+      return rollout_loss_extended(m, q.qpos.data(), q.qvel.data(), q.ctrl.data(), T, opt.substeps, w.data());
+    };
+    const long double H = h;
+    const double fd = static_cast<double>(
+        (8.0L * (eval_ext(h) - eval_ext(-h)) - (eval_ext(2 * h) - eval_ext(-2 * h))) / (12.0L * H));
+    const double hd = 1e-4;
+    const double fd_double = (8.0 * (eval(hd) - eval(-hd)) - (eval(2 * hd) - eval(-2 * hd))) / (12.0 * hd);
+    GradcheckRow row;
+    if (idx < m.nv) {
+      row.input = "qpos0[tangent " + std::to_string(idx) + "]";
+      row.adjoint = g_qpos[idx];
+    } else if (idx < 2 * m.nv) {
+      row.input = "qvel0[" + std::to_string(idx - m.nv) + "]";
+      row.adjoint = g_qvel[idx - m.nv];
+    } else {
+      const int c = idx - 2 * m.nv;
+      row.input = "ctrl[t=" + std::to_string(c / m.nu) + ",u=" + std::to_string(c % m.nu) + "]";
+      row.adjoint = g_ctrl[c];
+    }
+    row.finite_difference = fd;
+    row.finite_difference_double = fd_double;
+    row.rel_error = std::abs(row.adjoint - fd) / std::max(1.0, std::abs(fd));
+    rep.max_rel_error = std::max(rep.max_rel_error, row.rel_error);
+    rep.max_rel_error_double_fd = std::max(
+        rep.max_rel_error_double_fd, std::abs(row.adjoint - fd_double) / std::max(1.0, std::abs(fd_double)));
+    rep.rows.push_back(row);
+  }
+
+  // dot-product test: raw-coordinate adjoint vs dual-number forward mode, same precision
+  {
+    std::vector<double> uq(m.nq), uv(m.nv), uc(static_cast<std::size_t>(T) * m.nu);
+    for (double& x : uq) x = n01(rng);
+    for (double& x : uv) x = n01(rng);
+    for (double& x : uc) x = n01(rng);
+    const auto Ju = rollout_jvp(m, p.qpos.data(), p.qvel.data(), p.ctrl.data(), T, opt.substeps,
+                                uq.data(), uv.data(), uc.data(), opt.precision);
+    std::vector<double> r_qpos(m.nq);
+    ro.backward_raw(dq.data(), dv.data(), r_qpos.data(), g_qvel.data(), g_ctrl.data());
+    double lhs = 0, rhs = 0, scale = 0;
+    for (int i = 0; i < m.nq + m.nv; ++i) { lhs += w[i] * Ju[i]; scale += std::abs(w[i] * Ju[i]); }
+    for (int i = 0; i < m.nq; ++i) { rhs += r_qpos[i] * uq[i]; scale += std::abs(r_qpos[i] * uq[i]); }
+    for (int i = 0; i < m.nv; ++i) { rhs += g_qvel[i] * uv[i]; scale += std::abs(g_qvel[i] * uv[i]); }
+    for (std::size_t i = 0; i < uc.size(); ++i) { rhs += g_ctrl[i] * uc[i]; scale += std::abs(g_ctrl[i] * uc[i]); }
+    rep.dot_residual = std::abs(lhs - rhs) / std::max(scale, 1e-300);
+  }
+  rep.passed = rep.max_rel_error <= rep.tolerance && rep.dot_residual <= rep.dot_tolerance &&
+               rep.replay_bitwise;
+  return rep;
+}
+
+}  // namespace stiffgrad

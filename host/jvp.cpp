@@ -1,0 +1,81 @@
+// Forward-mode derivatives on the host: the simulator's kernels instantiated with Dual<double>.
+#include <stdexcept>
+
+#include "host/model_arrays_impl.hpp"
+#include "kernels/dual.hpp"
+#include "kernels/step.hpp"
+#include "stiffgrad/gradcheck.hpp"
+
+namespace stiffgrad {
+
+template class ModelArrays<kern::Dual<double, 1>>;
+template class ModelArrays<kern::Dual<float, 1>>;
+
+namespace {
+
+template <class Scalar>
+std::vector<double> rollout_jvp_in(const Model& model, const double* qpos, const double* qvel,
+                                   const double* ctrl, int T, int substeps, const double* dqpos,
+                                   const double* dqvel, const double* dctrl) {
+  using D = kern::Dual<Scalar, 1>;
+  ModelArrays<D> arrays(model);
+  const auto m = arrays.host_view();
+  const auto layout = kern::DataLayout::make(m);
+  std::vector<D> buffer(static_cast<std::size_t>(layout.size) + 1);
+  const auto d = kern::Data<D, kern::Contiguous>::bind({buffer.data(), {}}, layout);
+  const auto S = [](double x) { return static_cast<Scalar>(x); };
+  for (int i = 0; i < m.nq; ++i) { d.qpos[i] = S(qpos[i]); d.qpos[i].d[0] = S(dqpos[i]); }
+  for (int i = 0; i < m.nv; ++i) { d.qvel[i] = S(qvel[i]); d.qvel[i].d[0] = S(dqvel[i]); }
+  for (int t = 0; t < T; ++t) {
+    for (int i = 0; i < m.nu; ++i) {
+      d.ctrl[i] = S(ctrl[t * m.nu + i]);
+      d.ctrl[i].d[0] = S(dctrl[t * m.nu + i]);
+    }
+    for (int s = 0; s < substeps; ++s) kern::substep(m, d);
+  }
+  std::vector<double> out(static_cast<std::size_t>(m.nq + m.nv));
+  for (int i = 0; i < m.nq; ++i) out[i] = d.qpos[i].d[0];
+  for (int i = 0; i < m.nv; ++i) out[m.nq + i] = d.qvel[i].d[0];
+  return out;
+}
+
+}  // namespace
+
+std::vector<double> rollout_jvp(const Model& model, const double* qpos, const double* qvel,
+                                const double* ctrl, int T, int substeps, const double* dqpos,
+                                const double* dqvel, const double* dctrl, Precision precision) {
+  if (precision == Precision::Float)
+    return rollout_jvp_in<float>(model, qpos, qvel, ctrl, T, substeps, dqpos, dqvel, dctrl);
+  return rollout_jvp_in<double>(model, qpos, qvel, ctrl, T, substeps, dqpos, dqvel, dctrl);
+}
+
+template class ModelArrays<long double>;
+
+long double rollout_loss_extended(const Model& model, const double* qpos, const double* qvel,
+                                  const double* ctrl, int T, int substeps, const double* w) {
+  using E = long double;
+  ModelArrays<E> arrays(model);
+  const auto m = arrays.host_view();
+  const auto layout = kern::DataLayout::make(m);
+  std::vector<E> buffer(static_cast<std::size_t>(layout.size) + 1);
+  const auto d = kern::Data<E, kern::Contiguous>::bind({buffer.data(), {}}, layout);
+  for (int i = 0; i < m.nq; ++i) d.qpos[i] = qpos[i];
+  for (int i = 0; i < m.nv; ++i) d.qvel[i] = qvel[i];
+  for (int t = 0; t < T; ++t) {
+    for (int i = 0; i < m.nu; ++i) d.ctrl[i] = ctrl[t * m.nu + i];
+    for (int s = 0; s < substeps; ++s) kern::substep(m, d);
+  }
+  E L = 0;
+  for (int i = 0; i < m.nq; ++i) L += w[i] * d.qpos[i];
+  for (int i = 0; i < m.nv; ++i) L += w[m.nq + i] * d.qvel[i];
+  return L;
+}
+
+void integrate_tangent(const Model& model, double* qpos, const double* delta) {
+  ModelArrays<double> arrays(model);
+  const auto m = arrays.host_view();
+  kern::integrate_pos(m, kern::View<double, kern::Contiguous>{qpos, {}},
+                      kern::View<double, kern::Contiguous>{const_cast<double*>(delta), {}}, 1.0);
+}
+
+}  // namespace stiffgrad
