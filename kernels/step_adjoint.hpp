@@ -28,7 +28,8 @@ SG_HD void clear_adjoint_scratch(const DataLayout& o, View<Real, L> adj_buffer) 
 // the substep (everything else in d is recomputed here); a.qpos (nq, raw coordinates) and
 // a.qvel (nv) hold the adjoints of the state AFTER it. On exit a.qpos / a.qvel hold the
 // adjoints of the state before, and a.ctrl has accumulated the control adjoint. d ends up
-// holding the primal intermediates of the substep (not the advanced state).
+// holding the primal intermediates of the substep: qpos, qvel, ctrl and qacc unchanged (so
+// integrate_euler(m, d) then reproduces the substep's result), scratch fields overwritten.
 template <class Real, class L>
 SG_HD void adj_substep(const ModelView<Real>& m, const DataLayout& o, const Data<Real, L>& d,
                        const Data<Real, L>& a, View<Real, L> adj_buffer) {
