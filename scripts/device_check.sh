@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# Device check: build with the CUDA backend and run the GPU tests on a machine with a GPU.
+#
+# Run from the repository root on the device machine (H200, CUDA 13, fresh Debian):
+#   scripts/device_check.sh
+# Writes a short report to $OUT/device_report.txt and full logs to $OUT/*.log (at most 8
+# files in all come back from a device run: the report plus 6 logs). Exits non-zero when the
+# GPU tests fail, cannot be built, or find no device. Every phase runs under `timeout`; the
+# whole script stays under 8 minutes.
+#
+# Environment:
+#   OUT             where the report and logs go (default: ./device_out)
+#   SG_SHARED_DATA  the shared data folder (models/unitree_g1, ...). Defaults to ./shared/data
+#                   when the checkout has one, else the tests' built-in ../shared/data. The
+#                   device machine only gets the repository: copy the data into an ignored
+#                   folder of the checkout and carry it, or the G1 tests skip.
+#   SG_DEVICE_BUILD the build folder (default: ./build-device)
+#   SG_JOBS         parallel build jobs (default: 16)
+#   SG_DEBS_DIR     a folder of .deb files to install offline (the device machine has no
+#                   network; apt-get can only use what is already there or carried)
+set -uo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT" || exit 1
+OUT="${OUT:-$ROOT/device_out}"
+mkdir -p "$OUT"
+REPORT="$OUT/device_report.txt"
+BUILD="${SG_DEVICE_BUILD:-$ROOT/build-device}"
+START=$(date +%s)
+JOBS="${SG_JOBS:-16}"
+BUDGET=470          # seconds for the whole script (< 8 minutes)
+FAILED=0
+
+: >"$REPORT"
+note() { echo "$*" | tee -a "$REPORT"; }
+elapsed() { echo $(( $(date +%s) - START )); }
+# Seconds a phase may take: its own limit, capped by what is left of the budget.
+limit() {
+  local want=$1 left=$(( BUDGET - $(date +%s) + START ))
+  (( left < 5 )) && left=5
+  (( want < left )) && echo "$want" || echo "$left"
+}
+# phase NAME LIMIT LOG CMD...: runs CMD under timeout, appending to LOG; returns CMD's status.
+phase() {
+  local name=$1 want=$2 log=$3; shift 3
+  local t0 lim rc
+  t0=$(date +%s); lim=$(limit "$want")
+  echo "=== $name ($(date -u +%H:%M:%S), limit ${lim}s): $*" >>"$log"
+  timeout --kill-after=10 "$lim" "$@" >>"$log" 2>&1
+  rc=$?
+  local msg="ok"
+  (( rc == 124 || rc == 137 )) && msg="TIMED OUT after ${lim}s"
+  (( rc != 0 && rc != 124 && rc != 137 )) && msg="FAILED (exit $rc)"
+  note "$(printf '%-22s %-26s %4ss' "$name" "$msg" "$(( $(date +%s) - t0 ))")"
+  return $rc
+}
+
+note "stiffgrad device check  $(date -u '+%Y-%m-%d %H:%M:%S UTC')  commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet 2>/dev/null || echo ' (dirty)')"
+note "host: $(uname -srm), $(nproc) cores"
+
+# ---- GPU ----
+note "--- nvidia-smi -L"
+if command -v nvidia-smi >/dev/null 2>&1; then
+  timeout 30 nvidia-smi -L 2>&1 | tee -a "$REPORT"
+  timeout 30 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | tee -a "$REPORT"
+else
+  note "nvidia-smi not found"
+fi
+
+# ---- packages (same list as scripts/test.sh); apt only for what is missing ----
+PKGS=(cmake g++ make libeigen3-dev libtinyxml2-dev libgtest-dev libgmock-dev googletest
+      libbenchmark-dev libmujoco-dev libmujoco-samples libomp-dev libqhull-dev)
+MISSING=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || MISSING+=("$p")
+done
+SUDO=""
+[[ $(id -u) -ne 0 ]] && command -v sudo >/dev/null 2>&1 && SUDO="sudo -n"
+if [[ -n "${SG_DEBS_DIR:-}" && -d "${SG_DEBS_DIR}" ]]; then
+  phase "install carried .debs" 120 "$OUT/apt.log" \
+    env DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+    "$(cd "$SG_DEBS_DIR" && pwd)"/*.deb
+fi
+if (( ${#MISSING[@]} )); then
+  note "missing packages: ${MISSING[*]}"
+  phase "apt-get update" 90 "$OUT/apt.log" env DEBIAN_FRONTEND=noninteractive $SUDO apt-get update -qq
+  phase "apt-get install" 150 "$OUT/apt.log" \
+    env DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${MISSING[@]}"
+else
+  note "packages: all present"
+fi
+
+# ---- shared data ----
+if [[ -z "${SG_SHARED_DATA:-}" && -d "$ROOT/shared/data" ]]; then
+  export SG_SHARED_DATA="$ROOT/shared/data"
+fi
+if [[ -n "${SG_SHARED_DATA:-}" ]]; then
+  note "SG_SHARED_DATA=$SG_SHARED_DATA"
+elif [[ -d "$ROOT/../shared/data" ]]; then
+  note "shared data: $ROOT/../shared/data"
+else
+  note "shared data: not found (G1 tests will skip)"
+fi
+
+# ---- configure and build ----
+NVCC=/usr/local/cuda/bin/nvcc
+[[ -x $NVCC ]] || NVCC=$(command -v nvcc || true)
+note "nvcc: ${NVCC:-not found} $( [[ -n $NVCC ]] && $NVCC --version | tail -n 2 | head -n 1)"
+CMAKE_ARGS=(-S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DSTIFFGRAD_CUDA=ON
+            -DCMAKE_CUDA_ARCHITECTURES=90 -DSTIFFGRAD_TESTS=ON -DSTIFFGRAD_BENCH=ON)
+[[ -n $NVCC ]] && CMAKE_ARGS+=(-DCMAKE_CUDA_COMPILER="$NVCC")
+[[ -n "${SG_SHARED_DATA:-}" ]] && CMAKE_ARGS+=(-DSG_SHARED_DATA="$SG_SHARED_DATA")
+# CMake < 3.26 does not know nvcc's C++20 flag (CUDA_STANDARD 20 fails at generation); tell it.
+CMAKE_VER=$(cmake --version 2>/dev/null | head -n 1 | awk '{print $3}')
+if [[ -n $CMAKE_VER ]] && [[ "$(printf '%s\n3.26\n' "$CMAKE_VER" | sort -V | head -n 1)" != "3.26" ]]; then
+  CMAKE_ARGS+=(-DCMAKE_CUDA20_STANDARD_COMPILE_OPTION=-std=c++20
+               -DCMAKE_CUDA20_EXTENSION_COMPILE_OPTION=-std=c++20)
+fi
+if ! phase "configure" 90 "$OUT/configure.log" cmake "${CMAKE_ARGS[@]}"; then
+  if grep -q "libqhull_r" "$OUT/configure.log"; then
+    # Debian's mujoco CMake package names /usr/include/libqhull_r (libqhull-dev) without
+    # depending on it: configure without MuJoCo (the parity tests drop out, the GPU tests stay).
+    note "configure: mujoco::mujoco needs /usr/include/libqhull_r (libqhull-dev); retrying without MuJoCo"
+    CMAKE_ARGS+=(-DCMAKE_DISABLE_FIND_PACKAGE_mujoco=ON)
+    phase "configure (no mujoco)" 90 "$OUT/configure.log" cmake "${CMAKE_ARGS[@]}" || CONFIGURE_FAILED=1
+  else
+    CONFIGURE_FAILED=1
+  fi
+fi
+if [[ -n "${CONFIGURE_FAILED:-}" ]]; then
+  note "configure failed: see configure.log"; tail -n 20 "$OUT/configure.log" >>"$REPORT"
+  note "RESULT: FAIL (configure)"; exit 2
+fi
+# The GPU tests first, so that a broken CPU test or benchmark cannot hide them.
+if ! phase "build gpu tests" 240 "$OUT/build.log" cmake --build "$BUILD" -j"$JOBS" --target stiffgrad_gpu_tests; then
+  note "build of the GPU tests failed: see build.log"
+  grep -E "error|Error" "$OUT/build.log" | head -n 20 >>"$REPORT"
+  note "RESULT: FAIL (build)"; exit 3
+fi
+phase "build bench_forward" 90 "$OUT/build.log" cmake --build "$BUILD" -j"$JOBS" --target bench_forward
+phase "build all" 150 "$OUT/build.log" cmake --build "$BUILD" -j"$JOBS" || FAILED_BUILD_ALL=1
+
+# ---- GPU tests ----
+GPU_LOG="$OUT/gpu_tests.log"
+# -V: the skip messages and the measured differences ("[ info ]" lines) go to the log.
+phase "gpu tests" 150 "$GPU_LOG" ctest --test-dir "$BUILD" -L gpu -V --output-on-failure --timeout 120
+GPU_RC=$?
+note "--- gpu tests"
+grep -E "tests passed|tests failed|Total Test time" "$GPU_LOG" | tee -a "$REPORT" >/dev/null
+grep -E "\*\*\*Failed|\*\*\*Skipped|\*\*\*Timeout|\(Failed\)|\(Skipped\)|\(Timeout\)" "$GPU_LOG" | head -n 40 >>"$REPORT"
+grep -E "\[ info     \]" "$GPU_LOG" | head -n 60 >>"$REPORT"
+if (( GPU_RC != 0 )); then
+  FAILED=1
+  note "GPU tests FAILED (ctest exit $GPU_RC)"
+fi
+if grep -q "no CUDA device" "$GPU_LOG"; then
+  FAILED=1
+  note "GPU tests SKIPPED for lack of a CUDA device: the check did not run"
+fi
+if ! grep -qE "tests passed" "$GPU_LOG"; then
+  FAILED=1
+  note "no ctest summary for the GPU tests (not run?)"
+fi
+
+# ---- benchmark ----
+BENCH="$BUILD/bench/bench_forward"
+note "--- bench_forward --backend cuda"
+if [[ -x "$BENCH" ]]; then
+  phase "bench_forward" 90 "$OUT/bench.log" "$BENCH" --backend cuda
+  tail -n 25 "$OUT/bench.log" >>"$REPORT"
+else
+  note "bench/bench_forward was not built (not in the tree yet, or the build failed)"
+fi
+
+# ---- CPU suite (quick) ----
+CPU_LOG="$OUT/cpu_tests.log"
+if [[ -z "${FAILED_BUILD_ALL:-}" ]]; then
+  phase "cpu tests" 120 "$CPU_LOG" ctest --test-dir "$BUILD" -LE gpu -j8 --timeout 100
+  note "--- cpu tests"
+  grep -E "tests passed|tests failed" "$CPU_LOG" >>"$REPORT"
+  grep -E "\(Failed\)|\(Timeout\)|\*\*\*Failed|\*\*\*Timeout" "$CPU_LOG" | head -n 20 >>"$REPORT"
+else
+  note "cpu tests: not run (full build failed; see build.log)"
+  grep -E "error" "$OUT/build.log" | head -n 10 >>"$REPORT"
+fi
+
+note "--- total $(elapsed)s"
+if (( FAILED )); then
+  note "RESULT: FAIL"
+  exit 1
+fi
+note "RESULT: PASS"
+exit 0
