@@ -16,43 +16,30 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <chrono>
-#include <cmath>
-#include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <fstream>
 #include <memory>
-#include <random>
-#include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "bench/bench_common.hpp"
 #include "stiffgrad/stiffgrad.hpp"
-
-#ifdef SG_HAVE_MUJOCO
-#include <mujoco/mujoco.h>
-#endif
 
 namespace {
 
 using stiffgrad::Backend;
 using stiffgrad::Model;
 using stiffgrad::Precision;
-using Clock = std::chrono::steady_clock;
+namespace sb = stiffgrad::bench;
+using sb::Clock;
+using sb::seconds_since;
+using sb::Workload;
 
 constexpr int kSegment = 100;  // control steps between (untimed) state resets
-// Held controls are drawn within this fraction of each half-range around the range's centre:
-// MuJoCo's humanoid has torque motors and no joint limits here, so full-range torques held
-// for a second spin its limbs up until both engines diverge (checked: identically).
-constexpr double kCtrlScale = 0.2;
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 // ---------------------------------------------------------------- options
 
@@ -64,15 +51,6 @@ struct Args {
   int rounds = 3;
   int threads_all = 0;  // "all cores" thread count; 0: OpenMP's default
 };
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, sep))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
 
 void usage(std::FILE* f) {
   std::fprintf(
@@ -95,7 +73,7 @@ bool parse_args(int argc, char** argv, Args* a) {
       if (v != "cpu" && v != "cuda") throw std::invalid_argument("--backend cpu|cuda");
       a->backend = v == "cpu" ? Backend::Cpu : Backend::Cuda;
     } else if (k == "--models") {
-      a->models = split(value(), ',');
+      a->models = sb::split(value(), ',');
     } else if (k == "--min-time") {
       a->min_time = std::stod(value());
     } else if (k == "--threads") {
@@ -113,96 +91,7 @@ bool parse_args(int argc, char** argv, Args* a) {
   return true;
 }
 
-// ---------------------------------------------------------------- machine info
-
-std::string cpu_model() {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind("model name", 0) == 0) {
-      const auto colon = line.find(':');
-      if (colon != std::string::npos) return line.substr(colon + 2);
-    }
-  return "unknown";
-}
-
-// The 1-minute load average: other processes on the machine distort the all-cores rows most.
-std::string load_average() {
-  std::ifstream f("/proc/loadavg");
-  std::string first;
-  f >> first;
-  return first.empty() ? "unknown" : first;
-}
-
-std::string data_dir() {
-  if (const char* env = std::getenv("SG_SHARED_DATA")) return env;
-  return SG_SHARED_DATA;
-}
-
-std::string model_path(const std::string& key) {
-  if (key == "humanoid") return std::string(SG_MUJOCO_MODELS) + "/humanoid/humanoid.xml";
-  if (key == "g1") return data_dir() + "/models/unitree_g1/g1_mjx_mujoco222.xml";
-  if (key.size() > 4 && key.compare(key.size() - 4, 4, ".xml") == 0) return key;
-  throw std::invalid_argument("unknown model '" + key + "' (humanoid, g1 or a path to an .xml)");
-}
-
 // ---------------------------------------------------------------- workload
-
-// Seeded random initial states near qpos0 (hinge/slide coordinates and velocities perturbed,
-// quaternions rotated slightly) and random controls inside ctrlrange (kCtrlScale), held.
-struct Workload {
-  int nenv = 0;
-  std::vector<double> qpos, qvel, ctrl;  // environment-major: nenv x nq, nenv x nv, nenv x nu
-};
-
-Workload make_workload(const Model& m, int nenv, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  Workload w;
-  w.nenv = nenv;
-  w.qpos.resize(static_cast<std::size_t>(nenv) * m.nq);
-  w.qvel.resize(static_cast<std::size_t>(nenv) * m.nv);
-  w.ctrl.resize(static_cast<std::size_t>(nenv) * m.nu + 1);
-  for (int e = 0; e < nenv; ++e) {
-    double* q = &w.qpos[static_cast<std::size_t>(e) * m.nq];
-    std::copy(m.qpos0.begin(), m.qpos0.end(), q);
-    for (int j = 0; j < m.njnt; ++j) {
-      double* qj = q + m.jnt_qposadr[j];
-      double* quat = nullptr;
-      switch (m.jnt_type[j]) {
-        case stiffgrad::JointType::Hinge:
-        case stiffgrad::JointType::Slide:
-          qj[0] += 0.1 * u(rng);
-          break;
-        case stiffgrad::JointType::Ball:
-          quat = qj;
-          break;
-        case stiffgrad::JointType::Free:
-          quat = qj + 3;
-          break;
-      }
-      if (quat) {
-        double n2 = 0.0;
-        for (int k = 0; k < 4; ++k) {
-          quat[k] += 0.05 * u(rng);
-          n2 += quat[k] * quat[k];
-        }
-        for (int k = 0; k < 4; ++k) quat[k] /= std::sqrt(n2);
-      }
-    }
-    for (int i = 0; i < m.nv; ++i) w.qvel[static_cast<std::size_t>(e) * m.nv + i] = 0.1 * u(rng);
-    for (int a = 0; a < m.nu; ++a) {
-      double lo = -1.0, hi = 1.0;
-      if (m.actuator_ctrllimited[a]) {
-        lo = m.actuator_ctrlrange[2 * a];
-        hi = m.actuator_ctrlrange[2 * a + 1];
-      }
-      w.ctrl[static_cast<std::size_t>(e) * m.nu + a] =
-          0.5 * (lo + hi) + kCtrlScale * 0.5 * (hi - lo) * u(rng);
-    }
-  }
-  return w;
-}
 
 // Timed loop shared by every engine: segments of at most kSegment batch steps, each started
 // from the workload's initial states (reset untimed), in growing chunks of `step_n(k)` (which
@@ -273,28 +162,7 @@ class SgRunner {
 };
 
 #ifdef SG_HAVE_MUJOCO
-struct MjModelDeleter {
-  void operator()(mjModel* m) const { mj_deleteModel(m); }
-};
-using MjModelPtr = std::unique_ptr<mjModel, MjModelDeleter>;
-
-// The MuJoCo model configured for the comparison: constraint solver off (no contacts, limits
-// or friction loss: stiffgrad's smooth step), semi-implicit Euler with implicit damping, the
-// timestep stiffgrad uses. njmax and nconmax are set to 0 only to shrink each mjData: with the
-// constraint solver off mj_step never touches those arrays.
-MjModelPtr load_mujoco(const std::string& path, const Model& sg) {
-  char error[1024] = "";
-  MjModelPtr m(mj_loadXML(path.c_str(), nullptr, error, sizeof error));
-  if (!m) throw std::runtime_error("MuJoCo could not load " + path + ": " + error);
-  m->opt.disableflags |= mjDSBL_CONSTRAINT;
-  m->opt.integrator = mjINT_EULER;
-  m->opt.timestep = sg.opt.timestep;
-  m->njmax = 0;
-  m->nconmax = 0;
-  if (m->nq != sg.nq || m->nv != sg.nv || m->nu != sg.nu)
-    throw std::runtime_error("MuJoCo and stiffgrad disagree on the sizes of " + path);
-  return m;
-}
+using sb::MjModelPtr;
 
 class MjRunner {
  public:
@@ -407,7 +275,7 @@ void bench_cpu(Case& c, const Args& a) {
   if (a.threads_all > 1) thread_counts.push_back(a.threads_all);
   for (int threads : thread_counts) {
     for (int nenv : nenvs) {
-      const Workload w = make_workload(*c.sg, nenv, 12345u + static_cast<unsigned>(nenv));
+      const Workload w = sb::make_workload(*c.sg, nenv, 12345u + static_cast<unsigned>(nenv));
       SgRunner sg_d(c.sg, w, Backend::Cpu, Precision::Double, threads);
       SgRunner sg_f(c.sg, w, Backend::Cpu, Precision::Float, threads);
       double best_d = 0.0, best_f = 0.0, best_mj = 0.0;
@@ -441,7 +309,7 @@ void bench_cuda(Case& c, const Args& a) {
   double mj_ref = 0.0;
 #ifdef SG_HAVE_MUJOCO
   {
-    const Workload w = make_workload(*c.sg, 1024, 12345u + 1024u);
+    const Workload w = sb::make_workload(*c.sg, 1024, 12345u + 1024u);
     MjRunner mj(c.mj.get(), w);
     for (int r = 0; r < a.rounds; ++r)
       mj_ref = std::max(mj_ref, mj.rate(a.min_time, a.threads_all));
@@ -450,7 +318,7 @@ void bench_cuda(Case& c, const Args& a) {
   const std::vector<int> nenvs =
       a.quick ? std::vector<int>{1024, 16384, 65536} : std::vector<int>{1024, 4096, 16384, 65536};
   for (int nenv : nenvs) {
-    const Workload w = make_workload(*c.sg, nenv, 12345u + static_cast<unsigned>(nenv));
+    const Workload w = sb::make_workload(*c.sg, nenv, 12345u + static_cast<unsigned>(nenv));
     for (Precision prec : {Precision::Float, Precision::Double}) {
       SgRunner sg(c.sg, w, Backend::Cuda, prec, 0);
       double best = 0.0;
@@ -483,8 +351,8 @@ int main(int argc, char** argv) {
   std::printf(
       "machine: %s, %u logical cores, %d OpenMP threads for the all-cores rows, "
       "load average %s at start\n",
-      cpu_model().c_str(), std::thread::hardware_concurrency(), a.threads_all,
-      load_average().c_str());
+      sb::cpu_model().c_str(), std::thread::hardware_concurrency(), a.threads_all,
+      sb::load_average().c_str());
 #ifdef SG_HAVE_MUJOCO
   std::printf(
       "MuJoCo %s: mj_step on nenv mjData copies (1 thread: a loop; all cores: OpenMP over\n"
@@ -505,14 +373,14 @@ int main(int argc, char** argv) {
     Case c;
     c.key = key;
     try {
-      c.path = model_path(key);
+      c.path = sb::model_path(key);
       if (!std::ifstream(c.path).good()) {
         std::printf("%-10s skipped: %s not found\n", key.c_str(), c.path.c_str());
         continue;
       }
       c.sg = stiffgrad::load_mjcf(c.path);
 #ifdef SG_HAVE_MUJOCO
-      c.mj = load_mujoco(c.path, *c.sg);
+      c.mj = sb::load_mujoco(c.path, *c.sg);
 #endif
       if (!header) {
         print_header(a.backend == Backend::Cuda);
