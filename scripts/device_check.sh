@@ -138,6 +138,7 @@ if ! phase "build gpu tests" 240 "$OUT/build.log" cmake --build "$BUILD" -j"$JOB
   note "RESULT: FAIL (build)"; exit 3
 fi
 phase "build bench_forward" 90 "$OUT/build.log" cmake --build "$BUILD" -j"$JOBS" --target bench_forward
+phase "build bench_backward" 90 "$OUT/build.log" cmake --build "$BUILD" -j"$JOBS" --target bench_backward
 phase "build all" 150 "$OUT/build.log" cmake --build "$BUILD" -j"$JOBS" || FAILED_BUILD_ALL=1
 
 # ---- GPU tests ----
@@ -170,6 +171,15 @@ if [[ -x "$BENCH" ]]; then
   tail -n 25 "$OUT/bench.log" >>"$REPORT"
 else
   note "bench/bench_forward was not built (not in the tree yet, or the build failed)"
+fi
+
+BENCH_BW="$BUILD/bench/bench_backward"
+note "--- bench_backward --backend cuda --quick"
+if [[ -x "$BENCH_BW" ]]; then
+  phase "bench_backward" 60 "$OUT/bench_backward.log" "$BENCH_BW" --backend cuda --quick
+  tail -n 20 "$OUT/bench_backward.log" >>"$REPORT"
+else
+  note "bench/bench_backward was not built"
 fi
 
 # ---- CPU suite (quick) ----
