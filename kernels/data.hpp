@@ -15,6 +15,9 @@ struct DataLayout {
   int xpos, xquat, xmat;                // nbody x 3, x 4, x 9
   int xipos, ximat;                     // nbody x 3, x 9   centre of mass frame
   int xanchor, xaxis;                   // njnt x 3, x 3
+  int jnt_frame_pos, jnt_frame_quat;    // njnt x 3, x 4  body frame just before joint j acts
+  int jnt_qloc;                         // njnt x 4  local rotation of a hinge/ball joint
+  int xquat_raw;                        // nbody x 4  body quaternion before normalization
   int cdof, cdof_dot;                   // nv x 6  [angular; linear] about the world origin
   int cinert, crb;                      // nbody x 10  spatial inertia: I_origin(6), m*c(3), m
   int cvel, cacc, cfrc;                 // nbody x 6
@@ -33,6 +36,8 @@ struct DataLayout {
     d.xpos = take(3 * m.nbody); d.xquat = take(4 * m.nbody); d.xmat = take(9 * m.nbody);
     d.xipos = take(3 * m.nbody); d.ximat = take(9 * m.nbody);
     d.xanchor = take(3 * m.njnt); d.xaxis = take(3 * m.njnt);
+    d.jnt_frame_pos = take(3 * m.njnt); d.jnt_frame_quat = take(4 * m.njnt);
+    d.jnt_qloc = take(4 * m.njnt); d.xquat_raw = take(4 * m.nbody);
     d.cdof = take(6 * m.nv); d.cdof_dot = take(6 * m.nv);
     d.cinert = take(10 * m.nbody); d.crb = take(10 * m.nbody);
     d.cvel = take(6 * m.nbody); d.cacc = take(6 * m.nbody); d.cfrc = take(6 * m.nbody);
@@ -53,6 +58,7 @@ struct Data {
   using V = View<Real, L>;
   V qpos, qvel, ctrl;
   V xpos, xquat, xmat, xipos, ximat, xanchor, xaxis;
+  V jnt_frame_pos, jnt_frame_quat, jnt_qloc, xquat_raw;
   V cdof, cdof_dot, cinert, crb, cvel, cacc, cfrc;
   V qM, qLD;
   V qfrc_bias, qfrc_passive, qfrc_actuator, qfrc_smooth, qacc;
@@ -66,6 +72,8 @@ struct Data {
     d.xpos = base.at(o.xpos); d.xquat = base.at(o.xquat); d.xmat = base.at(o.xmat);
     d.xipos = base.at(o.xipos); d.ximat = base.at(o.ximat);
     d.xanchor = base.at(o.xanchor); d.xaxis = base.at(o.xaxis);
+    d.jnt_frame_pos = base.at(o.jnt_frame_pos); d.jnt_frame_quat = base.at(o.jnt_frame_quat);
+    d.jnt_qloc = base.at(o.jnt_qloc); d.xquat_raw = base.at(o.xquat_raw);
     d.cdof = base.at(o.cdof); d.cdof_dot = base.at(o.cdof_dot);
     d.cinert = base.at(o.cinert); d.crb = base.at(o.crb);
     d.cvel = base.at(o.cvel); d.cacc = base.at(o.cacc); d.cfrc = base.at(o.cfrc);

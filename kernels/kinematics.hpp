@@ -28,12 +28,13 @@ SG_HD SG_INLINE void body_frame_in_parent(const ModelView<Real>& m, const Data<R
 }
 
 // One hinge, slide or ball joint j acting on the body frame (xpos, xquat), in place; also
-// returns the joint's world anchor and axis (taken before the joint moves the frame).
+// returns the joint's world anchor and axis (taken before the joint moves the frame) and, for
+// hinge and ball joints, its local rotation qloc (untouched for a slide).
 // Hinge/slide joints move by qpos - qpos0 (MuJoCo's `ref` convention); a ball joint by its
 // normalized quaternion. Rotations turn about the anchor, not the body origin.
 template <class Real, class L>
 SG_HD SG_INLINE void apply_joint(const ModelView<Real>& m, View<Real, L> qpos, int j, Real xpos[3],
-                                 Real xquat[4], Real xanchor[3], Real xaxis[3]) {
+                                 Real xquat[4], Real xanchor[3], Real xaxis[3], Real qloc[4]) {
   const int a = m.jnt_qposadr[j];
   const int type = m.jnt_type[j];
   const Real* jpos = m.jnt_pos + 3 * j;
@@ -45,7 +46,6 @@ SG_HD SG_INLINE void apply_joint(const ModelView<Real>& m, View<Real, L> qpos, i
     const Real s = qpos[a] - m.qpos0[a];
     xpos[0] += xaxis[0] * s; xpos[1] += xaxis[1] * s; xpos[2] += xaxis[2] * s;
   } else {
-    Real qloc[4];
     if (type == kJntBall) {
       load4(qloc, qpos, a);
       normalize4(qloc);
@@ -88,12 +88,18 @@ SG_HD void fwd_kinematics_base_to_tip(const ModelView<Real>& m, const Data<Real,
     } else {
       body_frame_in_parent(m, d, b, xpos, xquat);
       for (int k = 0; k < m.body_jntnum[b]; ++k) {
-        Real xanchor[3], xaxis[3];
-        apply_joint(m, d.qpos, jnt0 + k, xpos, xquat, xanchor, xaxis);
-        store3(d.xanchor, 3 * (jnt0 + k), xanchor);
-        store3(d.xaxis, 3 * (jnt0 + k), xaxis);
+        const int j = jnt0 + k;
+        // kept for the adjoint, which would otherwise recompute every joint's entry frame
+        store3(d.jnt_frame_pos, 3 * j, xpos);
+        store4(d.jnt_frame_quat, 4 * j, xquat);
+        Real xanchor[3], xaxis[3], qloc[4] = {Real(1), Real(0), Real(0), Real(0)};
+        apply_joint(m, d.qpos, j, xpos, xquat, xanchor, xaxis, qloc);
+        store3(d.xanchor, 3 * j, xanchor);
+        store3(d.xaxis, 3 * j, xaxis);
+        store4(d.jnt_qloc, 4 * j, qloc);
       }
     }
+    store4(d.xquat_raw, 4 * b, xquat);
     normalize4(xquat);
     Real xmat[9];
     quat_to_mat(xmat, xquat);

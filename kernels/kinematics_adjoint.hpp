@@ -68,7 +68,7 @@ SG_HD void adj_com_inertia_and_dofs(const ModelView<Real>& m, const Data<Real, L
 }
 
 // Adjoint of fwd_kinematics_base_to_tip: frame adjoints -> qpos adjoints, tip to base.
-// Intermediate frames inside a body (between its joints) are recomputed, not stored.
+// Intermediate frames inside a body (between its joints) come from the forward pass.
 template <class Real, class L>
 SG_HD void adj_fwd_kinematics(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a) {
   for (int b = m.nbody - 1; b > 0; --b) {
@@ -106,28 +106,25 @@ SG_HD void adj_fwd_kinematics(const ModelView<Real>& m, const Data<Real, L>& d, 
       continue;
     }
 
-    // recompute the frame before the final normalization and undo it
-    Real start_pos[3], start_quat[4];
-    body_frame_in_parent(m, d, b, start_pos, start_quat);
-    const int nj = m.body_jntnum[b];
+    // undo the final normalization (the raw quaternion was kept by the forward pass)
     {
-      Real p[3], q[4], anc[3], ax[3];
-      copy3(p, start_pos); copy4(q, start_quat);
-      for (int k = 0; k < nj; ++k) apply_joint(m, d.qpos, jnt0 + k, p, q, anc, ax);
-      Real adj_pre[4] = {};
-      adj_normalize4(q, adj_pre, adj_xquat);
+      Real raw[4], adj_pre[4] = {};
+      load4(raw, d.xquat_raw, 4 * b);
+      adj_normalize4(raw, adj_pre, adj_xquat);
       copy4(adj_xquat, adj_pre);
     }
-    // joints in reverse; adj_xpos / adj_xquat are the adjoints of the frame after joint k
+    // joints in reverse; adj_xpos / adj_xquat are the adjoints of the frame after joint k.
+    // The frame before joint k, its local rotation and the frame after it were kept by the
+    // forward pass (jnt_frame_*, jnt_qloc, xquat_raw).
+    const int nj = m.body_jntnum[b];
     for (int k = nj - 1; k >= 0; --k) {
       const int j = jnt0 + k;
-      Real p[3], q[4], anc[3], ax[3];
-      copy3(p, start_pos); copy4(q, start_quat);
-      for (int i = 0; i < k; ++i) apply_joint(m, d.qpos, jnt0 + i, p, q, anc, ax);
-      // p, q: frame before joint k; recompute its anchor, axis and result
-      Real q_after[4], p_after[3];
-      copy3(p_after, p); copy4(q_after, q);
-      apply_joint(m, d.qpos, j, p_after, q_after, anc, ax);
+      Real q[4], q_after[4], qloc[4], ax[3];
+      load4(q, d.jnt_frame_quat, 4 * j);
+      load4(qloc, d.jnt_qloc, 4 * j);
+      load3(ax, d.xaxis, 3 * j);
+      if (k + 1 < nj) load4(q_after, d.jnt_frame_quat, 4 * (j + 1));
+      else load4(q_after, d.xquat_raw, 4 * b);
 
       const int qa = m.jnt_qposadr[j];
       const int type = m.jnt_type[j];
@@ -149,13 +146,7 @@ SG_HD void adj_fwd_kinematics(const ModelView<Real>& m, const Data<Real, L>& d, 
         Real adj_qa[4];
         copy4(adj_qa, adj_xquat);
         adj_quat_rotate(q_after, jpos, adj_qa, dummy, neg);
-        Real qloc[4], adj_qloc[4] = {};
-        if (type == kJntBall) {
-          load4(qloc, d.qpos, qa);
-          normalize4(qloc);
-        } else {
-          axis_angle_to_quat(qloc, jaxis, d.qpos[qa] - m.qpos0[qa]);
-        }
+        Real adj_qloc[4] = {};
         adj_quat_mul(q, qloc, adj_q, adj_qloc, adj_qa);
         if (type == kJntBall) {
           Real q_in[4], adj_q_in[4] = {};
@@ -163,14 +154,22 @@ SG_HD void adj_fwd_kinematics(const ModelView<Real>& m, const Data<Real, L>& d, 
           adj_normalize4(q_in, adj_q_in, adj_qloc);
           accumulate(a.qpos, qa, adj_q_in, 4);
         } else {
-          a.qpos[qa] += adj_axis_angle_to_quat(jaxis, d.qpos[qa] - m.qpos0[qa], adj_qloc);
+          // qloc = (cos(t/2), axis sin(t/2)): dqloc/dt = (-sin/2, axis cos/2), with sin and
+          // cos read back from qloc rather than re-evaluated (axis is unit)
+          const Real c = qloc[0], sn = dot3(jaxis, qloc + 1);
+          a.qpos[qa] += Real(0.5) * (-sn * adj_qloc[0] + c * dot3(jaxis, adj_qloc + 1));
         }
         adj_p[0] = adj_p[1] = adj_p[2] = Real(0);
       }
-      // anchor = rot(q, jpos) + p ; axis = rot(q, jaxis)
+      // anchor = rot(q, jpos) + p ; axis = rot(q, jaxis): one rotation matrix for both
       for (int c = 0; c < 3; ++c) adj_p[c] += adj_anchor[c];
-      adj_quat_rotate(q, jpos, adj_q, dummy, adj_anchor);
-      adj_quat_rotate(q, jaxis, adj_q, dummy, adj_axis);
+      {
+        Real R[9], adj_R[9] = {};
+        quat_to_mat(R, q);
+        adj_mat_vec3(R, jpos, adj_R, dummy, adj_anchor);
+        adj_mat_vec3(R, jaxis, adj_R, dummy, adj_axis);
+        adj_quat_to_mat(q, adj_q, adj_R);
+      }
       copy3(adj_xpos, adj_p);
       copy4(adj_xquat, adj_q);
     }
