@@ -8,6 +8,7 @@
 //   adj_ctrl_                 T x nu x nenv        control adjoints of every step
 //   dl_qpos_ / dl_qvel_       (T + 1) x n x nenv   incoming per-step loss gradients
 //   adjoint_ws_               DataLayout::size x nenv   adjoint Data per environment
+//   keep_ws_                  DataLayout::size x nenv   primal of the last replayed substep
 //   replay_                   S (nq + nv) x nenv   replay buffer
 // The primal Data of the replay reuses the backend's step workspace: backward runs on the
 // backend's stream, after every queued step, and no step runs during it.
@@ -29,7 +30,8 @@ __global__ void __launch_bounds__(kBlockSize)
 adjoint_step_kernel(const __grid_constant__ kern::ModelView<Real> m,
                     const __grid_constant__ kern::DataLayout layout, Real* q0, Real* v0, Real* u,
                     Real* q1, Real* v1, Real* adj_q, Real* adj_v, Real* adj_u, const Real* dl_q,
-                    const Real* dl_v, Real* primal_ws, Real* adjoint_ws, Real* replay, int nenv,
+                    const Real* dl_v, Real* primal_ws, Real* keep_ws, Real* adjoint_ws,
+                    Real* replay, int nenv,
                     int substeps, const int* status, int* replay_ok) {
   const int e = static_cast<int>(blockIdx.x) * kBlockSize + static_cast<int>(threadIdx.x);
   if (e >= nenv) return;
@@ -37,11 +39,12 @@ adjoint_step_kernel(const __grid_constant__ kern::ModelView<Real> m,
   using V = kern::View<Real, L>;
   const L s{nenv};
   const auto d = kern::Data<Real, L>::bind(V{primal_ws + e, s}, layout);
+  const auto d_keep = kern::Data<Real, L>::bind(V{keep_ws + e, s}, layout);
   const V adj_buffer{adjoint_ws + e, s};
   const auto a = kern::Data<Real, L>::bind(adj_buffer, layout);
   const bool same = kern::adj_control_step_env(
       m, layout, V{q0 + e, s}, V{v0 + e, s}, V{u + e, s}, V{q1 + e, s}, V{v1 + e, s},
-      V{adj_q + e, s}, V{adj_v + e, s}, V{adj_u + e, s}, d, a, adj_buffer, V{replay + e, s},
+      V{adj_q + e, s}, V{adj_v + e, s}, V{adj_u + e, s}, d, d_keep, a, adj_buffer, V{replay + e, s},
       substeps);
   if (!same && status[e] == kern::kEnvOk) replay_ok[e] = 0;
   if (dl_q)
@@ -82,6 +85,7 @@ class CudaRollout final : public RolloutImpl {
     dl_qpos_ = DeviceArray<Real>((T + 1) * nq_ * n, "loss gradients (qpos)");
     dl_qvel_ = DeviceArray<Real>((T + 1) * nv_ * n, "loss gradients (qvel)");
     adjoint_ws_ = DeviceArray<Real>(static_cast<std::size_t>(be_.layout_.size) * n, "adjoint workspace");
+    keep_ws_ = DeviceArray<Real>(static_cast<std::size_t>(be_.layout_.size) * n, "kept primal workspace");
     replay_ = DeviceArray<Real>(replay * n, "replay buffer");
     replay_ok_ = DeviceArray<int>(n, "replay flags");
     const std::size_t stage = std::max({(T + 1) * std::max(nq_, nv_), T * nu_, static_cast<std::size_t>(nq_ + nv_)}) * n;
@@ -128,7 +132,8 @@ class CudaRollout final : public RolloutImpl {
           be_.view_, be_.layout_, q0, v0, ckpt_ctrl_.get() + t * nu_ * n, q0 + nq_ * n, v0 + nv_ * n,
           adj_qpos_.get(), adj_qvel_.get(), adj_ctrl_.get() + t * nu_ * n,
           dL_dqpos ? dl_qpos_.get() + t * nq_ * n : nullptr, dL_dqvel ? dl_qvel_.get() + t * nv_ * n : nullptr,
-          be_.workspace_.get(), adjoint_ws_.get(), replay_.get(), nenv_, substeps_, be_.status_.get(),
+          be_.workspace_.get(), keep_ws_.get(), adjoint_ws_.get(), replay_.get(), nenv_, substeps_,
+          be_.status_.get(),
           replay_ok_.get());
       SG_CUDA_CHECK(cudaGetLastError());
     }
@@ -160,7 +165,8 @@ class CudaRollout final : public RolloutImpl {
     const std::size_t total = ckpt_qpos_.bytes() + ckpt_qvel_.bytes() + ckpt_ctrl_.bytes() +
                               adj_qpos_.bytes() + adj_qvel_.bytes() + adj_ctrl_.bytes() +
                               tangent_.bytes() + dl_qpos_.bytes() + dl_qvel_.bytes() +
-                              adjoint_ws_.bytes() + replay_.bytes() + replay_ok_.bytes();
+                              adjoint_ws_.bytes() + keep_ws_.bytes() + replay_.bytes() +
+                              replay_ok_.bytes();
     return total / static_cast<std::size_t>(nenv_);
   }
 
@@ -192,7 +198,7 @@ class CudaRollout final : public RolloutImpl {
   DeviceArray<Real> ckpt_qpos_, ckpt_qvel_, ckpt_ctrl_;
   DeviceArray<Real> adj_qpos_, adj_qvel_, adj_ctrl_, tangent_;
   DeviceArray<Real> dl_qpos_, dl_qvel_;
-  DeviceArray<Real> adjoint_ws_, replay_;
+  DeviceArray<Real> adjoint_ws_, keep_ws_, replay_;
   DeviceArray<int> replay_ok_;
   PinnedArray<Real> stage_;
   PinnedArray<int> flags_host_;

@@ -1,6 +1,6 @@
 // CPU Rollout: checkpoints in the backend's precision and layout (environment-minor), and
 // the reverse sweep as an OpenMP loop over kern::adj_control_step_env, the same function the
-// CUDA backend launches. Per-thread workspace: primal Data, adjoint Data, replay buffer.
+// CUDA backend launches. Per-thread workspace: two primal Data, adjoint Data, replay buffer.
 #include <cstring>
 
 #include "host/backend_cpu.hpp"
@@ -24,7 +24,7 @@ class CpuRollout final : public RolloutImpl {
         adj_ctrl_(static_cast<std::size_t>(nu_) * nenv_ + 1),
         tangent_(static_cast<std::size_t>(nv_) * nenv_ + 1),
         stage_(static_cast<std::size_t>(std::max({nq_, nv_, nu_})) * nenv_ + 1),
-        thread_ws_(2 * be.layout_.size + kern::replay_size(be.view_, substeps)),
+        thread_ws_(3 * be.layout_.size + kern::replay_size(be.view_, substeps)),
         workspace_(static_cast<std::size_t>(thread_ws_) * be.threads_ + 1),
         replay_ok_(nenv_, 1) {}
 
@@ -109,15 +109,16 @@ class CpuRollout final : public RolloutImpl {
     {
       Real* ws = workspace_.data() + static_cast<std::size_t>(thread_ws_) * omp_get_thread_num();
       const auto d = kern::Data<Real, LW>::bind(VW{ws, LW{}}, o);
-      const VW adj_buffer{ws + o.size, LW{}};
+      const auto d_keep = kern::Data<Real, LW>::bind(VW{ws + o.size, LW{}}, o);
+      const VW adj_buffer{ws + 2 * o.size, LW{}};
       const auto a = kern::Data<Real, LW>::bind(adj_buffer, o);
-      const VW replay{ws + 2 * o.size, LW{}};
+      const VW replay{ws + 3 * o.size, LW{}};
 #pragma omp for schedule(static)
       for (int e = 0; e < nenv_; ++e) {
         const bool same = kern::adj_control_step_env(
             be_.view_, o, VS{q0 + e, env_minor}, VS{v0 + e, env_minor}, VS{u + e, env_minor},
             VS{q1 + e, env_minor}, VS{v1 + e, env_minor}, VS{adj_qpos_.data() + e, env_minor},
-            VS{adj_qvel_.data() + e, env_minor}, VS{adj_ctrl_.data() + e, env_minor}, d, a,
+            VS{adj_qvel_.data() + e, env_minor}, VS{adj_ctrl_.data() + e, env_minor}, d, d_keep, a,
             adj_buffer, replay, substeps_);
         // an environment frozen by a non-finite state is not expected to replay
         if (!same && be_.status_[e] == kern::kEnvOk) replay_ok_[e] = 0;

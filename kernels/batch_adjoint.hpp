@@ -17,25 +17,38 @@ SG_HD SG_INLINE int replay_size(const ModelView<Real>& m, int substeps) {
 // Inputs (batched, layout LS): the checkpoint state at the start of the control step and its
 // control; adj_qpos (nq, raw coordinates) / adj_qvel (nv) hold the adjoint of the state at
 // the end of the control step and are overwritten with the adjoint of the state at its
-// start; adj_ctrl (nu) receives the control adjoint (overwritten). Workspace (layout LW):
-// primal Data d, adjoint Data a over adj_buffer, replay buffer. Returns true when the replay
-// reproduced `next_qpos` / `next_qvel` (the following checkpoint) bit for bit.
+// start; adj_ctrl (nu) receives the control adjoint (overwritten). Workspace (layout LW): two
+// primal Data d and d_keep, the adjoint Data a over adj_buffer, the replay buffer. Returns
+// true when the replay reproduced `next_qpos` / `next_qvel` (the following checkpoint) bit
+// for bit.
+//
+// Cost per control step of S substeps: S - 1 replayed substeps, S adjoint substeps, of which
+// S - 1 recompute their primal: the last substep is never replayed (its adjoint recomputes
+// it, then finishes its Euler step for the bitwise check) and the last replayed one runs in
+// d_keep and is consumed by its adjoint without recomputation.
 template <class Real, class LS, class LW>
 SG_HD bool adj_control_step_env(const ModelView<Real>& m, const DataLayout& o,
                                 View<Real, LS> qpos, View<Real, LS> qvel, View<Real, LS> ctrl,
                                 View<Real, LS> next_qpos, View<Real, LS> next_qvel,
                                 View<Real, LS> adj_qpos, View<Real, LS> adj_qvel,
                                 View<Real, LS> adj_ctrl, const Data<Real, LW>& d,
-                                const Data<Real, LW>& a, View<Real, LW> adj_buffer,
-                                View<Real, LW> replay, int substeps) {
+                                const Data<Real, LW>& d_keep, const Data<Real, LW>& a,
+                                View<Real, LW> adj_buffer, View<Real, LW> replay, int substeps) {
   const int nx = m.nq + m.nv;
-  // replay, keeping the state before every substep; the last substep's primal is recomputed
-  // by its adjoint below, so it is not run here
+  const int kept = substeps - 2;  // substep whose primal stays in d_keep (none if S = 1)
+  // replay, keeping the state before every substep
   load_env(m, qpos, qvel, ctrl, d);
   for (int s = 0; s < substeps; ++s) {
     for (int i = 0; i < m.nq; ++i) replay[s * nx + i] = d.qpos[i];
     for (int i = 0; i < m.nv; ++i) replay[s * nx + m.nq + i] = d.qvel[i];
-    if (s + 1 < substeps) substep(m, d);
+    if (s == kept) {
+      load_env(m, d.qpos, d.qvel, d.ctrl, d_keep);
+      substep(m, d_keep);
+      for (int i = 0; i < m.nq; ++i) d.qpos[i] = d_keep.qpos[i];
+      for (int i = 0; i < m.nv; ++i) d.qvel[i] = d_keep.qvel[i];
+    } else if (s + 1 < substeps) {
+      substep(m, d);
+    }
   }
 
   for (int i = 0; i < m.nq; ++i) a.qpos[i] = adj_qpos[i];
@@ -43,8 +56,14 @@ SG_HD bool adj_control_step_env(const ModelView<Real>& m, const DataLayout& o,
   for (int i = 0; i < m.nu; ++i) a.ctrl[i] = Real(0);
   bool identical = true;
   for (int s = substeps - 1; s >= 0; --s) {
-    for (int i = 0; i < m.nq; ++i) d.qpos[i] = replay[s * nx + i];
-    for (int i = 0; i < m.nv; ++i) d.qvel[i] = replay[s * nx + m.nq + i];
+    const Data<Real, LW>& p = s == kept ? d_keep : d;
+    // the state before the substep (d_keep's was advanced by its substep)
+    for (int i = 0; i < m.nq; ++i) p.qpos[i] = replay[s * nx + i];
+    for (int i = 0; i < m.nv; ++i) p.qvel[i] = replay[s * nx + m.nq + i];
+    if (s == kept) {
+      adj_substep(m, o, d_keep, a, adj_buffer, /*recompute=*/false);
+      continue;
+    }
     adj_substep(m, o, d, a, adj_buffer);
     if (s == substeps - 1) {
       // adj_substep left the last substep's qacc in d: finishing the Euler step reproduces

@@ -30,14 +30,17 @@ SG_HD void clear_adjoint_scratch(const DataLayout& o, View<Real, L> adj_buffer) 
 // adjoints of the state before, and a.ctrl has accumulated the control adjoint. d ends up
 // holding the primal intermediates of the substep: qpos, qvel, ctrl and qacc unchanged (so
 // integrate_euler(m, d) then reproduces the substep's result), scratch fields overwritten.
+//
+// With recompute = false, d must already hold the primal of this substep (fwd_dynamics run
+// on the state before it, e.g. by a replayed substep() whose qpos/qvel were then restored).
 template <class Real, class L>
 SG_HD void adj_substep(const ModelView<Real>& m, const DataLayout& o, const Data<Real, L>& d,
-                       const Data<Real, L>& a, View<Real, L> adj_buffer) {
+                       const Data<Real, L>& a, View<Real, L> adj_buffer, bool recompute = true) {
   const Real h = m.timestep;
   clear_adjoint_scratch(o, adj_buffer);
 
-  // replay the primal up to qacc (qfrc_bias then holds RNEA(q, v, qacc), see below)
-  fwd_dynamics(m, d, h);
+  // the primal up to qacc (qfrc_bias then holds RNEA(q, v, qacc), see below)
+  if (recompute) fwd_dynamics(m, d, h);
 
   // integrate: qvel' = qvel + h qacc, qpos' = qpos (+) h qvel'
   for (int i = 0; i < m.nv; ++i) d.qfrc_smooth[i] = d.qvel[i] + h * d.qacc[i];  // qvel'

@@ -71,11 +71,12 @@ void check_model(const std::string& path) {
     for (int i = 0; i < M.nq; ++i) adj_q[i * nenv + e] = dl(dlq, T, M.nq, i, e);
     for (int i = 0; i < M.nv; ++i) adj_v[i * nenv + e] = dl(dlv, T, M.nv, i, e);
   }
-  std::vector<double> primal(layout.size * nenv), adjoint(layout.size * nenv),
+  std::vector<double> primal(layout.size * nenv), keep(layout.size * nenv), adjoint(layout.size * nenv),
       replay(kern::replay_size(m, S) * nenv);
   for (int t = T - 1; t >= 0; --t) {
     for (int e = 0; e < nenv; ++e) {
       const auto d = kern::Data<double, kern::Strided>::bind(V{primal.data() + e, s}, layout);
+      const auto d_keep = kern::Data<double, kern::Strided>::bind(V{keep.data() + e, s}, layout);
       const V adj_buffer{adjoint.data() + e, s};
       const auto a = kern::Data<double, kern::Strided>::bind(adj_buffer, layout);
       double* q0 = ck_q.data() + t * M.nq * nenv;
@@ -83,7 +84,7 @@ void check_model(const std::string& path) {
       const bool same = kern::adj_control_step_env(
           m, layout, V{q0 + e, s}, V{v0 + e, s}, V{ck_u.data() + t * M.nu * nenv + e, s},
           V{q0 + M.nq * nenv + e, s}, V{v0 + M.nv * nenv + e, s}, V{adj_q.data() + e, s},
-          V{adj_v.data() + e, s}, V{adj_u.data() + t * M.nu * nenv + e, s}, d, a, adj_buffer,
+          V{adj_v.data() + e, s}, V{adj_u.data() + t * M.nu * nenv + e, s}, d, d_keep, a, adj_buffer,
           V{replay.data() + e, s}, S);
       EXPECT_TRUE(same) << "replay, env " << e << " step " << t;
       for (int i = 0; i < M.nq; ++i) adj_q[i * nenv + e] += dl(dlq, t, M.nq, i, e);
