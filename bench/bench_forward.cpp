@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <fstream>
@@ -353,6 +354,14 @@ int main(int argc, char** argv) {
       "load average %s at start\n",
       sb::cpu_model().c_str(), std::thread::hardware_concurrency(), a.threads_all,
       sb::load_average().c_str());
+  // libgomp's default is to spin before sleeping: on a machine whose cores are busy with other
+  // work, a spinning worker keeps the master off a core and every parallel step waits a
+  // scheduler slice (measured on 2 cores, load ~1.5: 83 env-steps/s instead of 5e4 at nenv 1).
+  const char* wait_policy = std::getenv("OMP_WAIT_POLICY");
+  std::printf("OMP_WAIT_POLICY=%s (both engines)%s\n", wait_policy ? wait_policy : "unset",
+              wait_policy ? ""
+                          : "; on a busy machine rerun with OMP_WAIT_POLICY=passive, else the "
+                            "all-cores rows measure scheduler waits");
 #ifdef SG_HAVE_MUJOCO
   std::printf(
       "MuJoCo %s: mj_step on nenv mjData copies (1 thread: a loop; all cores: OpenMP over\n"
