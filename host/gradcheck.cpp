@@ -95,19 +95,6 @@ GradcheckReport run_gradcheck(const std::shared_ptr<const Model>& model, const G
   const int n_inputs = m.nv + m.nv + T * m.nu;
   for (int k = 0; k < opt.samples && n_inputs > 0; ++k) {
     const int idx = static_cast<int>(rng() % static_cast<std::uint64_t>(n_inputs));
-    auto eval = [&](double s) {
-      Problem q = p;
-      if (idx < m.nv) {
-        std::vector<double> delta(m.nv, 0.0);
-        delta[idx] = s;
-        integrate_tangent(m, q.qpos.data(), delta.data());
-      } else if (idx < 2 * m.nv) {
-        q.qvel[idx - m.nv] += s;
-      } else {
-        q.ctrl[idx - 2 * m.nv] += s;
-      }
-      return final_loss(m, ref, q, T, w);
-    };
     // extended-precision reference (step h) and, for comparison, plain double (step 1e-4)
     auto perturbed = [&](double s) {
       Problem q = p;
@@ -121,6 +108,10 @@ GradcheckReport run_gradcheck(const std::shared_ptr<const Model>& model, const G
         q.ctrl[idx - 2 * m.nv] += s;
       }
       return q;
+    };
+    auto eval = [&](double s) {
+      const Problem q = perturbed(s);
+      return final_loss(m, ref, q, T, w);
     };
     auto eval_ext = [&](double s) {
       const Problem q = perturbed(s);

@@ -131,6 +131,20 @@ std::shared_ptr<const Model> load_with_notes(const std::string& path) {
   return m;
 }
 
+// State rows stacked environment-major, as Simulator::set_state / set_ctrl take them.
+struct Batch {
+  std::vector<double> qpos, qvel, ctrl;
+};
+Batch stack(const std::vector<StateRow>& states) {
+  Batch b;
+  for (const auto& s : states) {
+    b.qpos.insert(b.qpos.end(), s.qpos.begin(), s.qpos.end());
+    b.qvel.insert(b.qvel.end(), s.qvel.begin(), s.qvel.end());
+    b.ctrl.insert(b.ctrl.end(), s.ctrl.begin(), s.ctrl.end());
+  }
+  return b;
+}
+
 void print_array(const char* key, const std::vector<double>& v, bool last) {
   std::printf("\"%s\": [", key);
   for (std::size_t i = 0; i < v.size(); ++i) std::printf(i ? ", %.17g" : "%.17g", v[i]);
@@ -195,12 +209,8 @@ int cmd_rollout(const Args& a) {
   if (states.empty()) return 0;
   opt.nenv = static_cast<int>(states.size());
   Simulator sim(m, opt);
-  std::vector<double> qpos, qvel, ctrl;
-  for (const auto& s : states) {
-    qpos.insert(qpos.end(), s.qpos.begin(), s.qpos.end());
-    qvel.insert(qvel.end(), s.qvel.begin(), s.qvel.end());
-    ctrl.insert(ctrl.end(), s.ctrl.begin(), s.ctrl.end());
-  }
+  const Batch b = stack(states);
+  std::vector<double> qpos = b.qpos, qvel = b.qvel, ctrl = b.ctrl;
   sim.set_state(qpos.data(), qvel.data());
   sim.set_ctrl(ctrl.data());
   for (int t = 0; t < steps; ++t) sim.step();
@@ -234,12 +244,8 @@ int cmd_grad(const Args& a) {
   SimulatorOptions opt;
   opt.nenv = nenv;
   Simulator sim(m, opt);
-  std::vector<double> qpos, qvel, ctrl;
-  for (const auto& s : states) {
-    qpos.insert(qpos.end(), s.qpos.begin(), s.qpos.end());
-    qvel.insert(qvel.end(), s.qvel.begin(), s.qvel.end());
-    ctrl.insert(ctrl.end(), s.ctrl.begin(), s.ctrl.end());
-  }
+  const Batch b = stack(states);
+  std::vector<double> qpos = b.qpos, qvel = b.qvel, ctrl = b.ctrl;
   sim.set_state(qpos.data(), qvel.data());
   sim.set_ctrl(ctrl.data());
   Rollout ro(sim, steps);

@@ -17,41 +17,8 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-PACKAGES=(cmake g++ make libeigen3-dev libtinyxml2-dev libgtest-dev libgmock-dev googletest
-          libbenchmark-dev libmujoco-dev libmujoco-samples libomp-dev
-          libqhull-dev)  # libqhull-dev: Debian's mujoco::mujoco target names /usr/include/libqhull_r
+source "$ROOT/scripts/setup.sh"
 
-install_missing_packages() {
-  local missing=() p
-  for p in "${PACKAGES[@]}"; do
-    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
-  done
-  [ ${#missing[@]} -eq 0 ] && return 0
-  echo "== installing missing packages: ${missing[*]}"
-  if [ "${SG_NO_APT:-0}" = 1 ]; then
-    echo "SG_NO_APT=1: not installing; the build may fail" >&2
-    return 0
-  fi
-  local sudo=()
-  [ "$(id -u)" -ne 0 ] && sudo=(sudo)
-  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
-  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-    "${missing[@]}"
-}
-
-install_missing_packages
-
-BUILD_DIR="${BUILD_DIR:-build}"
-JOBS="${JOBS:-$(nproc)}"
-config_args=(-DCMAKE_BUILD_TYPE=Release)
-[ -n "${SG_SHARED_DATA:-}" ] && config_args+=("-DSG_SHARED_DATA=${SG_SHARED_DATA}")
-# shellcheck disable=SC2206
-[ -n "${CMAKE_ARGS:-}" ] && config_args+=(${CMAKE_ARGS})
-
-echo "== configure ($BUILD_DIR)"
-cmake -S "$ROOT" -B "$BUILD_DIR" "${config_args[@]}"
-echo "== build ($JOBS jobs)"
-cmake --build "$BUILD_DIR" --parallel "$JOBS"
 echo "== test"
 cd "$BUILD_DIR"
 ctest --output-on-failure --parallel "$JOBS"
