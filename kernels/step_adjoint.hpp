@@ -11,6 +11,7 @@
 
 #include "kernels/actuation_adjoint.hpp"
 #include "kernels/integrate_adjoint.hpp"
+#include "kernels/ldl_adjoint.hpp"
 #include "kernels/passive_adjoint.hpp"
 #include "kernels/rnea_adjoint.hpp"
 #include "kernels/step.hpp"
@@ -48,7 +49,7 @@ SG_HD void adj_substep(const ModelView<Real>& m, const DataLayout& o, const Data
   for (int i = 0; i < m.nv; ++i) a.qacc[i] = h * a.qvel[i];
 
   // lambda = (M + h D)^-1 qacc_bar, in a.qacc
-  ltdl_solve(m, d.qLD, a.qacc);
+  adj_ltdl_solve(m, d.qLD, a.qacc);
 
   // f = passive + actuator - bias: the passive and actuator parts
   for (int i = 0; i < m.nv; ++i) {
