@@ -349,6 +349,14 @@ class CudaBackend final : public BackendImpl {
     to_env_major(ctrl, download_.get(), nenv_, nu_);
   }
 
+  // Device-to-device on the stream: no host involvement.
+  void set_ctrl_backend(const void* ctrl) override {
+    if (nu_ == 0) return;
+    DeviceGuard guard(device_);
+    SG_CUDA_CHECK(cudaMemcpyAsync(ctrl_.get(), ctrl, sizeof(Real) * nu_ * nenv_,
+                                  cudaMemcpyDeviceToDevice, stream_));
+  }
+
   void clear_status() override {
     DeviceGuard guard(device_);
     SG_CUDA_CHECK(cudaMemsetAsync(status_.get(), 0, sizeof(int) * nenv_, stream_));

@@ -36,6 +36,8 @@ class BackendImpl {
   virtual void get_state(double* qpos, double* qvel) const = 0;
   virtual void set_ctrl(const double* ctrl) = 0;
   virtual void get_ctrl(double* ctrl) const = 0;
+  // Controls in backend memory, precision and layout (nu x nenv): a backend-side copy.
+  virtual void set_ctrl_backend(const void* ctrl) = 0;
   virtual void clear_status() = 0;
   virtual void get_status(int* status) const = 0;  // nenv
   virtual void step(int substeps) = 0;

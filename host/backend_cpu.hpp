@@ -40,6 +40,10 @@ class CpuBackend final : public BackendImpl {
   }
   void set_ctrl(const double* ctrl) override { to_env_minor(ctrl_.data(), ctrl, nenv_, view_.nu); }
   void get_ctrl(double* ctrl) const override { to_env_major(ctrl, ctrl_.data(), nenv_, view_.nu); }
+  void set_ctrl_backend(const void* ctrl) override {
+    const Real* src = static_cast<const Real*>(ctrl);
+    std::copy(src, src + static_cast<std::size_t>(view_.nu) * nenv_, ctrl_.begin());
+  }
   void clear_status() override { std::fill(status_.begin(), status_.end(), 0); }
   void get_status(int* status) const override { std::copy(status_.begin(), status_.end(), status); }
 

@@ -26,6 +26,13 @@ void Rollout::step(const double* ctrl) {
   impl_->save(++steps_);
 }
 
+void Rollout::step_backend_ctrl(const void* ctrl) {
+  if (steps_ < 0) throw std::logic_error("Rollout::step before begin()");
+  if (steps_ >= horizon_) throw std::length_error("Rollout::step beyond the horizon");
+  sim_.step_backend_ctrl(ctrl);
+  impl_->save(++steps_);
+}
+
 void Rollout::backward(const double* dL_dqpos, const double* dL_dqvel, double* dL_dqpos0,
                        double* dL_dqvel0, double* dL_dctrl) {
   if (steps_ < 0) throw std::logic_error("Rollout::backward before begin()");

@@ -63,6 +63,10 @@ void Simulator::step(const double* ctrl) {
   impl_->set_ctrl(ctrl);
   impl_->step(options_.substeps);
 }
+void Simulator::step_backend_ctrl(const void* ctrl) {
+  impl_->set_ctrl_backend(ctrl);
+  impl_->step(options_.substeps);
+}
 void Simulator::synchronize() { impl_->synchronize(); }
 
 std::vector<int> Simulator::status() const {

@@ -34,6 +34,9 @@ class Rollout {
   // One control step of the simulator with `ctrl` (nenv x nu; nullptr keeps the current
   // control), then a checkpoint. Throws std::length_error beyond the horizon.
   void step(const double* ctrl = nullptr);
+  // The same with controls already in the backend's memory (see
+  // Simulator::step_backend_ctrl): no host copy or sync while recording.
+  void step_backend_ctrl(const void* ctrl);
 
   // Gradient of a loss L(state_0 .. state_T, ctrl_0 .. ctrl_{T-1}) whose partial derivatives
   // with respect to the states are given per step, T = steps():

@@ -54,10 +54,19 @@ class Simulator {
   void set_ctrl(const double* ctrl);
   void get_ctrl(double* ctrl) const;
 
-  // Advance every environment by one control step (`substeps` substeps).
+  // Advance every environment by one control step (`substeps` substeps), with the controls
+  // last set. Neither allocates, copies to/from the host, nor synchronizes.
   void step();
-  // set_ctrl(ctrl) then step().
+  // set_ctrl(ctrl) then step(): a convenience that stages host controls (a host-to-backend
+  // copy; on CUDA it may wait for the previous upload to finish).
   void step(const double* ctrl);
+  // Controls already in the backend's memory (device memory on CUDA, host memory on the
+  // CPU), in the backend's precision (float or double as in the options), environment-minor
+  // (ctrl[u * nenv + e], nu x nenv): copied backend-side into the control buffer, then
+  // step(). No host copy, no host sync: the path for a policy that runs on the device.
+  void step_backend_ctrl(const void* ctrl);
+  // Element size of the backend's reals (4 for float, 8 for double).
+  std::size_t real_size() const { return options_.precision == Precision::Float ? 4 : 8; }
   // Wait for queued work (CUDA); a no-op on the CPU.
   void synchronize();
 
