@@ -23,7 +23,8 @@ class CpuBackend final : public BackendImpl {
         view_(arrays_.host_view()),
         layout_(kern::DataLayout::make(view_)),
         nenv_(opt.nenv),
-        threads_(opt.threads > 0 ? opt.threads : omp_get_max_threads()),
+        // never more threads than environments: idle threads only add fork/join cost
+        threads_(std::max(1, std::min(opt.nenv, opt.threads > 0 ? opt.threads : omp_get_max_threads()))),
         qpos_(static_cast<std::size_t>(model.nq) * nenv_),
         qvel_(static_cast<std::size_t>(model.nv) * nenv_),
         ctrl_(static_cast<std::size_t>(std::max(model.nu, 0)) * nenv_ + 1),
