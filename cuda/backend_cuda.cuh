@@ -288,6 +288,7 @@ class CudaBackend final : public BackendImpl {
       SG_CUDA_CHECK(cudaEventRecord(upload_done_, stream_));
       SG_CUDA_CHECK(cudaStreamSynchronize(stream_));
       view_ = arrays.bind(model_reals_.get(), model_ints_.get());
+      view_.implicit_actuator_damping = opt.integrator == Integrator::ImplicitDampingEuler;
     } catch (...) {
       release_stream();
       throw;

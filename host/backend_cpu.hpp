@@ -29,7 +29,9 @@ class CpuBackend final : public BackendImpl {
         qvel_(static_cast<std::size_t>(model.nv) * nenv_),
         ctrl_(static_cast<std::size_t>(std::max(model.nu, 0)) * nenv_ + 1),
         status_(nenv_, 0),
-        workspace_(static_cast<std::size_t>(layout_.size) * threads_ + 1) {}
+        workspace_(static_cast<std::size_t>(layout_.size) * threads_ + 1) {
+    view_.implicit_actuator_damping = opt.integrator == Integrator::ImplicitDampingEuler;
+  }
 
   void set_state(const double* qpos, const double* qvel) override {
     to_env_minor(qpos_.data(), qpos, nenv_, view_.nq);

@@ -65,6 +65,7 @@ GradcheckReport run_gradcheck(const std::shared_ptr<const Model>& model, const G
   SimulatorOptions so;
   so.substeps = opt.substeps;
   so.precision = opt.precision;
+  so.integrator = opt.integrator;
   so.threads = 1;
   Simulator sim(model, so);
   Rollout ro(sim, T);
@@ -115,7 +116,8 @@ GradcheckReport run_gradcheck(const std::shared_ptr<const Model>& model, const G
     };
     auto eval_ext = [&](double s) {
       const Problem q = perturbed(s);
-      return rollout_loss_extended(m, q.qpos.data(), q.qvel.data(), q.ctrl.data(), T, opt.substeps, w.data());
+      return rollout_loss_extended(m, q.qpos.data(), q.qvel.data(), q.ctrl.data(), T, opt.substeps, w.data(),
+                                   opt.integrator);
     };
     const long double H = h;
     const double fd = static_cast<double>(
@@ -150,7 +152,7 @@ GradcheckReport run_gradcheck(const std::shared_ptr<const Model>& model, const G
     for (double& x : uv) x = n01(rng);
     for (double& x : uc) x = n01(rng);
     const auto Ju = rollout_jvp(m, p.qpos.data(), p.qvel.data(), p.ctrl.data(), T, opt.substeps,
-                                uq.data(), uv.data(), uc.data(), opt.precision);
+                                uq.data(), uv.data(), uc.data(), opt.precision, opt.integrator);
     std::vector<double> r_qpos(m.nq);
     ro.backward_raw(dq.data(), dv.data(), r_qpos.data(), g_qvel.data(), g_ctrl.data());
     double lhs = 0, rhs = 0, scale = 0;

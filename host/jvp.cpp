@@ -16,10 +16,11 @@ namespace {
 template <class Scalar>
 std::vector<double> rollout_jvp_in(const Model& model, const double* qpos, const double* qvel,
                                    const double* ctrl, int T, int substeps, const double* dqpos,
-                                   const double* dqvel, const double* dctrl) {
+                                   const double* dqvel, const double* dctrl, Integrator integrator) {
   using D = kern::Dual<Scalar, 1>;
   ModelArrays<D> arrays(model);
-  const auto m = arrays.host_view();
+  auto m = arrays.host_view();
+  m.implicit_actuator_damping = integrator == Integrator::ImplicitDampingEuler;
   const auto layout = kern::DataLayout::make(m);
   std::vector<D> buffer(static_cast<std::size_t>(layout.size) + 1);
   const auto d = kern::Data<D, kern::Contiguous>::bind({buffer.data(), {}}, layout);
@@ -43,19 +44,22 @@ std::vector<double> rollout_jvp_in(const Model& model, const double* qpos, const
 
 std::vector<double> rollout_jvp(const Model& model, const double* qpos, const double* qvel,
                                 const double* ctrl, int T, int substeps, const double* dqpos,
-                                const double* dqvel, const double* dctrl, Precision precision) {
+                                const double* dqvel, const double* dctrl, Precision precision,
+                                Integrator integrator) {
   if (precision == Precision::Float)
-    return rollout_jvp_in<float>(model, qpos, qvel, ctrl, T, substeps, dqpos, dqvel, dctrl);
-  return rollout_jvp_in<double>(model, qpos, qvel, ctrl, T, substeps, dqpos, dqvel, dctrl);
+    return rollout_jvp_in<float>(model, qpos, qvel, ctrl, T, substeps, dqpos, dqvel, dctrl, integrator);
+  return rollout_jvp_in<double>(model, qpos, qvel, ctrl, T, substeps, dqpos, dqvel, dctrl, integrator);
 }
 
 template class ModelArrays<long double>;
 
 long double rollout_loss_extended(const Model& model, const double* qpos, const double* qvel,
-                                  const double* ctrl, int T, int substeps, const double* w) {
+                                  const double* ctrl, int T, int substeps, const double* w,
+                                  Integrator integrator) {
   using E = long double;
   ModelArrays<E> arrays(model);
-  const auto m = arrays.host_view();
+  auto m = arrays.host_view();
+  m.implicit_actuator_damping = integrator == Integrator::ImplicitDampingEuler;
   const auto layout = kern::DataLayout::make(m);
   std::vector<E> buffer(static_cast<std::size_t>(layout.size) + 1);
   const auto d = kern::Data<E, kern::Contiguous>::bind({buffer.data(), {}}, layout);

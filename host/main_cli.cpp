@@ -47,7 +47,8 @@ const char* kRolloutHelp =
     "From each state (format as for `dynamics`), N smooth semi-implicit Euler steps of the\n"
     "model timestep with the control held; all states are stepped together as one batch.\n"
     "Prints per state one line: the final qpos then qvel, comma-separated, 17 significant\n"
-    "digits. --float simulates in single precision.\n";
+    "digits. --float simulates in single precision. --implicit-actuators treats actuator\n"
+    "velocity gains implicitly too (Integrator::ImplicitDampingEuler; default: MuJoCo's Euler).\n";
 
 const char* kGradHelp =
     "usage: stiffgrad grad MODEL.xml --states STATES.csv --steps N --weights W.csv\n"
@@ -56,11 +57,11 @@ const char* kGradHelp =
     "L = w . [qpos_N; qvel_N]. Prints one JSON object per line with dL_dqpos (nv, MuJoCo's\n"
     "tangent convention: qpos perturbed as mj_integratePos(qpos, delta, 1)), dL_dqvel (nv) and\n"
     "dL_dctrl (nu, for the held control), 17 significant digits. Exact reverse mode with\n"
-    "checkpointed replay.\n";
+    "checkpointed replay. --implicit-actuators as for `rollout`.\n";
 
 const char* kGradcheckHelp =
     "usage: stiffgrad gradcheck MODEL.xml [--steps T] [--substeps S] [--states FILE] [--float]\n"
-    "                           [--samples K] [--seed N] [--fd-step H]\n"
+    "                           [--samples K] [--seed N] [--fd-step H] [--implicit-actuators]\n"
     "Runs a rollout of T control steps (default 20) of S substeps (default 4) and checks the\n"
     "adjoint gradient of the fixed loss L = w . [qpos_T; qvel_T], w ~ N(0, 1) drawn from the\n"
     "seed (default 1), against central finite differences (4-point stencil, step H, default\n"
@@ -200,6 +201,7 @@ int cmd_rollout(const Args& a) {
   const int steps = parse_positive_int(a.get("steps"), "--steps");
   SimulatorOptions opt;
   opt.precision = a.has("float") ? Precision::Float : Precision::Double;
+  if (a.has("implicit-actuators")) opt.integrator = Integrator::ImplicitDampingEuler;
   const std::string backend = a.has("backend") ? a.get("backend") : "cpu";
   if (backend == "cpu") opt.backend = Backend::Cpu;
   else if (backend == "cuda") opt.backend = Backend::Cuda;
@@ -243,6 +245,7 @@ int cmd_grad(const Args& a) {
   const int nenv = static_cast<int>(states.size());
   SimulatorOptions opt;
   opt.nenv = nenv;
+  if (a.has("implicit-actuators")) opt.integrator = Integrator::ImplicitDampingEuler;
   Simulator sim(m, opt);
   const Batch b = stack(states);
   std::vector<double> qpos = b.qpos, qvel = b.qvel, ctrl = b.ctrl;
@@ -291,6 +294,7 @@ int cmd_gradcheck(const Args& a) {
   if (a.has("seed")) opt.seed = static_cast<std::uint64_t>(parse_positive_int(a.get("seed"), "--seed"));
   if (opt.steps < 1 || opt.substeps < 1) throw UsageError("--steps and --substeps must be at least 1");
   opt.precision = a.has("float") ? Precision::Float : Precision::Double;
+  if (a.has("implicit-actuators")) opt.integrator = Integrator::ImplicitDampingEuler;
   const auto m = load_with_notes(path);
   if (a.has("states")) {
     const auto states = read_states_csv(a.get("states"), *m);
@@ -340,15 +344,16 @@ int main(int argc, char** argv) {
     }
     if (cmd == "rollout") {
       if (wants_help(argc, argv)) return std::fputs(kRolloutHelp, stdout), 0;
-      return cmd_rollout(parse_args(argc, argv, {"float"}, {"states", "steps", "backend"}));
+      return cmd_rollout(parse_args(argc, argv, {"float", "implicit-actuators"}, {"states", "steps", "backend"}));
     }
     if (cmd == "grad") {
       if (wants_help(argc, argv)) return std::fputs(kGradHelp, stdout), 0;
-      return cmd_grad(parse_args(argc, argv, {}, {"states", "steps", "weights"}));
+      return cmd_grad(parse_args(argc, argv, {"implicit-actuators"}, {"states", "steps", "weights"}));
     }
     if (cmd == "gradcheck") {
       if (wants_help(argc, argv)) return std::fputs(kGradcheckHelp, stdout), 0;
-      return cmd_gradcheck(parse_args(argc, argv, {"float"}, {"steps", "substeps", "states", "samples", "seed", "fd-step"}));
+      return cmd_gradcheck(parse_args(argc, argv, {"float", "implicit-actuators"},
+                                      {"steps", "substeps", "states", "samples", "seed", "fd-step"}));
     }
     if (cmd == "demo") return stiffgrad::run_demo(argc, argv);
     std::fprintf(stderr, "stiffgrad: unknown command '%s'\n%s", cmd.c_str(), kUsage);

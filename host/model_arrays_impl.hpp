@@ -65,6 +65,7 @@ ModelArrays<Real>::ModelArrays(const Model& m) : model_(&m) {
   v.nq = m.nq; v.nv = m.nv; v.nbody = m.nbody; v.njnt = m.njnt; v.nu = m.nu;
   v.ntendon = m.ntendon;
   v.timestep = static_cast<Real>(m.opt.timestep);
+  v.implicit_actuator_damping = 0;
   for (int k = 0; k < 3; ++k)
     v.gravity[k] = m.opt.gravity_enabled ? static_cast<Real>(m.opt.gravity[k]) : Real(0);
 

@@ -15,6 +15,7 @@ template <class Real>
 struct ModelView {
   int nq, nv, nbody, njnt, nu, ntendon;
   Real timestep;
+  int implicit_actuator_damping;  // 1: Integrator::ImplicitDampingEuler (set by the backend)
   Real gravity[3];  // zero when gravity is disabled
 
   const int* body_parentid;   // nbody

@@ -5,7 +5,8 @@
 //   fwd_acceleration qfrc_smooth = passive + actuator - bias, qacc = (M + h_d D)^-1 qfrc_smooth
 //   integrate        semi-implicit Euler: qvel += h qacc, qpos <- qpos (+) h qvel
 // With h_d = h this is MuJoCo's Euler integrator, implicit in joint damping:
-// (M + h diag(damping)) dv = h qfrc_smooth. With h_d = 0, qacc is MuJoCo's mjData.qacc.
+// (M + h diag(damping)) dv = h qfrc_smooth; with m.implicit_actuator_damping the actuators'
+// velocity gains join the implicit diagonal. With h_d = 0, qacc is MuJoCo's mjData.qacc.
 // Every stage is a pure function of (Model, the Data fields it reads), so the adjoint issue can
 // pair each with an adj_ twin and replay substeps bit for bit.
 #pragma once
@@ -40,6 +41,32 @@ SG_HD void fwd_actuation(const ModelView<Real>& m, const Data<Real, L>& d) {
   actuator_forces(m, d);
 }
 
+// Velocity gain of the actuators on each dof that the step treats implicitly: K_i =
+// -sum gear^2 b2 over the affine actuators of dof i whose force clamps are inactive (a clamped
+// force does not depend on the velocity). Zero unless m.implicit_actuator_damping.
+template <class Real, class L>
+SG_HD SG_INLINE void add_implicit_actuator_damping(const ModelView<Real>& m, const Data<Real, L>& d,
+                                                   Real h) {
+  if (!m.implicit_actuator_damping) return;
+  const int nv = m.nv;
+  for (int u = 0; u < m.nu; ++u) {
+    if (m.actuator_biastype[u] != kBiasAffine) continue;
+    const int j = m.actuator_trnid[u];
+    const Real f = d.actuator_force[u];
+    if (m.actuator_forcelimited[u] &&
+        (f <= m.actuator_forcerange[2 * u] || m.actuator_forcerange[2 * u + 1] <= f))
+      continue;
+    if (m.jnt_actfrclimited[j]) {
+      const Real t = d.qfrc_actuator[m.jnt_dofadr[j]];
+      if (t <= m.jnt_actfrcrange[2 * j] || m.jnt_actfrcrange[2 * j + 1] <= t) continue;
+    }
+    const Real g = m.actuator_gear[u];
+    const int i = m.jnt_dofadr[j];
+    const Real k = -g * g * m.actuator_biasprm[3 * u + 2];
+    if (k > Real(0)) d.qLD[i * nv + i] += h * k;  // only damping (b2 < 0) is made implicit
+  }
+}
+
 // h_damping: implicit-damping step size (0 gives the plain forward dynamics).
 template <class Real, class L>
 SG_HD void fwd_acceleration(const ModelView<Real>& m, const Data<Real, L>& d, Real h_damping) {
@@ -52,6 +79,7 @@ SG_HD void fwd_acceleration(const ModelView<Real>& m, const Data<Real, L>& d, Re
     for (int j = m.dof_parentid[i]; j >= 0; j = m.dof_parentid[j]) d.qLD[i * nv + j] = d.qM[i * nv + j];
     d.qLD[i * nv + i] = d.qM[i * nv + i] + h_damping * m.dof_damping[i];
   }
+  if (h_damping != Real(0)) add_implicit_actuator_damping(m, d, h_damping);
   ltdl_factor(m, d.qLD);
   ltdl_solve(m, d.qLD, d.qacc);
 }

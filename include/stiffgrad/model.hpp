@@ -21,7 +21,12 @@ enum class GainType : int { Fixed = 0 };
 enum class BiasType : int { None = 0, Affine = 1 };
 
 // Integrators a user may request from the simulator (MJCF `option integrator` is only noted).
-enum class Integrator : int { SemiImplicitEuler = 0 };
+//   SemiImplicitEuler  MuJoCo's Euler: (M + h D) dv = h f, joint damping D implicit.
+//   ImplicitDampingEuler  the same, with the velocity gains of joint actuators implicit too:
+//                      (M + h (D + K)) dv = h f, K_ii = -sum gear^2 b2 over the (unclamped)
+//                      affine actuators of dof i. This is the diagonal part of MuJoCo's
+//                      implicitfast, and keeps position servos with kv stable at large steps.
+enum class Integrator : int { SemiImplicitEuler = 0, ImplicitDampingEuler = 1 };
 
 struct Options {
   double timestep = 0.002;                 // seconds per substep (MJCF option/timestep)
