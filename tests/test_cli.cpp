@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <unistd.h>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -23,8 +24,13 @@ struct Run {
   std::string err;  // stderr
 };
 
+// Unique per process: ctest runs the tests of this file as separate, concurrent processes.
+std::string unique_temp(const std::string& name) {
+  return ::testing::TempDir() + "/sg_cli_" + std::to_string(getpid()) + "_" + name;
+}
+
 Run run_cli(const std::string& args) {
-  const std::string err_path = ::testing::TempDir() + "/cli_stderr.txt";
+  const std::string err_path = unique_temp("stderr.txt");
   const std::string cmd = std::string(SG_CLI) + " " + args + " 2>" + err_path;
   Run r{0, "", ""};
   FILE* p = popen(cmd.c_str(), "r");
@@ -40,7 +46,7 @@ Run run_cli(const std::string& args) {
 }
 
 std::string temp_file(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + "/" + name;
+  const std::string path = unique_temp(name);
   std::ofstream(path) << text;
   return path;
 }
