@@ -94,37 +94,9 @@ inline Workload make_workload(const Model& m, int nenv, std::uint64_t seed) {
   std::uniform_real_distribution<double> u(-1.0, 1.0);
   Workload w;
   w.nenv = nenv;
-  w.qpos.resize(static_cast<std::size_t>(nenv) * m.nq);
-  w.qvel.resize(static_cast<std::size_t>(nenv) * m.nv);
   w.ctrl.resize(static_cast<std::size_t>(nenv) * m.nu + 1);
+  stiffgrad::sample_states_near_qpos0(m, nenv, rng, 0.1, 0.1, &w.qpos, &w.qvel);
   for (int e = 0; e < nenv; ++e) {
-    double* q = &w.qpos[static_cast<std::size_t>(e) * m.nq];
-    std::copy(m.qpos0.begin(), m.qpos0.end(), q);
-    for (int j = 0; j < m.njnt; ++j) {
-      double* qj = q + m.jnt_qposadr[j];
-      double* quat = nullptr;
-      switch (m.jnt_type[j]) {
-        case JointType::Hinge:
-        case JointType::Slide:
-          qj[0] += 0.1 * u(rng);
-          break;
-        case JointType::Ball:
-          quat = qj;
-          break;
-        case JointType::Free:
-          quat = qj + 3;
-          break;
-      }
-      if (quat) {
-        double n2 = 0.0;
-        for (int k = 0; k < 4; ++k) {
-          quat[k] += 0.05 * u(rng);
-          n2 += quat[k] * quat[k];
-        }
-        for (int k = 0; k < 4; ++k) quat[k] /= std::sqrt(n2);
-      }
-    }
-    for (int i = 0; i < m.nv; ++i) w.qvel[static_cast<std::size_t>(e) * m.nv + i] = 0.1 * u(rng);
     for (int a = 0; a < m.nu; ++a) {
       double lo = -1.0, hi = 1.0;
       if (m.actuator_ctrllimited[a]) {

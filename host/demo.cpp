@@ -3,6 +3,7 @@
 // batched backend against the single-state host path. Parity with MuJoCo is deliberately not
 // here (the library does not depend on MuJoCo): run.sh runs the Parity tests after the demo.
 #include "host/demo.hpp"
+#include "stiffgrad/sampling.hpp"
 
 #include <omp.h>
 
@@ -88,47 +89,6 @@ int parse_args(int argc, char** argv, DemoArgs* a) {
     }
   }
   return -1;
-}
-
-// Initial states near qpos0: hinge/slide coordinates and velocities perturbed uniformly,
-// quaternions (ball, free) rotated slightly and renormalized.
-void random_states(const Model& m, int nenv, std::mt19937_64& rng, std::vector<double>* qpos,
-                   std::vector<double>* qvel) {
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  qpos->assign(static_cast<std::size_t>(nenv) * m.nq, 0.0);
-  qvel->assign(static_cast<std::size_t>(nenv) * m.nv, 0.0);
-  for (int e = 0; e < nenv; ++e) {
-    double* q = qpos->data() + static_cast<std::size_t>(e) * m.nq;
-    std::copy(m.qpos0.begin(), m.qpos0.end(), q);
-    for (int j = 0; j < m.njnt; ++j) {
-      double* qj = q + m.jnt_qposadr[j];
-      double* quat = nullptr;
-      switch (m.jnt_type[j]) {
-        case JointType::Hinge:
-        case JointType::Slide:
-          qj[0] += 0.1 * u(rng);
-          break;
-        case JointType::Ball:
-          quat = qj;
-          break;
-        case JointType::Free:
-          for (int k = 0; k < 3; ++k) qj[k] += 0.05 * u(rng);
-          quat = qj + 3;
-          break;
-      }
-      if (quat) {
-        double n = 0.0;
-        for (int k = 0; k < 4; ++k) {
-          quat[k] += 0.05 * u(rng);
-          n += quat[k] * quat[k];
-        }
-        n = std::sqrt(n);
-        for (int k = 0; k < 4; ++k) quat[k] /= n;
-      }
-    }
-    double* v = qvel->data() + static_cast<std::size_t>(e) * m.nv;
-    for (int i = 0; i < m.nv; ++i) v[i] = 0.1 * u(rng);
-  }
 }
 
 // Uniform in ctrlrange where the actuator is ctrl-limited, else in [-1, 1].
@@ -220,7 +180,7 @@ int run_demo(int argc, char** argv) {
 
     std::mt19937_64 rng(a.seed);
     std::vector<double> qpos0, qvel0;
-    random_states(m, a.nenv, rng, &qpos0, &qvel0);
+    sample_states_near_qpos0(m, a.nenv, rng, 0.1, 0.1, &qpos0, &qvel0);
     const int nbank = std::min(a.steps, 16);
     const std::size_t ctrl_size = static_cast<std::size_t>(a.nenv) * m.nu;
     std::vector<double> ctrl_bank(ctrl_size * nbank + 1, 0.0);

@@ -7,3 +7,4 @@
 #include "stiffgrad/states_csv.hpp"
 #include "stiffgrad/rollout.hpp"
 #include "stiffgrad/gradcheck.hpp"
+#include "stiffgrad/sampling.hpp"
