@@ -2,6 +2,9 @@
 // (the library instantiates float and double in model_arrays.cpp).
 #pragma once
 
+#include <stdexcept>
+#include <string>
+
 #include "host/model_arrays.hpp"
 
 namespace stiffgrad {
@@ -13,6 +16,7 @@ namespace detail {
 template <class Real, class F>
 void visit_arrays(kern::ModelView<Real>& v, const Model& m, F&& f) {
   f(v.body_parentid, m.body_parentid);
+  f(v.body_rootid, m.body_rootid);
   f(v.body_jntnum, m.body_jntnum);
   f(v.body_jntadr, m.body_jntadr);
   f(v.body_dofnum, m.body_dofnum);
@@ -33,7 +37,6 @@ void visit_arrays(kern::ModelView<Real>& v, const Model& m, F&& f) {
   f(v.jnt_actfrclimited, m.jnt_actfrclimited);
   f(v.jnt_actfrcrange, m.jnt_actfrcrange);
   f(v.dof_bodyid, m.dof_bodyid);
-  f(v.dof_jntid, m.dof_jntid);
   f(v.dof_parentid, m.dof_parentid);
   f(v.dof_armature, m.dof_armature);
   f(v.dof_damping, m.dof_damping);
@@ -57,10 +60,24 @@ void visit_arrays(kern::ModelView<Real>& v, const Model& m, F&& f) {
   f(v.wrap_coef, m.wrap_coef);
 }
 
+// The kernels find each kinematic tree as a contiguous run of bodies starting at its root
+// (kernels/kinematics.hpp tree_com); MJCF's depth-first body numbering guarantees it.
+inline void check_trees_contiguous(const Model& m) {
+  for (int b = 1; b < m.nbody; ++b) {
+    const int r = m.body_rootid[static_cast<std::size_t>(b)];
+    const bool ok = r == b ? m.body_parentid[static_cast<std::size_t>(b)] == 0
+                           : (r < b && m.body_rootid[static_cast<std::size_t>(b - 1)] == r);
+    if (!ok)
+      throw std::invalid_argument("model '" + m.name + "': body " + std::to_string(b) +
+                                  " breaks the depth-first numbering of its kinematic tree");
+  }
+}
+
 }  // namespace detail
 
 template <class Real>
 ModelArrays<Real>::ModelArrays(const Model& m) : model_(&m) {
+  detail::check_trees_contiguous(m);
   auto& v = sizes_;
   v.nq = m.nq; v.nv = m.nv; v.nbody = m.nbody; v.njnt = m.njnt; v.nu = m.nu;
   v.ntendon = m.ntendon;

@@ -20,8 +20,6 @@ template <class Real> SG_HD SG_INLINE Real sg_sin(Real x) { using std::sin; retu
 template <class Real> SG_HD SG_INLINE Real sg_cos(Real x) { using std::cos; return cos(x); }
 template <class Real> SG_HD SG_INLINE Real sg_atan2(Real y, Real x) { using std::atan2; return atan2(y, x); }
 template <class Real> SG_HD SG_INLINE Real sg_abs(Real x) { return x < Real(0) ? -x : x; }
-template <class Real> SG_HD SG_INLINE Real sg_min(Real a, Real b) { return b < a ? b : a; }
-template <class Real> SG_HD SG_INLINE Real sg_max(Real a, Real b) { return a < b ? b : a; }
 template <class Real> SG_HD SG_INLINE Real sg_clamp(Real x, Real lo, Real hi) {
   return x < lo ? lo : (hi < x ? hi : x);
 }

@@ -1,5 +1,5 @@
 // Joint-space mass matrix by the composite-rigid-body algorithm (RBDA sec. 6.2, Table 6.2),
-// with world-frame quantities: M_ij = cdof_i . (Ic_body(i) cdof_j) for j = i and its ancestor
+// with spatial quantities in world axes about each tree's centre of mass: M_ij = cdof_i . (Ic_body(i) cdof_j) for j = i and its ancestor
 // dofs; rotor armature on the diagonal. Stored dense, row-major, lower triangle filled
 // (upper triangle mirrored so that M can be read whole).
 #pragma once

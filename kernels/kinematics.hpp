@@ -1,6 +1,16 @@
-// Forward kinematics (MuJoCo's mj_kinematics + mj_comPos, without the COM-based offset):
-// body frames, joint anchors and axes, the world-frame spatial inertia of each body and the
-// motion subspace (cdof) of each degree of freedom, all about the world origin.
+// Forward kinematics (MuJoCo's mj_kinematics + mj_comPos): body frames, joint anchors and
+// axes, the spatial inertia of each body (cinert) and the motion subspace of each degree of
+// freedom (cdof).
+//
+// Precision away from the origin. Positions are kept *tree-relative*: every body of a
+// kinematic tree (the subtree of one child of the world, its root) stores its position, COM
+// and joint anchors relative to the tree origin, the root's frame origin in the world
+// (`tree_origin`, a free root's qpos translation or a fixed root's body_pos). The world
+// position is tree_origin + xpos. Spatial quantities (cinert, cdof, and from
+// them cvel, cacc, cfrc) are taken about the tree's centre of mass subtree_com[root], as
+// MuJoCo's mj_comPos does, so they equal MuJoCo's mjData fields. A robot 1000 m from the
+// origin therefore computes its dynamics from the same small numbers as at the origin: in
+// float, absolute coordinates would lose 6e-5 m of every lever arm at 1000 m.
 #pragma once
 
 #include "kernels/data.hpp"
@@ -8,7 +18,8 @@
 
 namespace stiffgrad::kern {
 
-// Frame of body b before its joints act: its fixed placement in the parent's final frame.
+// Frame of body b before its joints act: its fixed placement in the parent's final frame,
+// tree-relative. A root body (child of the world) sits at its tree's origin.
 template <class Real, class L>
 SG_HD SG_INLINE void body_frame_in_parent(const ModelView<Real>& m, const Data<Real, L>& d, int b,
                                           Real xpos[3], Real xquat[4]) {
@@ -22,7 +33,7 @@ SG_HD SG_INLINE void body_frame_in_parent(const ModelView<Real>& m, const Data<R
     add3(xpos, ppos, off);
     quat_mul(xquat, pquat, bquat);
   } else {
-    copy3(xpos, bpos);
+    xpos[0] = xpos[1] = xpos[2] = Real(0);
     copy4(xquat, bquat);
   }
 }
@@ -59,13 +70,16 @@ SG_HD SG_INLINE void apply_joint(const ModelView<Real>& m, View<Real, L> qpos, i
   }
 }
 
-// True when body b is moved by a single free joint (its frame comes straight from qpos).
+// True when body b is moved by a single free joint (its frame comes straight from qpos; the
+// loader only allows free joints in root bodies).
 template <class Real>
 SG_HD SG_INLINE bool is_free_body(const ModelView<Real>& m, int b) {
   return m.body_jntnum[b] == 1 && m.jnt_type[m.body_jntadr[b]] == kJntFree;
 }
 
-// Body and joint frames from qpos, base to tip (bodies are numbered parent-first).
+// Body and joint frames from qpos, base to tip (bodies are numbered parent-first). Positions
+// are tree-relative (see the top of this file): body b is at tree_origin[b] + xpos[b] in the
+// world, tree_origin[b] being its root's world origin.
 template <class Real, class L>
 SG_HD void fwd_kinematics_base_to_tip(const ModelView<Real>& m, const Data<Real, L>& d) {
   {
@@ -73,24 +87,29 @@ SG_HD void fwd_kinematics_base_to_tip(const ModelView<Real>& m, const Data<Real,
     const Real unit[4] = {Real(1), Real(0), Real(0), Real(0)};
     const Real eye[9] = {Real(1), Real(0), Real(0), Real(0), Real(1), Real(0), Real(0), Real(0), Real(1)};
     store3(d.xpos, 0, zero3); store4(d.xquat, 0, unit); store9(d.xmat, 0, eye);
-    store3(d.xipos, 0, zero3); store9(d.ximat, 0, eye);
+    store3(d.xipos, 0, zero3); store9(d.ximat, 0, eye); store3(d.tree_origin, 0, zero3);
   }
   for (int b = 1; b < m.nbody; ++b) {
     Real xpos[3], xquat[4];
     const int jnt0 = m.body_jntadr[b];
     if (is_free_body(m, b)) {
       const int a = m.jnt_qposadr[jnt0];
-      load3(xpos, d.qpos, a);
+      Real origin[3];
+      load3(origin, d.qpos, a);
+      store3(d.tree_origin, 3 * b, origin);
+      xpos[0] = xpos[1] = xpos[2] = Real(0);
       load4(xquat, d.qpos, a + 3);
       normalize4(xquat);
       store3(d.xanchor, 3 * jnt0, xpos);
       store3(d.xaxis, 3 * jnt0, m.jnt_axis + 3 * jnt0);
     } else {
+      const int p = m.body_parentid[b];
+      for (int k = 0; k < 3; ++k)
+        d.tree_origin[3 * b + k] = p == 0 ? m.body_pos[3 * b + k] : d.tree_origin[3 * p + k];
       body_frame_in_parent(m, d, b, xpos, xquat);
       for (int k = 0; k < m.body_jntnum[b]; ++k) {
         const int j = jnt0 + k;
-        // kept for the adjoint, which would otherwise recompute every joint's entry frame
-        store3(d.jnt_frame_pos, 3 * j, xpos);
+        // kept for the adjoint, which would otherwise recompute every joint's entry rotation
         store4(d.jnt_frame_quat, 4 * j, xquat);
         Real xanchor[3], xaxis[3], qloc[4] = {Real(1), Real(0), Real(0), Real(0)};
         apply_joint(m, d.qpos, j, xpos, xquat, xanchor, xaxis, qloc);
@@ -115,16 +134,44 @@ SG_HD void fwd_kinematics_base_to_tip(const ModelView<Real>& m, const Data<Real,
   }
 }
 
-// World-frame spatial inertia of every body about the origin (cinert) and the motion
-// subspace of every dof (cdof). A hinge about unit axis s through anchor a moves points with
-// the twist [s; a x s]; a slide along s with [0; s]. Ball and free rotations use the columns of
-// the body's final rotation (the loader forbids joints after a ball in the same body).
+// Centre of mass of every kinematic tree, tree-relative, into subtree_com[root] (MuJoCo's
+// subtree_com of the root body; a massless tree uses its root's COM, as mj_comPos does).
+// Bodies are numbered depth-first, so each tree is a contiguous run of bodies starting at its
+// root (ModelArrays checks this when a model is bound).
+template <class Real, class L>
+SG_HD SG_INLINE void tree_com(const ModelView<Real>& m, const Data<Real, L>& d) {
+  Real sum[3] = {Real(0), Real(0), Real(0)}, mass = Real(0);
+  for (int b = 1; b < m.nbody; ++b) {
+    const int r = m.body_rootid[b];
+    if (r == b) { sum[0] = sum[1] = sum[2] = Real(0); mass = Real(0); }
+    const Real mb = m.body_mass[b];
+    for (int k = 0; k < 3; ++k) sum[k] += mb * d.xipos[3 * b + k];
+    mass += mb;
+    if (b + 1 == m.nbody || m.body_rootid[b + 1] != r) {
+      if (mass < min_norm<Real>()) {
+        for (int k = 0; k < 3; ++k) d.subtree_com[3 * r + k] = d.xipos[3 * r + k];
+      } else {
+        const Real inv = Real(1) / mass;
+        for (int k = 0; k < 3; ++k) d.subtree_com[3 * r + k] = sum[k] * inv;
+      }
+    }
+  }
+}
+
+// Spatial inertia of every body (cinert) and motion subspace of every dof (cdof) about its
+// tree's centre of mass p = subtree_com[root] (MuJoCo's mj_comPos). A hinge about unit axis s
+// through anchor a moves points with the twist [s; (a - p) x s]; a slide along s with [0; s].
+// Ball and free rotations use the columns of the body's final rotation (the loader forbids
+// joints after a ball in the same body).
 template <class Real, class L>
 SG_HD void com_inertia_and_dofs(const ModelView<Real>& m, const Data<Real, L>& d) {
-  for (int b = 0; b < m.nbody; ++b) {
+  tree_com(m, d);
+  for (int k = 0; k < 10; ++k) d.cinert[k] = Real(0);
+  for (int b = 1; b < m.nbody; ++b) {
     Real R[9], c[3], Ic[9], cin[10];
     load9(R, d.ximat, 9 * b);
-    load3(c, d.xipos, 3 * b);
+    const int root = m.body_rootid[b];
+    for (int k = 0; k < 3; ++k) c[k] = d.xipos[3 * b + k] - d.subtree_com[3 * root + k];
     const Real* D = m.body_inertia + 3 * b;
     // Ic = R diag(D) R^T
     for (int r = 0; r < 3; ++r)
@@ -137,8 +184,9 @@ SG_HD void com_inertia_and_dofs(const ModelView<Real>& m, const Data<Real, L>& d
   for (int j = 0; j < m.njnt; ++j) {
     const int da = m.jnt_dofadr[j];
     const int b = m.jnt_bodyid[j];
-    Real anchor[3], axis[3], dof[6];
-    load3(anchor, d.xanchor, 3 * j);
+    const int r = m.body_rootid[b];
+    Real anchor[3], axis[3], dof[6];  // anchor relative to the tree's centre of mass
+    for (int k = 0; k < 3; ++k) anchor[k] = d.xanchor[3 * j + k] - d.subtree_com[3 * r + k];
     switch (m.jnt_type[j]) {
       case kJntFree:
         for (int i = 0; i < 3; ++i) {

@@ -13,16 +13,44 @@ SG_HD SG_INLINE void accumulate(View<Real, L> v, int i, const Real* x, int n) {
   for (int k = 0; k < n; ++k) v[i + k] += x[k];
 }
 
+// Adjoint of tree_com: subtree_com[root] adjoints -> xipos adjoints of the tree's bodies.
+template <class Real, class L>
+SG_HD SG_INLINE void adj_tree_com(const ModelView<Real>& m, const Data<Real, L>& a) {
+  int root = 0;
+  Real mass = Real(0);
+  for (int b = 1; b < m.nbody; ++b) {
+    const int r = m.body_rootid[b];
+    if (r == b) {  // the tree's mass (a model constant, summed in the primal's order)
+      root = b;
+      mass = Real(0);
+      for (int c = b; c < m.nbody && m.body_rootid[c] == b; ++c) mass += m.body_mass[c];
+    }
+    Real adj_p[3];
+    load3(adj_p, a.subtree_com, 3 * root);
+    if (mass < min_norm<Real>()) {
+      if (b == root)
+        for (int k = 0; k < 3; ++k) a.xipos[3 * b + k] += adj_p[k];
+    } else {
+      const Real w = m.body_mass[b] * (Real(1) / mass);
+      for (int k = 0; k < 3; ++k) a.xipos[3 * b + k] += w * adj_p[k];
+    }
+  }
+}
+
 // Adjoint of com_inertia_and_dofs: cinert and cdof adjoints -> ximat, xipos, xmat, xanchor,
-// xaxis adjoints.
+// xaxis adjoints; the offsets from the tree's centre of mass pass their adjoints on to
+// subtree_com and through tree_com to xipos. (The dynamics do not depend on the reference
+// point, so these contributions cancel in M and qfrc_bias; they are kept so that every stage
+// is the exact adjoint of its primal.)
 template <class Real, class L>
 SG_HD void adj_com_inertia_and_dofs(const ModelView<Real>& m, const Data<Real, L>& d,
                                     const Data<Real, L>& a) {
   for (int j = m.njnt - 1; j >= 0; --j) {
     const int da = m.jnt_dofadr[j];
     const int b = m.jnt_bodyid[j];
+    const int root = m.body_rootid[b];
     Real anchor[3], axis[3], adj_dof[6];
-    load3(anchor, d.xanchor, 3 * j);
+    for (int k = 0; k < 3; ++k) anchor[k] = d.xanchor[3 * j + k] - d.subtree_com[3 * root + k];
     Real adj_anchor[3] = {}, adj_axis[3] = {};
     const int type = m.jnt_type[j];
     if (type == kJntFree || type == kJntBall) {
@@ -44,12 +72,14 @@ SG_HD void adj_com_inertia_and_dofs(const ModelView<Real>& m, const Data<Real, L
       adj_cross3(anchor, axis, adj_anchor, adj_axis, adj_dof + 3);
     }
     accumulate(a.xanchor, 3 * j, adj_anchor, 3);
+    for (int k = 0; k < 3; ++k) a.subtree_com[3 * root + k] -= adj_anchor[k];
     accumulate(a.xaxis, 3 * j, adj_axis, 3);
   }
-  for (int b = m.nbody - 1; b >= 0; --b) {
+  for (int b = m.nbody - 1; b >= 1; --b) {
+    const int root = m.body_rootid[b];
     Real R[9], c[3], adj_I[10], adj_c[3] = {}, adj_Ic[9] = {}, adj_R[9] = {};
     load9(R, d.ximat, 9 * b);
-    load3(c, d.xipos, 3 * b);
+    for (int k = 0; k < 3; ++k) c[k] = d.xipos[3 * b + k] - d.subtree_com[3 * root + k];
     for (int k = 0; k < 10; ++k) adj_I[k] = a.cinert[10 * b + k];
     adj_inertia_from_com(m.body_mass[b], c, adj_c, adj_Ic, adj_I);
     // Ic[rs] = sum_k R[r,k] D_k R[s,k], for the entries the primal reads
@@ -64,14 +94,24 @@ SG_HD void adj_com_inertia_and_dofs(const ModelView<Real>& m, const Data<Real, L
     }
     accumulate(a.ximat, 9 * b, adj_R, 9);
     accumulate(a.xipos, 3 * b, adj_c, 3);
+    for (int k = 0; k < 3; ++k) a.subtree_com[3 * root + k] -= adj_c[k];
   }
+  adj_tree_com(m, a);
 }
 
 // Adjoint of fwd_kinematics_base_to_tip: frame adjoints -> qpos adjoints, tip to base.
 // Intermediate frames inside a body (between its joints) come from the forward pass.
 template <class Real, class L>
-SG_HD void adj_fwd_kinematics(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a) {
+SG_HD void adj_fwd_kinematics_base_to_tip(const ModelView<Real>& m, const Data<Real, L>& d,
+                                          const Data<Real, L>& a) {
   for (int b = m.nbody - 1; b > 0; --b) {
+    // tree_origin: a child's copy of its parent's, a free root's from qpos, else constant
+    const int parent = m.body_parentid[b];
+    if (parent > 0) {
+      Real adj_origin[3];
+      load3(adj_origin, a.tree_origin, 3 * b);
+      accumulate(a.tree_origin, 3 * parent, adj_origin, 3);
+    }
     Real xquat[4], xmat[9];
     load4(xquat, d.xquat, 4 * b);
     load9(xmat, d.xmat, 9 * b);
@@ -97,9 +137,9 @@ SG_HD void adj_fwd_kinematics(const ModelView<Real>& m, const Data<Real, L>& d, 
     const int jnt0 = m.body_jntadr[b];
     if (is_free_body(m, b)) {
       const int qa = m.jnt_qposadr[jnt0];
-      Real adj_anchor[3], q_in[4], adj_q_in[4] = {};
-      load3(adj_anchor, a.xanchor, 3 * jnt0);
-      for (int k = 0; k < 3; ++k) a.qpos[qa + k] += adj_xpos[k] + adj_anchor[k];
+      // xpos and xanchor are the tree-relative zero: only tree_origin depends on qpos[0:3]
+      for (int k = 0; k < 3; ++k) a.qpos[qa + k] += a.tree_origin[3 * b + k];
+      Real q_in[4], adj_q_in[4] = {};
       load4(q_in, d.qpos, qa + 3);
       adj_normalize4(q_in, adj_q_in, adj_xquat);
       accumulate(a.qpos, qa + 3, adj_q_in, 4);

@@ -19,6 +19,8 @@ struct ModelView {
   Real gravity[3];  // zero when gravity is disabled
 
   const int* body_parentid;   // nbody
+  const int* body_rootid;     // nbody  root of the body's tree (child of the world); trees are
+                              //        contiguous runs of bodies starting at their root
   const int* body_jntnum;     // nbody
   const int* body_jntadr;     // nbody
   const int* body_dofnum;     // nbody
@@ -41,7 +43,6 @@ struct ModelView {
   const Real* jnt_actfrcrange;    // njnt x 2
 
   const int* dof_bodyid;      // nv
-  const int* dof_jntid;       // nv
   const int* dof_parentid;    // nv
   const Real* dof_armature;   // nv
   const Real* dof_damping;    // nv

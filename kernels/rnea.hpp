@@ -1,5 +1,5 @@
-// Recursive Newton-Euler in world coordinates about the origin (RBDA Table 5.1, written with
-// spatial quantities expressed in the world frame as in MuJoCo's mj_rne):
+// Recursive Newton-Euler (RBDA Table 5.1) with spatial quantities in world axes about each
+// tree's centre of mass (kernels/kinematics.hpp), as in MuJoCo's mj_rne:
 //   base to tip:  v_b = v_parent + S qdot,  a_b = a_parent + S qddot + Sdot qdot,
 //                 with a_world = -gravity (gravity as a fictitious base acceleration);
 //   per body:     f_b = I_b a_b + v_b x* (I_b v_b);

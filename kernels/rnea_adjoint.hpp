@@ -12,7 +12,7 @@ namespace stiffgrad::kern {
 // Bodies tip to base; inside a body the joints are undone in reverse, recomputing the
 // velocity accumulated before each joint from the parent's.
 template <class Real, class L>
-SG_HD void adj_com_velocity(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a) {
+SG_HD void adj_com_velocity_base_to_tip(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a) {
   for (int b = m.nbody - 1; b > 0; --b) {
     const int p = m.body_parentid[b];
     Real adj_v[6];

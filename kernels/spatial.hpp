@@ -1,4 +1,5 @@
-// Spatial (6D) algebra in world coordinates about the world origin, MuJoCo's ordering:
+// Spatial (6D) algebra in world axes about a reference point p (each kinematic tree's centre
+// of mass, kernels/kinematics.hpp), MuJoCo's ordering:
 // a motion vector is [angular; linear], a force vector is [torque; force]
 // (Featherstone, RBDA ch. 2; the ordering is MuJoCo's cdof/cvel convention).
 #pragma once
@@ -33,11 +34,12 @@ template <class Real> SG_HD SG_INLINE Real dot6(const Real a[6], const Real b[6]
   return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
 }
 
-// Spatial inertia about the world origin, packed in 10 numbers:
-//   I[0..5] = rotational inertia about the origin (xx, yy, zz, xy, xz, yz),
-//   I[6..8] = h = m c (first moment), I[9] = m.
+// Spatial inertia about the reference point p, packed in 10 numbers (MuJoCo's cinert):
+//   I[0..5] = rotational inertia about p (xx, yy, zz, xy, xz, yz),
+//   I[6..8] = h = m c (first moment, c the COM relative to p), I[9] = m.
 // Its 6x6 form is [[I_o, [h]x], [-[h]x... ]]; apply with inertia_mul.
-// Build it from a body's mass, world COM c and world inertia about the COM (RBDA eq. 2.63):
+// Build it from a body's mass, COM c relative to p and inertia about the COM in world axes
+// (RBDA eq. 2.63):
 // I_o = I_c + m ([c]x)^T [c]x.
 template <class Real>
 SG_HD SG_INLINE void inertia_from_com(Real I[10], Real mass, const Real c[3], const Real Ic[9]) {
@@ -52,7 +54,7 @@ SG_HD SG_INLINE void inertia_from_com(Real I[10], Real mass, const Real c[3], co
   I[9] = mass;
 }
 
-// f = I m for a motion m = [w; v] about the origin:
+// f = I m for a motion m = [w; v] about p:
 //   torque = I_o w + h x v,   force = m v - h x w.
 template <class Real>
 SG_HD SG_INLINE void inertia_mul(Real f[6], const Real I[10], const Real mv[6]) {

@@ -22,7 +22,8 @@ namespace stiffgrad::kern {
 // substeps.
 template <class Real, class L>
 SG_HD void clear_adjoint_scratch(const DataLayout& o, View<Real, L> adj_buffer) {
-  for (int i = o.xpos; i < o.size; ++i) adj_buffer[i] = Real(0);
+  for (int i = o.tree_origin; i < o.size; ++i)  // every field after qpos, qvel, ctrl
+    adj_buffer[i] = Real(0);
 }
 
 // Adjoint of substep(). On entry: d.qpos, d.qvel, d.ctrl hold the state and control BEFORE
@@ -63,9 +64,9 @@ SG_HD void adj_substep(const ModelView<Real>& m, const DataLayout& o, const Data
   rnea(m, d, /*use_qacc=*/true, d.qfrc_bias);
   for (int i = 0; i < m.nv; ++i) a.qfrc_bias[i] = -a.qacc[i];
   adj_rnea(m, d, a, a.qfrc_bias);
-  adj_com_velocity(m, d, a);
+  adj_com_velocity_base_to_tip(m, d, a);
   adj_com_inertia_and_dofs(m, d, a);
-  adj_fwd_kinematics(m, d, a);
+  adj_fwd_kinematics_base_to_tip(m, d, a);
 }
 
 }  // namespace stiffgrad::kern

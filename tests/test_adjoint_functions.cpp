@@ -458,7 +458,7 @@ struct StageReport {
 constexpr int kStageSeeds = 3;
 
 TEST(AdjointStages, FwdKinematics) {
-  StageReport rep{"adj_fwd_kinematics"};
+  StageReport rep{"adj_fwd_kinematics_base_to_tip"};
   for (const auto& sm : stage_models()) {
     Kit k(load_cached(sm.key));
     const auto& o = k.o;
@@ -467,7 +467,7 @@ TEST(AdjointStages, FwdKinematics) {
     const std::vector<Field> out = {{"xpos", o.xpos, 3 * m.nbody},     {"xquat", o.xquat, 4 * m.nbody},
                                     {"xmat", o.xmat, 9 * m.nbody},     {"xipos", o.xipos, 3 * m.nbody},
                                     {"ximat", o.ximat, 9 * m.nbody},   {"xanchor", o.xanchor, 3 * m.njnt},
-                                    {"xaxis", o.xaxis, 3 * m.njnt}};
+                                    {"xaxis", o.xaxis, 3 * m.njnt},    {"tree_origin", o.tree_origin, 3 * m.nbody}};
     for (int seed = 0; seed < kStageSeeds; ++seed) {
       Rng rng(3000 + seed);
       auto t = stage_dot(
@@ -477,7 +477,7 @@ TEST(AdjointStages, FwdKinematics) {
             kern::fwd_kinematics_base_to_tip(m, d);
           },
           [](const MDual& m, const DDual& d) { kern::fwd_kinematics_base_to_tip(m, d); },
-          [](const MD& m, const DD& d, const DD& a) { kern::adj_fwd_kinematics(m, d, a); });
+          [](const MD& m, const DD& d, const DD& a) { kern::adj_fwd_kinematics_base_to_tip(m, d, a); });
       rep.check(sm.name, t, seed);
     }
   }
@@ -510,7 +510,7 @@ TEST(AdjointStages, ComInertiaAndDofs) {
 }
 
 TEST(AdjointStages, ComVelocity) {
-  StageReport rep{"adj_com_velocity"};
+  StageReport rep{"adj_com_velocity_base_to_tip"};
   for (const auto& sm : stage_models()) {
     Kit k(load_cached(sm.key));
     const auto& o = k.o;
@@ -527,7 +527,7 @@ TEST(AdjointStages, ComVelocity) {
             kern::com_velocity_base_to_tip(m, d);
           },
           [](const MDual& m, const DDual& d) { kern::com_velocity_base_to_tip(m, d); },
-          [](const MD& m, const DD& d, const DD& a) { kern::adj_com_velocity(m, d, a); });
+          [](const MD& m, const DD& d, const DD& a) { kern::adj_com_velocity_base_to_tip(m, d, a); });
       rep.check(sm.name, t, seed);
     }
   }
