@@ -15,8 +15,10 @@ namespace stiffgrad {
 //   --threads T      CPU threads (default 0: OpenMP's default, normally every core)
 //   --backend B      cpu (default) or cuda
 //   --seed S         random seed (default 1)
+//   --implicit-actuators  Integrator::ImplicitDampingEuler (stiff servos at large timesteps)
 // Returns the process exit status: 0 on success, 1 on bad input or a failed run, 2 on a
-// usage error. Prints to stdout, errors to stderr.
+// usage error. Prints to stdout, errors to stderr; a failure says why (no contacts yet,
+// explicit servos at large timesteps).
 int run_demo(int argc, char** argv);
 
 }  // namespace stiffgrad

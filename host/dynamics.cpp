@@ -1,6 +1,7 @@
 // Single-state dynamics on the host: binds a contiguous Data buffer and runs the same kernel
 // stages the batched backends run.
 #include "stiffgrad/dynamics.hpp"
+#include "host/dynamics_host.hpp"
 
 #include <algorithm>
 
@@ -52,7 +53,13 @@ SmoothDynamics smooth_dynamics(const Model& model, const double* qpos, const dou
 }
 
 void rollout_host(const Model& model, double* qpos, double* qvel, const double* ctrl, int steps) {
+  rollout_host(model, qpos, qvel, ctrl, steps, Integrator::SemiImplicitEuler);
+}
+
+void rollout_host(const Model& model, double* qpos, double* qvel, const double* ctrl, int steps,
+                  Integrator integrator) {
   HostData h(model);
+  h.view.implicit_actuator_damping = integrator == Integrator::ImplicitDampingEuler;
   h.load(qpos, qvel, ctrl);
   for (int s = 0; s < steps; ++s) kern::substep(h.view, h.d);
   std::copy(h.d.qpos.p, h.d.qpos.p + model.nq, qpos);

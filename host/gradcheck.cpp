@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <stdexcept>
 
 #include "stiffgrad/gradcheck.hpp"
 #include "stiffgrad/rollout.hpp"
@@ -50,10 +51,26 @@ double final_loss(const Model& m, Simulator& sim, const Problem& p, int T, const
   return L;
 }
 
+void validate(const Model& m, const GradcheckOptions& opt) {
+  if (opt.steps < 1 || opt.substeps < 1) throw std::invalid_argument("gradcheck: steps and substeps must be at least 1");
+  if (opt.samples < 1)
+    throw std::invalid_argument("gradcheck: samples must be at least 1 (with none, nothing would be checked)");
+  if (m.nv == 0 && m.nu == 0) throw std::invalid_argument("gradcheck: the model has no degrees of freedom or actuators");
+}
+
 }  // namespace
+
+// float: finite differences are taken in double, so the float adjoint differs from them by
+// float rounding (eps 6e-8) amplified along the rollout; the dot-product test compares float
+// adjoint with float forward mode, whose rounding differs only in the order of accumulation
+// (see README for the measured figures)
+GradcheckTolerance gradcheck_tolerance(Precision precision) {
+  return precision == Precision::Float ? GradcheckTolerance{1e-2, 1e-4} : GradcheckTolerance{1e-6, 1e-10};
+}
 
 GradcheckReport run_gradcheck(const std::shared_ptr<const Model>& model, const GradcheckOptions& opt) {
   const Model& m = *model;
+  validate(m, opt);
   const int T = opt.steps;
   std::mt19937_64 rng(opt.seed);
   std::normal_distribution<double> n01(0.0, 1.0);
@@ -80,13 +97,9 @@ GradcheckReport run_gradcheck(const std::shared_ptr<const Model>& model, const G
 
   GradcheckReport rep;
   rep.replay_bitwise = ro.replay_bitwise();
-  const bool is_float = opt.precision == Precision::Float;
-  // float: finite differences are taken in double, so the float adjoint differs from them by
-  // float rounding (eps 6e-8) amplified along the rollout; the dot-product test compares
-  // float adjoint with float forward mode, whose rounding differs only in the order of
-  // accumulation (see README for the measured figures)
-  rep.tolerance = is_float ? 1e-2 : 1e-6;
-  rep.dot_tolerance = is_float ? 1e-4 : 1e-10;
+  const GradcheckTolerance tol = gradcheck_tolerance(opt.precision);
+  rep.tolerance = tol.relative;
+  rep.dot_tolerance = tol.dot;
 
   // finite differences in double on a random subset of inputs
   SimulatorOptions sd = so;
@@ -143,6 +156,7 @@ GradcheckReport run_gradcheck(const std::shared_ptr<const Model>& model, const G
     rep.max_rel_error_double_fd = std::max(
         rep.max_rel_error_double_fd, std::abs(row.adjoint - fd_double) / std::max(1.0, std::abs(fd_double)));
     rep.rows.push_back(row);
+    if (opt.progress) opt.progress(k + 1, opt.samples);
   }
 
   // dot-product test: raw-coordinate adjoint vs dual-number forward mode, same precision

@@ -1,24 +1,28 @@
-// The `stiffgrad` command line: info, dynamics, rollout, grad, gradcheck, demo.
+// The `stiffgrad` command line: info, states, dynamics, rollout, grad, gradcheck, demo.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
-#include <map>
 #include <string>
 #include <vector>
 
+#include "host/cli.hpp"
 #include "host/demo.hpp"
+#include "host/progress.hpp"
 #include "stiffgrad/stiffgrad.hpp"
 
 namespace {
 
 using namespace stiffgrad;
+using namespace stiffgrad::cli;
 
 const char* kUsage =
     "usage: stiffgrad <command> [options]\n"
     "commands:\n"
-    "  info MODEL.xml                         model summary\n"
+    "  info MODEL.xml [--json]                model summary, qpos0, joint and control ranges\n"
+    "  states MODEL.xml [--qpos0 | --keyframe NAME | --random N [--seed S]] [-o FILE]\n"
+    "                                         starting states as STATES.csv\n"
     "  dynamics MODEL.xml --states FILE       M, bias, passive, actuator forces, qacc per state\n"
     "  rollout MODEL.xml --states FILE --steps N [--backend cpu|cuda] [--float]\n"
     "                                         final qpos, qvel after N Euler steps per state\n"
@@ -27,24 +31,22 @@ const char* kUsage =
     "  gradcheck MODEL.xml [--steps T] [--substeps S] [--states FILE] [--float]\n"
     "                                         adjoint vs finite differences and forward mode\n"
     "  demo [--model PATH] [--nenv N] ...     batched stepping demonstration (main job)\n"
+    "N (--steps) counts control steps and must be from 1 to 1000000000 for every command.\n"
+    "Runs longer than 2 s show progress on stderr when it is a terminal.\n"
     "Run `stiffgrad <command> --help` for a command's options.\n";
-
-const char* kInfoHelp =
-    "usage: stiffgrad info MODEL.xml\n"
-    "Prints bodies, joints, degrees of freedom (nq, nv), actuators, geoms, total mass,\n"
-    "timestep and keyframes of an MJCF model.\n";
 
 const char* kDynamicsHelp =
     "usage: stiffgrad dynamics MODEL.xml --states STATES.csv\n"
-    "STATES.csv: one state per line, comma-separated: nq qpos, nv qvel, nu ctrl values\n"
-    "(MuJoCo conventions, quaternions w x y z); lines starting with # are comments.\n"
+    "STATES.csv: one or more states, one per line, comma-separated: nq qpos, nv qvel, nu ctrl\n"
+    "values (MuJoCo conventions, quaternions w x y z); lines starting with # are comments.\n"
+    "`stiffgrad states` writes one.\n"
     "For each state prints one JSON object with M (nv x nv, row-major), qfrc_bias,\n"
     "qfrc_passive, qfrc_actuator and qacc of the smooth dynamics (no contacts, limits or\n"
     "friction loss), with 17 significant digits.\n";
 
 const char* kRolloutHelp =
     "usage: stiffgrad rollout MODEL.xml --states STATES.csv --steps N [--backend cpu|cuda] [--float]\n"
-    "From each state (format as for `dynamics`), N smooth semi-implicit Euler steps of the\n"
+    "From each state (format as for `dynamics`), N smooth semi-implicit Euler steps (N >= 1) of the\n"
     "model timestep with the control held; all states are stepped together as one batch.\n"
     "Prints per state one line: the final qpos then qvel, comma-separated, 17 significant\n"
     "digits. --float simulates in single precision. --implicit-actuators treats actuator\n"
@@ -53,83 +55,45 @@ const char* kRolloutHelp =
 const char* kGradHelp =
     "usage: stiffgrad grad MODEL.xml --states STATES.csv --steps N --weights W.csv\n"
     "For each state row (qpos, qvel, ctrl as for `dynamics`; ctrl held for all N smooth Euler\n"
-    "steps of the model timestep) and the matching row of W.csv (nq + nv weights), the loss is\n"
+    "steps of the model timestep, N >= 1) and the matching row of W.csv (nq + nv weights), the loss is\n"
     "L = w . [qpos_N; qvel_N]. Prints one JSON object per line with dL_dqpos (nv, MuJoCo's\n"
     "tangent convention: qpos perturbed as mj_integratePos(qpos, delta, 1)), dL_dqvel (nv) and\n"
     "dL_dctrl (nu, for the held control), 17 significant digits. Exact reverse mode with\n"
-    "checkpointed replay. --implicit-actuators as for `rollout`.\n";
+    "checkpointed replay. --implicit-actuators as for `rollout`. Memory grows with N\n"
+    "(checkpoints of every step): a request larger than the available memory (MemAvailable in\n"
+    "/proc/meminfo) is refused before allocating, with the bytes it needs.\n";
 
-const char* kGradcheckHelp =
-    "usage: stiffgrad gradcheck MODEL.xml [--steps T] [--substeps S] [--states FILE] [--float]\n"
-    "                           [--samples K] [--seed N] [--fd-step H] [--implicit-actuators]\n"
-    "Runs a rollout of T control steps (default 20) of S substeps (default 4) and checks the\n"
-    "adjoint gradient of the fixed loss L = w . [qpos_T; qvel_T], w ~ N(0, 1) drawn from the\n"
-    "seed (default 1), against central finite differences (4-point stencil, step H, default\n"
-    "1e-5) of the same kernels run in 80-bit extended precision, so that rounding noise\n"
-    "amplified along the rollout does not limit the check (plain double FD is printed beside)\n"
-    "on K random inputs (default 12: initial qpos in the tangent convention, initial qvel,\n"
-    "controls) and against dual-number forward mode (dot-product test). The initial state is\n"
-    "the first row of --states (controls held), else qpos0 with small random offsets and\n"
-    "velocities, controls near the middle of their range. Prints a table of relative errors\n"
-    "|adj - fd| / max(1, |fd|) and the dot-product residual; exits with status 1 above\n"
-    "tolerance (double: 1e-6 and 1e-10; --float: 1e-2 and 1e-3).\n";
-
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-// Minimal option parser: positional arguments and --key [value] pairs.
-struct Args {
-  std::vector<std::string> positional;
-  std::map<std::string, std::string> options;
-  bool has(const std::string& k) const { return options.count(k) > 0; }
-  std::string get(const std::string& k) const {
-    auto it = options.find(k);
-    if (it == options.end() || it->second.empty()) throw UsageError("missing required option --" + k);
-    return it->second;
-  }
-};
-
-Args parse_args(int argc, char** argv, const std::vector<std::string>& flags,
-                const std::vector<std::string>& valued) {
-  Args a;
-  for (int i = 2; i < argc; ++i) {
-    std::string s = argv[i];
-    if (s.rfind("--", 0) == 0) {
-      const std::string k = s.substr(2);
-      if (std::find(flags.begin(), flags.end(), k) != flags.end()) {
-        a.options[k] = "1";
-      } else if (std::find(valued.begin(), valued.end(), k) != valued.end()) {
-        if (i + 1 >= argc) throw UsageError("option --" + k + " needs a value");
-        a.options[k] = argv[++i];
-      } else {
-        throw UsageError("unknown option " + s);
-      }
-    } else {
-      a.positional.push_back(s);
-    }
-  }
-  return a;
+// 1e-06 -> "1e-6": tolerances as people write them.
+std::string power_of_ten(double x) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.0e", x);
+  std::string s = b;
+  const auto e = s.find('e');
+  const bool negative = s[e + 1] == '-';
+  const auto digits = s.find_first_not_of("+-0", e + 1);
+  return s.substr(0, e + 1) + (negative ? "-" : "") + (digits == std::string::npos ? "0" : s.substr(digits));
 }
 
-int parse_positive_int(const std::string& s, const std::string& what) {
-  char* end = nullptr;
-  const long v = std::strtol(s.c_str(), &end, 10);
-  if (end == s.c_str() || *end != '\0' || v < 0 || v > 1000000000)
-    throw UsageError(what + " must be a non-negative integer, got '" + s + "'");
-  return static_cast<int>(v);
-}
-
-const std::string& model_path(const Args& a) {
-  if (a.positional.size() != 1) throw UsageError("expected exactly one MODEL.xml argument");
-  return a.positional[0];
-}
-
-std::shared_ptr<const Model> load_with_notes(const std::string& path) {
-  LoadNotes notes;
-  auto m = load_mjcf(path, &notes);
-  for (const auto& n : notes.notes) std::fprintf(stderr, "%s\n", n.c_str());
-  return m;
+// Built from gradcheck_tolerance() so that the help states the bounds the check applies.
+std::string gradcheck_help() {
+  const GradcheckTolerance d = gradcheck_tolerance(Precision::Double), f = gradcheck_tolerance(Precision::Float);
+  const std::string tol = "tolerance\n(double: " + power_of_ten(d.relative) + " relative and " + power_of_ten(d.dot) +
+                          " dot-product; --float: " + power_of_ten(f.relative) + " and " + power_of_ten(f.dot) + ").\n";
+  return std::string(
+             "usage: stiffgrad gradcheck MODEL.xml [--steps T] [--substeps S] [--states FILE] [--float]\n"
+             "                           [--samples K] [--seed N] [--fd-step H] [--implicit-actuators]\n"
+             "Runs a rollout of T control steps (default 20) of S substeps (default 4) and checks the\n"
+             "adjoint gradient of the fixed loss L = w . [qpos_T; qvel_T], w ~ N(0, 1) drawn from the\n"
+             "seed (default 1), against central finite differences (4-point stencil, step H, default\n"
+             "1e-5) of the same kernels run in 80-bit extended precision, so that rounding noise\n"
+             "amplified along the rollout does not limit the check (plain double FD, h = 1e-4, is\n"
+             "printed beside) on K >= 1 random inputs (default 12: initial qpos in the tangent\n"
+             "convention, initial qvel, controls) and against dual-number forward mode (dot-product\n"
+             "test). The initial state is the first row of --states (controls held), else qpos0 with\n"
+             "small random offsets and velocities, controls near the middle of their range. Prints a\n"
+             "table of relative errors |adj - fd| / max(1, |fd|) and the dot-product residual; exits\n"
+             "with status 1 when the replay is not bitwise or either exceeds its ") +
+         tol;
 }
 
 // State rows stacked environment-major, as Simulator::set_state / set_ctrl take them.
@@ -150,30 +114,6 @@ void print_array(const char* key, const std::vector<double>& v, bool last) {
   std::printf("\"%s\": [", key);
   for (std::size_t i = 0; i < v.size(); ++i) std::printf(i ? ", %.17g" : "%.17g", v[i]);
   std::printf(last ? "]" : "], ");
-}
-
-int cmd_info(const Args& a) {
-  const auto m = load_with_notes(model_path(a));
-  std::printf("model      %s\n", m->name.c_str());
-  std::printf("file       %s\n", m->file.c_str());
-  std::printf("bodies     %d (including world)\n", m->nbody);
-  std::printf("joints     %d\n", m->njnt);
-  std::printf("nq, nv     %d, %d\n", m->nq, m->nv);
-  std::printf("actuators  %d\n", m->nu);
-  std::printf("geoms      %d\n", m->ngeom);
-  std::printf("tendons    %d\n", m->ntendon);
-  std::printf("total mass %.6g\n", m->total_mass());
-  std::printf("timestep   %.6g\n", m->opt.timestep);
-  std::printf("gravity    %g %g %g\n", m->opt.gravity[0], m->opt.gravity[1], m->opt.gravity[2]);
-  std::printf("keyframes  %zu", m->keyframes.size());
-  for (const auto& k : m->keyframes) std::printf(" %s", k.name.empty() ? "(unnamed)" : k.name.c_str());
-  std::printf("\n");
-  static const char* kTypes[] = {"free", "ball", "slide", "hinge"};
-  for (int j = 0; j < m->njnt; ++j)
-    std::printf("  joint %-28s %-5s body %-24s qposadr %d dofadr %d\n", m->jnt_name[j].c_str(),
-                kTypes[static_cast<int>(m->jnt_type[j])], m->body_name[m->jnt_bodyid[j]].c_str(),
-                m->jnt_qposadr[j], m->jnt_dofadr[j]);
-  return 0;
 }
 
 int cmd_dynamics(const Args& a) {
@@ -198,7 +138,7 @@ int cmd_rollout(const Args& a) {
   // usage errors before any file is read
   const std::string& path = model_path(a);
   const std::string states_path = a.get("states");
-  const int steps = parse_positive_int(a.get("steps"), "--steps");
+  const int steps = parse_steps(a.get("steps"));
   SimulatorOptions opt;
   opt.precision = a.has("float") ? Precision::Float : Precision::Double;
   if (a.has("implicit-actuators")) opt.integrator = Integrator::ImplicitDampingEuler;
@@ -207,15 +147,20 @@ int cmd_rollout(const Args& a) {
   else if (backend == "cuda") opt.backend = Backend::Cuda;
   else throw UsageError("--backend must be cpu or cuda, got '" + backend + "'");
   const auto m = load_with_notes(path);
-  const auto states = read_states_csv(states_path, *m);
-  if (states.empty()) return 0;
+  const auto states = read_states_csv(states_path, *m);  // throws on no rows
   opt.nenv = static_cast<int>(states.size());
   Simulator sim(m, opt);
   const Batch b = stack(states);
   std::vector<double> qpos = b.qpos, qvel = b.qvel, ctrl = b.ctrl;
   sim.set_state(qpos.data(), qvel.data());
   sim.set_ctrl(ctrl.data());
-  for (int t = 0; t < steps; ++t) sim.step();
+  {
+    Progress progress("rollout", steps);
+    for (int t = 0; t < steps; ++t) {
+      sim.step();
+      progress.update(t + 1);
+    }
+  }
   sim.synchronize();
   sim.get_state(qpos.data(), qvel.data());
   const auto status = sim.status();
@@ -233,27 +178,34 @@ int cmd_rollout(const Args& a) {
 int cmd_grad(const Args& a) {
   const std::string& path = model_path(a);
   const std::string states_path = a.get("states"), weights_path = a.get("weights");
-  const int steps = parse_positive_int(a.get("steps"), "--steps");
-  if (steps < 1) throw UsageError("--steps must be at least 1");
+  const int steps = parse_steps(a.get("steps"));
   const auto m = load_with_notes(path);
   const auto states = read_states_csv(states_path, *m);
   const auto weights = read_csv_rows(weights_path, m->nq + m->nv);
   if (weights.size() != states.size())
     throw std::runtime_error(weights_path + ": " + std::to_string(weights.size()) + " weight rows for " +
                              std::to_string(states.size()) + " states");
-  if (states.empty()) return 0;
   const int nenv = static_cast<int>(states.size());
   SimulatorOptions opt;
   opt.nenv = nenv;
   if (a.has("implicit-actuators")) opt.integrator = Integrator::ImplicitDampingEuler;
   Simulator sim(m, opt);
+  refuse_above(grad_memory(sim, steps), available_memory(), steps, nenv);
   const Batch b = stack(states);
   std::vector<double> qpos = b.qpos, qvel = b.qvel, ctrl = b.ctrl;
   sim.set_state(qpos.data(), qvel.data());
   sim.set_ctrl(ctrl.data());
   Rollout ro(sim, steps);
   ro.begin();
-  for (int t = 0; t < steps; ++t) ro.step();
+  Progress forward("grad forward", steps);
+  for (int t = 0; t < steps; ++t) {
+    ro.step();
+    forward.update(t + 1);
+  }
+  forward.finish();
+  // Rollout::backward reports no progress of its own; after a long forward pass say that the
+  // (similarly long) backward pass is running rather than leave the terminal silent
+  if (forward.shown()) std::fprintf(stderr, "grad backward: %d steps...\n", steps);
   std::vector<double> dq(static_cast<std::size_t>(steps + 1) * nenv * m->nq, 0.0);
   std::vector<double> dv(static_cast<std::size_t>(steps + 1) * nenv * m->nv, 0.0);
   for (int e = 0; e < nenv; ++e) {
@@ -283,27 +235,28 @@ int cmd_grad(const Args& a) {
 int cmd_gradcheck(const Args& a) {
   const std::string& path = model_path(a);
   GradcheckOptions opt;
-  if (a.has("steps")) opt.steps = parse_positive_int(a.get("steps"), "--steps");
-  if (a.has("substeps")) opt.substeps = parse_positive_int(a.get("substeps"), "--substeps");
-  if (a.has("samples")) opt.samples = parse_positive_int(a.get("samples"), "--samples");
+  if (a.has("steps")) opt.steps = parse_steps(a.get("steps"));
+  if (a.has("substeps")) opt.substeps = static_cast<int>(parse_int_in(a.get("substeps"), "--substeps", 1, 1000000));
+  if (a.has("samples")) opt.samples = static_cast<int>(parse_int_in(a.get("samples"), "--samples", 1, 1000000));
   if (a.has("fd-step")) {
     char* end = nullptr;
     opt.fd_step = std::strtod(a.get("fd-step").c_str(), &end);
     if (*end != '\0' || !(opt.fd_step > 0)) throw UsageError("--fd-step must be a positive number");
   }
-  if (a.has("seed")) opt.seed = static_cast<std::uint64_t>(parse_positive_int(a.get("seed"), "--seed"));
-  if (opt.steps < 1 || opt.substeps < 1) throw UsageError("--steps and --substeps must be at least 1");
+  if (a.has("seed")) opt.seed = static_cast<std::uint64_t>(parse_int_in(a.get("seed"), "--seed", 0, 0x7fffffffL));
   opt.precision = a.has("float") ? Precision::Float : Precision::Double;
   if (a.has("implicit-actuators")) opt.integrator = Integrator::ImplicitDampingEuler;
   const auto m = load_with_notes(path);
   if (a.has("states")) {
-    const auto states = read_states_csv(a.get("states"), *m);
-    if (states.empty()) throw std::runtime_error(a.get("states") + ": no state rows");
+    const auto states = read_states_csv(a.get("states"), *m);  // throws on no rows
     opt.qpos = states[0].qpos;
     opt.qvel = states[0].qvel;
     opt.ctrl = states[0].ctrl;
   }
+  Progress progress("gradcheck", opt.samples, "finite-difference samples");
+  opt.progress = [&progress](int done, int) { progress.update(done); };
   const auto rep = run_gradcheck(m, opt);
+  progress.finish();
   std::printf("gradcheck %s: T=%d S=%d %s, loss w.[qpos_T; qvel_T], w ~ N(0,1) seed %llu\n",
               m->file.c_str(), opt.steps, opt.substeps, opt.precision == Precision::Float ? "float" : "double",
               static_cast<unsigned long long>(opt.seed));
@@ -336,7 +289,11 @@ int main(int argc, char** argv) {
   try {
     if (cmd == "info") {
       if (wants_help(argc, argv)) return std::fputs(kInfoHelp, stdout), 0;
-      return cmd_info(parse_args(argc, argv, {}, {}));
+      return cmd_info(parse_args(argc, argv, {"json"}, {}));
+    }
+    if (cmd == "states") {
+      if (wants_help(argc, argv)) return std::fputs(kStatesHelp, stdout), 0;
+      return cmd_states(parse_args(argc, argv, {"qpos0"}, {"keyframe", "random", "seed", "output"}));
     }
     if (cmd == "dynamics") {
       if (wants_help(argc, argv)) return std::fputs(kDynamicsHelp, stdout), 0;
@@ -351,7 +308,7 @@ int main(int argc, char** argv) {
       return cmd_grad(parse_args(argc, argv, {"implicit-actuators"}, {"states", "steps", "weights"}));
     }
     if (cmd == "gradcheck") {
-      if (wants_help(argc, argv)) return std::fputs(kGradcheckHelp, stdout), 0;
+      if (wants_help(argc, argv)) return std::fputs(gradcheck_help().c_str(), stdout), 0;
       return cmd_gradcheck(parse_args(argc, argv, {"float", "implicit-actuators"},
                                       {"steps", "substeps", "states", "samples", "seed", "fd-step"}));
     }

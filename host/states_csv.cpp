@@ -2,7 +2,9 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -36,6 +38,9 @@ std::vector<double> parse_row(const std::string& text, const std::string& path, 
 }  // namespace
 
 std::vector<std::vector<double>> read_csv_rows(const std::string& path, int width) {
+  // an ifstream opens a directory and then reads nothing: say so instead of "no rows"
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw std::runtime_error(path + ": is a directory, not a CSV file");
   std::ifstream in(path);
   if (!in) throw std::runtime_error(path + ": cannot open file");
   std::vector<std::vector<double>> rows;
@@ -48,6 +53,7 @@ std::vector<std::vector<double>> read_csv_rows(const std::string& path, int widt
       fail(path, line, "expected " + std::to_string(width) + " values, found " + std::to_string(row.size()));
     rows.push_back(std::move(row));
   }
+  if (rows.empty()) throw std::runtime_error(path + ": no data rows (the file is empty or holds only comments)");
   return rows;
 }
 
@@ -65,6 +71,24 @@ std::vector<StateRow> read_states_csv(const std::string& path, const Model& m) {
     throw std::runtime_error(std::string(e.what()) + " (a state row is nq=" + std::to_string(m.nq) +
                              " qpos, nv=" + std::to_string(m.nv) + " qvel, nu=" +
                              std::to_string(m.nu) + " ctrl)");
+  }
+  return out;
+}
+
+std::string format_states_csv(const Model& m, const std::vector<StateRow>& states, const std::string& comment) {
+  std::string out = "# " + m.name + ": nq=" + std::to_string(m.nq) + " qpos, nv=" + std::to_string(m.nv) +
+                    " qvel, nu=" + std::to_string(m.nu) + " ctrl per row\n";
+  if (!comment.empty()) out += "# " + comment + "\n";
+  char num[32];
+  for (const StateRow& s : states) {
+    const char* sep = "";
+    for (const auto* part : {&s.qpos, &s.qvel, &s.ctrl})
+      for (double x : *part) {
+        std::snprintf(num, sizeof num, "%s%.17g", sep, x);  // 17 digits: doubles round-trip
+        out += num;
+        sep = ",";
+      }
+    out += "\n";
   }
   return out;
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -40,7 +41,17 @@ struct GradcheckOptions {
   // initial state; empty: qpos0 with hinge/slide offsets ~N(0, 0.1^2), qvel ~N(0, 0.1^2),
   // ctrl at the middle of ctrlrange (or 0)
   std::vector<double> qpos, qvel, ctrl;
+  // called after each finite-difference sample with (done, samples); may be empty
+  std::function<void(int, int)> progress;
 };
+
+// The bounds run_gradcheck applies: max relative error against finite differences and the
+// dot-product residual against forward mode.
+struct GradcheckTolerance {
+  double relative;
+  double dot;
+};
+GradcheckTolerance gradcheck_tolerance(Precision precision);
 
 struct GradcheckRow {
   std::string input;  // e.g. "ctrl[t=3,u=5]", "qvel0[7]", "qpos0[tangent 4]"
@@ -59,7 +70,9 @@ struct GradcheckReport {
   bool passed = false;
 };
 
-// The fixed loss is L = w . [qpos_T; qvel_T] with w ~ N(0, 1) drawn from `seed`.
+// The fixed loss is L = w . [qpos_T; qvel_T] with w ~ N(0, 1) drawn from `seed`. Throws
+// std::invalid_argument for steps, substeps or samples below 1 (a check of nothing must not
+// pass) or a model with neither degrees of freedom nor actuators.
 GradcheckReport run_gradcheck(const std::shared_ptr<const Model>& model, const GradcheckOptions& opt);
 
 }  // namespace stiffgrad

@@ -1,0 +1,58 @@
+// How much memory `stiffgrad grad` needs, checked before anything large is allocated: a
+// request beyond the machine's memory must be refused with its size, not end in bad_alloc.
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "host/cli.hpp"
+#include "stiffgrad/rollout.hpp"
+
+namespace stiffgrad::cli {
+
+GradMemory grad_memory(Simulator& sim, int steps) {
+  const Model& m = sim.model();
+  const double nenv = sim.nenv(), T = steps;
+  // Checkpoint storage grows by one state and one control per step; everything else in the
+  // Rollout (adjoint workspace, replay buffer) does not depend on the horizon.
+  const double one_step = static_cast<double>(Rollout(sim, 1).bytes_per_env());
+  const double per_step = static_cast<double>(m.nq + m.nv + m.nu) * static_cast<double>(sim.real_size());
+  GradMemory g;
+  g.simulator = static_cast<double>(sim.bytes());
+  g.rollout = nenv * (one_step + (T - 1) * per_step);
+  g.host_arrays = sizeof(double) * nenv * ((T + 1) * (m.nq + m.nv) + T * m.nu + 2.0 * m.nv);
+  return g;
+}
+
+MemoryLimit available_memory() {
+  std::ifstream in("/proc/meminfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream ss(line);
+    std::string key;
+    unsigned long long kib = 0;
+    if (ss >> key >> kib && key == "MemAvailable:") return {1024.0 * static_cast<double>(kib), "MemAvailable in /proc/meminfo"};
+  }
+  return {static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE)), "physical memory"};
+}
+
+namespace {
+
+std::string bytes_text(double bytes) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.0f bytes = %.1f GiB", bytes, bytes / (1024.0 * 1024.0 * 1024.0));
+  return b;
+}
+
+}  // namespace
+
+void refuse_above(const GradMemory& need, const MemoryLimit& limit, int steps, int nenv) {
+  if (need.total() <= limit.bytes) return;
+  throw std::runtime_error("--steps " + std::to_string(steps) + " for " + std::to_string(nenv) +
+                           " state(s) needs " + bytes_text(need.total()) + " (checkpoints and adjoint workspace " +
+                           bytes_text(need.rollout) + "; gradient arrays " + bytes_text(need.host_arrays) +
+                           "), more than the " + bytes_text(limit.bytes) + " available (" + limit.source +
+                           "); use fewer steps or states");
+}
+
+}  // namespace stiffgrad::cli
