@@ -21,4 +21,6 @@ source "$ROOT/scripts/setup.sh"
 
 echo "== test"
 cd "$BUILD_DIR"
-ctest --output-on-failure --parallel "$JOBS"
+# --no-tests=error: a build that registered no test (a wrong build directory, a test binary
+# whose discovery failed) is a failure, not a pass.
+ctest --output-on-failure --no-tests=error --parallel "$JOBS"

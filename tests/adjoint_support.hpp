@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <memory>
 #include <random>
@@ -329,6 +330,38 @@ inline ClampStats clamp_stats(const kern::ModelView<double>& m, const kern::Data
            s.jnt_active, s.jnt_inactive);
   }
   return s;
+}
+
+// ------------------------------------------------------------------------ finite differences
+// A central finite difference with an estimate of its own error, so that a probe is judged
+// against what the finite difference can resolve rather than a fixed absolute floor (a floor
+// of 1e-6 let any adjoint value within 1e-6 of a zero or small gradient pass).
+//
+// fd(h) = [8(f(h) - f(-h)) - (f(2h) - f(-2h))] / 12h has truncation error c h^4 and rounding
+// error ~ r / h; the same stencil at 2h has 16 c h^4 and r / 2h. Their difference is
+// ~ 15 c h^4 + r / h: the size of fd(h)'s error or larger (not smaller, short of a chance
+// cancellation, against which the rounding floor eps max|f| / h stands: every f is rounded to
+// at least an ulp). So |adj - fd| <= rel |fd| + kFdErrorFactor * error is a bound that a zero
+// gradient probe cannot escape: there fd, fd(2h) and the bound are all at rounding level.
+inline constexpr double kFdErrorFactor = 10.0;
+
+struct FiniteDifference {
+  double value = 0;  // fd(h)
+  double at_2h = 0;  // fd(2h)
+  double error = 0;  // max(|fd(h) - fd(2h)|, eps max|f| / h)
+  double tolerance(double rel) const { return rel * std::fabs(value) + kFdErrorFactor * error; }
+};
+
+// f(delta) for delta in {+-h, +-2h, +-4h}.
+template <class F>
+FiniteDifference central_difference(F&& f, double h) {
+  const double p1 = f(h), m1 = f(-h), p2 = f(2 * h), m2 = f(-2 * h), p4 = f(4 * h), m4 = f(-4 * h);
+  FiniteDifference r;
+  r.value = (8.0 * (p1 - m1) - (p2 - m2)) / (12.0 * h);
+  r.at_2h = (8.0 * (p2 - m2) - (p4 - m4)) / (24.0 * h);
+  const double fmax = std::max({std::fabs(p1), std::fabs(m1), std::fabs(p2), std::fabs(m2), std::fabs(p4), std::fabs(m4)});
+  r.error = std::max(std::fabs(r.value - r.at_2h), std::numeric_limits<double>::epsilon() * fmax / h);
+  return r;
 }
 
 // ------------------------------------------------------------------------ small utilities

@@ -1,12 +1,22 @@
 #include "mujoco_bridge.hpp"
-#ifdef SG_HAVE_MUJOCO
 
 #include <algorithm>
 #include <cmath>
 
 namespace sgtest {
 
+std::string mujoco_version_problem() {
+  if (mj_version() == kMujocoVersion) return "";
+  return "the MuJoCo library loaded at run time reports mj_version() = " + std::to_string(mj_version()) +
+         "; stiffgrad's parity tests and their bounds are for MuJoCo 2.2.2 (mj_version() = " +
+         std::to_string(kMujocoVersion) + ", Debian's libmujoco-dev)";
+}
+
 MjModelPtr mujoco_load(const std::string& path, std::string* error) {
+  if (const std::string problem = mujoco_version_problem(); !problem.empty()) {
+    if (error) *error = problem;
+    return nullptr;
+  }
   char err[1000] = "";
   mjModel* m = mj_loadXML(path.c_str(), nullptr, err, sizeof(err));
   if (!m && error) *error = err;
@@ -144,5 +154,11 @@ double rel_diff(const double* a, const double* b, int n) {
   return num / den;
 }
 
+void mujoco_set_state(const mjModel* m, mjData* d, const RandomState& s) {
+  mj_resetData(m, d);
+  std::copy(s.qpos.begin(), s.qpos.end(), d->qpos);
+  std::copy(s.qvel.begin(), s.qvel.end(), d->qvel);
+  std::copy(s.ctrl.begin(), s.ctrl.end(), d->ctrl);
+}
+
 }  // namespace sgtest
-#endif

@@ -1,8 +1,9 @@
 // Test-only bridge to MuJoCo 2.2.2: builds a stiffgrad::Model straight from a compiled
 // mjModel (so kernel parity can be checked independently of our MJCF compiler) and draws
 // random states the way the parity tests need them.
+//
+// Always compiled: tests/CMakeLists.txt refuses to configure the tests without MuJoCo 2.2.2.
 #pragma once
-#ifdef SG_HAVE_MUJOCO
 
 #include <mujoco/mujoco.h>
 
@@ -24,7 +25,14 @@ struct MjDataDeleter {
 using MjModelPtr = std::unique_ptr<mjModel, MjModelDeleter>;
 using MjDataPtr = std::unique_ptr<mjData, MjDataDeleter>;
 
-// Loads with mj_loadXML; returns null (and fills `error`) on failure.
+// The MuJoCo version every parity bound was measured against (mj_version() of 2.2.2).
+inline constexpr int kMujocoVersion = 222;
+
+// Empty when the loaded MuJoCo library is 2.2.2, else a sentence saying which one it is.
+std::string mujoco_version_problem();
+
+// Loads with mj_loadXML; returns null (and fills `error`) on failure, and also when the loaded
+// MuJoCo library is not 2.2.2, so that no parity test can compare against another version.
 MjModelPtr mujoco_load(const std::string& path, std::string* error);
 
 // Disable everything outside the smooth dynamics (contacts, limits, friction loss, equality).
@@ -41,9 +49,10 @@ struct RandomState {
 };
 RandomState random_state(const stiffgrad::Model& m, std::mt19937_64& rng, double vel_scale);
 
+// Writes the state (qpos, qvel, ctrl) into d after mj_resetData.
+void mujoco_set_state(const mjModel* m, mjData* d, const RandomState& s);
+
 // Scale-relative difference max|a - b| / max(1, max|b|).
 double rel_diff(const double* a, const double* b, int n);
 
 }  // namespace sgtest
-
-#endif

@@ -22,6 +22,9 @@
 #include <string>
 #include <vector>
 
+#include <mujoco/mujoco.h>
+
+#include "mujoco_bridge.hpp"
 #include "stiffgrad/mjcf.hpp"
 #include "test_support.hpp"
 
@@ -34,18 +37,6 @@ constexpr double kRel = 1e-12;
 // Relative to the larger magnitude, with values below 1e-3 compared at 1e-15 absolute.
 bool near(double a, double b) {
   return std::abs(a - b) <= kRel * std::max({std::abs(a), std::abs(b), 1e-3});
-}
-
-// I_body = R diag(I) R^T for a unit quaternion q (w x y z).
-void inertia_tensor(const double* q, const double* I, double out[9]) {
-  const double w = q[0], x = q[1], y = q[2], z = q[3];
-  const double R[9] = {w * w + x * x - y * y - z * z, 2 * (x * y - w * z), 2 * (x * z + w * y),
-                       2 * (x * y + w * z), w * w - x * x + y * y - z * z, 2 * (y * z - w * x),
-                       2 * (x * z - w * y), 2 * (y * z + w * x), w * w - x * x - y * y + z * z};
-  for (int r = 0; r < 3; ++r)
-    for (int c = 0; c < 3; ++c)
-      out[3 * r + c] = R[3 * r] * I[0] * R[3 * c] + R[3 * r + 1] * I[1] * R[3 * c + 1] +
-                       R[3 * r + 2] * I[2] * R[3 * c + 2];
 }
 
 bool quat_near(const double* a, const double* b) {
@@ -81,8 +72,8 @@ void expect_same_bodies(const Model& a, const Model& b) {
     EXPECT_TRUE(quat_near(&a.body_quat[4 * i], &b.body_quat[4 * i]));
     EXPECT_PRED2(near, a.body_mass[i], b.body_mass[i]);
     double ta[9], tb[9];
-    inertia_tensor(&a.body_iquat[4 * i], &a.body_inertia[3 * i], ta);
-    inertia_tensor(&b.body_iquat[4 * i], &b.body_inertia[3 * i], tb);
+    sgtest::inertia_tensor(&a.body_iquat[4 * i], &a.body_inertia[3 * i], ta);
+    sgtest::inertia_tensor(&b.body_iquat[4 * i], &b.body_inertia[3 * i], tb);
     const double scale = std::max({a.body_inertia[3 * i], a.body_inertia[3 * i + 1], a.body_inertia[3 * i + 2], 1e-300});
     for (int k = 0; k < 9; ++k) EXPECT_NEAR(ta[k], tb[k], 1e-12 * scale) << "inertia tensor entry " << k;
     std::vector<double> ma(&a.body_inertia[3 * i], &a.body_inertia[3 * i] + 3);
@@ -125,9 +116,6 @@ void expect_same_bodies(const Model& a, const Model& b) {
 }
 
 }  // namespace
-
-#ifdef SG_HAVE_MUJOCO
-#include <mujoco/mujoco.h>
 
 namespace {
 
@@ -173,10 +161,6 @@ Model from_mujoco(const mjModel* m) {
   return o;
 }
 
-struct MjDeleter {
-  void operator()(mjModel* m) const { mj_deleteModel(m); }
-};
-
 std::vector<std::string> mujoco_loadable_models() {
   std::vector<std::string> out = {sgtest::humanoid_xml()};
   for (const std::string& rel : sgtest::shared_models())
@@ -189,8 +173,8 @@ class ModelVsMujoco : public ::testing::TestWithParam<std::string> {};
 TEST_P(ModelVsMujoco, CompiledFieldsMatch) {
   const std::string path = GetParam();
   if (!sgtest::file_exists(path)) GTEST_SKIP() << "missing " << path;
-  char err[1000] = "";
-  std::unique_ptr<mjModel, MjDeleter> mm(mj_loadXML(path.c_str(), nullptr, err, sizeof(err)));
+  std::string err;
+  const auto mm = sgtest::mujoco_load(path, &err);
   ASSERT_TRUE(mm) << "MuJoCo 2.2.2 cannot load " << path << ": " << err;
   const mjModel* m = mm.get();
   const auto ours = stiffgrad::load_mjcf(path);
@@ -320,8 +304,64 @@ std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
 
 INSTANTIATE_TEST_SUITE_P(Models, ModelVsMujoco, ::testing::ValuesIn(mujoco_loadable_models()), test_name);
 
+// A limit of the reference, measured: MuJoCo 2.2.2 stores every body inertia as principal
+// moments plus a principal frame (body_inertia, body_iquat) that its compiler computes by an
+// iterative eigendecomposition whenever the frame is not given: a `fullinertia`, or several
+// geoms without <inertial>. The decomposition stops at a tolerance, so R diag(I) R^T does not
+// give back the tensor it came from. tests/data/principal_axes.xml has two fullinertia bodies
+// and one body of three rotated geoms. Measured (max entry error / max |entry|):
+//   fullinertia body 1: MuJoCo 1.6e-7, ours 5.4e-16;  body 2: MuJoCo 1.1e-9, ours 1.4e-16
+//   (issue 6 quotes 1.9e-8 for another tensor: the error depends on the tensor);
+//   three-geom body: our tensor and MuJoCo's differ by 8.1e-9.
+// Ours is exact to rounding and is kept. The bounds are these measurements with a factor ~3:
+// they document the reference's limit and fail if either side changes. The parity tests cover
+// the same bodies in M and qacc with bounds derived from this (test_parity.cpp,
+// Parity.PrincipalAxesBodiesWithinMujocoEigendecompositionError).
+TEST(PrincipalAxes, MujocoReconstructsFullinertiaTo2e7WeExactly) {
+  const std::string path = sgtest::test_data() + "/principal_axes.xml";
+  std::string err;
+  const auto mm = sgtest::mujoco_load(path, &err);
+  ASSERT_TRUE(mm) << err;
+  const auto ours = stiffgrad::load_mjcf(path);
+  ASSERT_EQ(ours->nbody, mm->nbody);
+  ASSERT_EQ(ours->nbody, 4);
+  // fullinertia="ixx iyy izz ixy ixz iyz" of bodies 1 and 2, as written in the file
+  const double given[2][6] = {{0.31, 0.27, 0.18, 0.021, -0.013, 0.034}, {0.05, 0.04, 0.03, 0.007, 0.002, -0.004}};
+  auto rel_err = [](const double* a, const double* b) {
+    double num = 0, den = 0;
+    for (int k = 0; k < 9; ++k) {
+      num = std::max(num, std::abs(a[k] - b[k]));
+      den = std::max(den, std::abs(b[k]));
+    }
+    return num / den;
+  };
+  double worst_mj = 0, worst_ours = 0;
+  for (int b = 1; b <= 2; ++b) {
+    const double* f = given[b - 1];
+    const double G[9] = {f[0], f[3], f[4], f[3], f[1], f[5], f[4], f[5], f[2]};
+    double tm[9], to[9];
+    sgtest::inertia_tensor(mm->body_iquat + 4 * b, mm->body_inertia + 3 * b, tm);
+    sgtest::inertia_tensor(&ours->body_iquat[4 * b], &ours->body_inertia[3 * b], to);
+    const double e_mj = rel_err(tm, G), e_ours = rel_err(to, G);
+    std::printf("[principal axes] body %d fullinertia: R diag(I) R^T - given: MuJoCo 2.2.2 %.2e, stiffgrad %.2e\n", b,
+                e_mj, e_ours);
+    worst_mj = std::max(worst_mj, e_mj);
+    worst_ours = std::max(worst_ours, e_ours);
+  }
+  double tm[9], to[9];
+  sgtest::inertia_tensor(mm->body_iquat + 12, mm->body_inertia + 9, tm);
+  sgtest::inertia_tensor(&ours->body_iquat[12], &ours->body_inertia[9], to);
+  const double geoms = rel_err(to, tm);
+  std::printf("[principal axes] body 3 (three geoms): stiffgrad vs MuJoCo 2.2.2 tensor %.2e\n", geoms);
+  RecordProperty("mujoco_fullinertia_reconstruction", std::to_string(worst_mj));
+  RecordProperty("stiffgrad_fullinertia_reconstruction", std::to_string(worst_ours));
+  RecordProperty("geoms_body_tensor_difference", std::to_string(geoms));
+  EXPECT_LE(worst_ours, 2e-15) << "our principal decomposition should give back the tensor to rounding (5.4e-16)";
+  EXPECT_LE(worst_mj, 5e-7) << "MuJoCo 2.2.2's reconstruction error was measured at 1.6e-7";
+  EXPECT_LE(geoms, 3e-8) << "measured 8.1e-9";
+}
+
 }  // namespace
-#endif  // SG_HAVE_MUJOCO
 
 // The Menagerie G1 (through scene_mjx.xml's include of g1_mjx.xml, with the newer actuator
 // syntax) and its 2.2.2 rewrite compile to the same robot and equivalent actuators.

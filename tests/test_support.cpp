@@ -43,4 +43,17 @@ std::vector<std::string> shared_models() {
 
 bool file_exists(const std::string& path) { return std::ifstream(path).good(); }
 
+std::string test_data() { return SG_TEST_DATA; }
+
+void inertia_tensor(const double q[4], const double I[3], double out[9]) {
+  const double w = q[0], x = q[1], y = q[2], z = q[3];
+  const double R[9] = {w * w + x * x - y * y - z * z, 2 * (x * y - w * z), 2 * (x * z + w * y),
+                       2 * (x * y + w * z), w * w - x * x + y * y - z * z, 2 * (y * z - w * x),
+                       2 * (x * z - w * y), 2 * (y * z + w * x), w * w - x * x - y * y + z * z};
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c)
+      out[3 * r + c] = R[3 * r] * I[0] * R[3 * c] + R[3 * r + 1] * I[1] * R[3 * c + 1] +
+                       R[3 * r + 2] * I[2] * R[3 * c + 2];
+}
+
 }  // namespace sgtest

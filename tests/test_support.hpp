@@ -15,5 +15,11 @@ std::string humanoid_xml();
 // plus the G1 files: relative paths under shared_data().
 std::vector<std::string> shared_models();
 bool file_exists(const std::string& path);
+// tests/data (this repository's test inputs).
+std::string test_data();
+
+// The body-frame inertia tensor R diag(I) R^T (row-major 3x3) of a principal frame given as a
+// unit quaternion q (w x y z) and principal moments I.
+void inertia_tensor(const double q[4], const double I[3], double out[9]);
 
 }  // namespace sgtest
