@@ -29,8 +29,19 @@
 //
 // step() enqueues exactly one kernel on the backend's stream: it allocates nothing, copies
 // nothing to or from the host and never synchronizes. Errors of an enqueued kernel surface at
-// the next synchronizing call (synchronize(), get_*).
+// the next synchronizing call (synchronize(), get_*). The stream is the user's (options) or a
+// blocking one created here; its ordering contract is stated in stiffgrad/simulator.hpp.
+//
+// Bitwise replay: this file's forward step and rollout_cuda.cu's replay inline the same
+// kernels/ code into different __global__ functions (and translation units). They reproduce
+// each other bit for bit because every .cu file is compiled with -fmad=false (CMakeLists.txt
+// says why): no a*b+c is fused into an FMA, so rounding depends on the source alone, not on
+// what nvcc inlined where. The check below refuses a build that lost those flags.
 #pragma once
+
+#if !defined(STIFFGRAD_CUDA_NO_FMAD) || defined(__USE_FAST_MATH__)
+#error "cuda/ must be compiled with -fmad=false and without --use_fast_math (see CMakeLists.txt): forward and replay would otherwise not agree bit for bit"
+#endif
 
 #include <cuda_runtime.h>
 
@@ -258,8 +269,20 @@ class CudaBackend final : public BackendImpl {
     }
 
     try {
-      SG_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+      // A blocking stream (not cudaStreamNonBlocking): the legacy default stream synchronizes
+      // with it both ways, so a user's plain <<<>>> launch that writes controls is ordered
+      // before the step_backend_ctrl that reads them with no event to remember (the contract
+      // in stiffgrad/simulator.hpp). The price, serializing with other libraries' legacy
+      // default-stream work, is the safe one; a user who wants concurrency passes a stream.
+      if (opt.cuda_stream) {
+        stream_ = static_cast<cudaStream_t>(opt.cuda_stream);
+        owns_stream_ = false;
+      } else {
+        SG_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamDefault));
+        owns_stream_ = true;
+      }
       SG_CUDA_CHECK(cudaEventCreateWithFlags(&upload_done_, cudaEventDisableTiming));
+      SG_CUDA_CHECK(cudaEventCreateWithFlags(&order_, cudaEventDisableTiming));
       model_reals_ = DeviceArray<Real>(arrays.reals().size(), "the model (reals)");
       model_ints_ = DeviceArray<int>(arrays.ints().size(), "the model (ints)");
       qpos_ = DeviceArray<Real>(n * nq_, "qpos");
@@ -389,6 +412,22 @@ class CudaBackend final : public BackendImpl {
     SG_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
+  void* stream() const override { return static_cast<void*>(stream_); }
+
+  // Cross-stream ordering with one event created at construction: cudaStreamWaitEvent binds
+  // to the record made just before it, so re-recording the same event later is safe and the
+  // step loop allocates nothing and never waits on the host.
+  void wait_for_stream(void* stream) override {
+    DeviceGuard guard(device_);
+    SG_CUDA_CHECK(cudaEventRecord(order_, static_cast<cudaStream_t>(stream)));
+    SG_CUDA_CHECK(cudaStreamWaitEvent(stream_, order_, 0));
+  }
+  void make_stream_wait(void* stream) override {
+    DeviceGuard guard(device_);
+    SG_CUDA_CHECK(cudaEventRecord(order_, stream_));
+    SG_CUDA_CHECK(cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), order_, 0));
+  }
+
   std::size_t bytes() const override {
     return model_reals_.bytes() + model_ints_.bytes() + qpos_.bytes() + qvel_.bytes() +
            ctrl_.bytes() + status_.bytes() + workspace_.bytes();
@@ -411,8 +450,10 @@ class CudaBackend final : public BackendImpl {
   void release_upload() { SG_CUDA_CHECK(cudaEventRecord(upload_done_, stream_)); }
 
   void release_stream() noexcept {
+    if (order_) cudaEventDestroy(order_);
     if (upload_done_) cudaEventDestroy(upload_done_);
-    if (stream_) cudaStreamDestroy(stream_);
+    if (stream_ && owns_stream_) cudaStreamDestroy(stream_);
+    order_ = nullptr;
     upload_done_ = nullptr;
     stream_ = nullptr;
   }
@@ -421,8 +462,10 @@ class CudaBackend final : public BackendImpl {
   int device_ = 0;
   kern::DataLayout layout_{};
   kern::ModelView<Real> view_{};  // pointers into model_reals_ / model_ints_ (device)
-  cudaStream_t stream_ = nullptr;
+  cudaStream_t stream_ = nullptr;      // all work of this backend and its rollouts
+  bool owns_stream_ = false;           // created here (else SimulatorOptions::cuda_stream)
   cudaEvent_t upload_done_ = nullptr;  // recorded after the last copy out of upload_
+  cudaEvent_t order_ = nullptr;        // wait_for_stream / make_stream_wait
 
   DeviceArray<Real> model_reals_;  // ModelArrays::reals()
   DeviceArray<int> model_ints_;    // ModelArrays::ints()

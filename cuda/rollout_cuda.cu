@@ -13,6 +13,11 @@
 // The primal Data of the replay reuses the backend's step workspace: backward runs on the
 // backend's stream, after every queued step, and no step runs during it.
 //
+// The replay reproduces the forward step bit for bit although it is a different __global__
+// (and its last substep goes through adj_substep's recompute): cuda/ is compiled with
+// -fmad=false (CMakeLists.txt, backend_cuda.cuh), so no FMA contraction can differ between
+// the two inlined copies. replay_bitwise() reports the check, per environment.
+//
 // save() is two or three device-to-device copies on the stream (no host sync), so recording
 // keeps step()'s guarantees. backward() uploads the loss gradients once, launches one kernel
 // per control step, and downloads the results once.

@@ -42,6 +42,11 @@ class BackendImpl {
   virtual void get_status(int* status) const = 0;  // nenv
   virtual void step(int substeps) = 0;
   virtual void synchronize() = 0;
+  // Stream ordering (Simulator's "Streams"): a synchronous backend has no stream, and its
+  // calls are ordered with everything by returning when done, hence these no-op defaults.
+  virtual void* stream() const { return nullptr; }
+  virtual void wait_for_stream(void* stream) { (void)stream; }
+  virtual void make_stream_wait(void* stream) { (void)stream; }
   virtual std::size_t bytes() const = 0;
   // Checkpoints and adjoint workspace for a Rollout of `horizon` control steps.
   virtual std::unique_ptr<RolloutImpl> make_rollout(int horizon, int substeps) {

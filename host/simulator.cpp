@@ -68,6 +68,9 @@ void Simulator::step_backend_ctrl(const void* ctrl) {
   impl_->step(options_.substeps);
 }
 void Simulator::synchronize() { impl_->synchronize(); }
+void* Simulator::cuda_stream() const { return impl_->stream(); }
+void Simulator::wait_for_stream(void* stream) { impl_->wait_for_stream(stream); }
+void Simulator::make_stream_wait(void* stream) { impl_->make_stream_wait(stream); }
 
 std::vector<int> Simulator::status() const {
   std::vector<int> s(nenv());

@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
-# Device check: build with the CUDA backend and run the GPU tests on a machine with a GPU.
+# Device check: build with the CUDA backend and run the GPU tests on a machine with a GPU:
+# CPU-vs-GPU agreement (finite bounds calibrated on the CPU), bitwise replay of the forward
+# pass by the backward pass on the device (GpuRollout.ReplayIsBitwise, required to pass), the
+# stream-ordering contract (GpuStream.*), then the forward/backward benchmarks.
 #
 # Run from the repository root on the device machine (H200, CUDA 13, fresh Debian):
 #   scripts/device_check.sh
@@ -141,6 +144,14 @@ phase "build bench_forward" 90 "$OUT/build.log" cmake --build "$BUILD" -j"$JOBS"
 phase "build bench_backward" 90 "$OUT/build.log" cmake --build "$BUILD" -j"$JOBS" --target bench_backward
 phase "build all" 150 "$OUT/build.log" cmake --build "$BUILD" -j"$JOBS" || FAILED_BUILD_ALL=1
 
+# ---- bitwise replay needs -fmad=false on every .cu file (CMakeLists.txt): check the flags ----
+CUDA_FLAGS_LINE=$(grep -h "^CUDA_FLAGS" "$BUILD/CMakeFiles/stiffgrad.dir/flags.make" 2>/dev/null)
+note "cuda flags: ${CUDA_FLAGS_LINE#CUDA_FLAGS = }"
+if [[ $CUDA_FLAGS_LINE != *"-fmad=false"* || $CUDA_FLAGS_LINE == *"use_fast_math"* ]]; then
+  FAILED=1
+  note "cuda/ is not compiled with -fmad=false (or uses --use_fast_math): bitwise replay is not guaranteed"
+fi
+
 # ---- GPU tests ----
 GPU_LOG="$OUT/gpu_tests.log"
 # -V: the skip messages and the measured differences ("[ info ]" lines) go to the log.
@@ -149,7 +160,21 @@ GPU_RC=$?
 note "--- gpu tests"
 grep -E "tests passed|tests failed|Total Test time" "$GPU_LOG" | tee -a "$REPORT" >/dev/null
 grep -E "\*\*\*Failed|\*\*\*Skipped|\*\*\*Timeout|\(Failed\)|\(Skipped\)|\(Timeout\)" "$GPU_LOG" | head -n 40 >>"$REPORT"
-grep -E "\[ info     \]" "$GPU_LOG" | head -n 60 >>"$REPORT"
+grep -E "\[ info     \]|\[gpu rollout\]|\[ calib    \]" "$GPU_LOG" | head -n 80 >>"$REPORT"
+# The assertions this check exists for must have run and passed, not skipped or vanished:
+# bitwise replay on the device (forward kernel vs the backward pass's replay), run-to-run
+# determinism, and the stream-ordering contract of step_backend_ctrl.
+for t in 'GpuRollout\.ReplayIsBitwise' 'GpuRollout\.GradientsAgreeWithCpu' \
+         'GpuAgreement\.CudaIsDeterministic/humanoid' 'GpuStream\.OwnStreamIsBlockingAndNonNull' \
+         'GpuStream\.ControlsWrittenOnLegacyDefaultStreamAreOrdered' \
+         'GpuStream\.ControlsWrittenOnOtherStreamAreOrderedByWaitForStream'; do
+  if grep -qE "Test +#[0-9]+: ([A-Za-z0-9_]+/)?${t}[ .]+ +Passed" "$GPU_LOG"; then
+    note "required: ${t//\\/} passed"
+  else
+    FAILED=1
+    note "required: ${t//\\/} did NOT pass (failed, skipped or missing)"
+  fi
+done
 if (( GPU_RC != 0 )); then
   FAILED=1
   note "GPU tests FAILED (ctest exit $GPU_RC)"

@@ -35,7 +35,9 @@ class Rollout {
   // control), then a checkpoint. Throws std::length_error beyond the horizon.
   void step(const double* ctrl = nullptr);
   // The same with controls already in the backend's memory (see
-  // Simulator::step_backend_ctrl): no host copy or sync while recording.
+  // Simulator::step_backend_ctrl): no host copy or sync while recording. The checkpoint
+  // copies go on the simulator's stream (Simulator::cuda_stream()), so the ordering contract
+  // of Simulator::step_backend_ctrl applies unchanged.
   void step_backend_ctrl(const void* ctrl);
 
   // Gradient of a loss L(state_0 .. state_T, ctrl_0 .. ctrl_{T-1}) whose partial derivatives

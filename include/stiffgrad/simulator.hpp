@@ -20,6 +20,12 @@ struct SimulatorOptions {
   int substeps = 1;    // substeps of length model.opt.timestep per control step
   int threads = 0;     // CPU backend: OpenMP threads (0 = OpenMP's default)
   Integrator integrator = Integrator::SemiImplicitEuler;
+  // CUDA backend: the cudaStream_t (passed as void* so that this header needs no CUDA) on
+  // which the simulator enqueues all its work, or nullptr to let the simulator create its
+  // own (pass cudaStreamLegacy for the legacy default stream). A given stream is not owned:
+  // it must belong to the device current at construction and outlive the Simulator and its
+  // Rollouts. Ignored by the CPU backend. See "Streams" below.
+  void* cuda_stream = nullptr;
 };
 
 // True when this build has the CUDA backend and a CUDA device is present.
@@ -32,6 +38,24 @@ class BackendImpl;  // host/backend.hpp
 // (qpos[e * nq + i]); internally they live environment-minor in the backend's memory and
 // precision. step() neither allocates, copies to/from the host, nor synchronizes: workspace
 // is sized at construction; on the CUDA backend step() only enqueues kernels.
+//
+// Streams (CUDA backend). Every operation of a Simulator and of its Rollouts is enqueued, in
+// call order, on one stream: cuda_stream(). Calls that return host data (get_state,
+// get_ctrl, status, Rollout::backward, ...) wait for it; step() and step_backend_ctrl() do
+// not. Work of yours is ordered before or after the simulator's as follows:
+//  - Enqueue it on cuda_stream() itself: always ordered, nothing else to do.
+//  - The legacy default stream (stream 0 / a plain <<<grid, block>>> launch, in a program
+//    compiled without --default-stream per-thread): ordered both ways automatically, because
+//    the stream the simulator creates is a blocking stream (cudaStreamDefault flags), which
+//    the legacy default stream synchronizes with. (A stream given in the options keeps its
+//    own flags: if it is non-blocking, the legacy default stream is NOT ordered with it.)
+//  - Any other stream, including cudaStreamPerThread: not ordered. Before the simulator
+//    reads what that stream wrote (e.g. controls for step_backend_ctrl), call
+//    wait_for_stream(stream); before that stream reads or overwrites what the simulator uses
+//    or produces (e.g. reuses the control buffer given to step_backend_ctrl), call
+//    make_stream_wait(stream). Both only enqueue an event (no host sync, no allocation).
+// On the CPU backend everything is synchronous: cuda_stream() is nullptr and the two
+// ordering calls do nothing.
 class Simulator {
  public:
   Simulator(std::shared_ptr<const Model> model, SimulatorOptions options);
@@ -64,7 +88,21 @@ class Simulator {
   // CPU), in the backend's precision (float or double as in the options), environment-minor
   // (ctrl[u * nenv + e], nu x nenv): copied backend-side into the control buffer, then
   // step(). No host copy, no host sync: the path for a policy that runs on the device.
+  // On CUDA the copy is enqueued on cuda_stream(): whatever writes `ctrl` must be ordered
+  // before it (see "Streams" above: write on cuda_stream() or the legacy default stream, or
+  // call wait_for_stream(writer) first), and `ctrl` must not be overwritten until the copy
+  // has run (same stream, or make_stream_wait(writer) after this call).
   void step_backend_ctrl(const void* ctrl);
+  // CUDA: the cudaStream_t on which this simulator (and its Rollouts) enqueue everything, as
+  // void*; nullptr on the CPU backend.
+  void* cuda_stream() const;
+  // CUDA: the simulator's work enqueued after this call waits for all work enqueued on
+  // `stream` (a cudaStream_t; nullptr is the legacy default stream) before this call. No host
+  // sync.
+  void wait_for_stream(void* stream);
+  // CUDA: work enqueued on `stream` after this call waits for all the simulator's work
+  // enqueued before it. No host sync.
+  void make_stream_wait(void* stream);
   // Element size of the backend's reals (4 for float, 8 for double).
   std::size_t real_size() const { return options_.precision == Precision::Float ? 4 : 8; }
   // Wait for queued work (CUDA); a no-op on the CPU.
