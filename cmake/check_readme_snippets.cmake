@@ -1,0 +1,16 @@
+# Fails unless README.md quotes every file in SNIPPETS verbatim (run by the readme_snippets test).
+#   cmake -DREADME=README.md -DSNIPPETS="a.cpp;b.cpp" -P check_readme_snippets.cmake
+file(READ "${README}" readme)
+set(missing "")
+foreach(snippet IN LISTS SNIPPETS)
+  file(READ "${snippet}" code)
+  string(FIND "${readme}" "${code}" at)
+  if(at EQUAL -1)
+    list(APPEND missing "${snippet}")
+  endif()
+endforeach()
+if(missing)
+  message(FATAL_ERROR "README.md does not quote these files verbatim (update the README): ${missing}")
+endif()
+list(LENGTH SNIPPETS n)
+message(STATUS "README.md quotes all ${n} example files verbatim")
