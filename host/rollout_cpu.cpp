@@ -41,11 +41,11 @@ class CpuRollout final : public RolloutImpl {
     std::fill(adj_qpos_.begin(), adj_qpos_.end(), Real(0));
     std::fill(adj_qvel_.begin(), adj_qvel_.end(), Real(0));
     std::fill(replay_ok_.begin(), replay_ok_.end(), 1);
-    add_state_gradient(T, dL_dqpos, dL_dqvel);
+    add_state_gradient(T, dL_dqpos, dL_dqvel, tangent);
     for (int t = T - 1; t >= 0; --t) {
       adjoint_step(t);
       if (dL_dctrl) to_env_major(dL_dctrl + static_cast<std::size_t>(t) * nenv_ * nu_, adj_ctrl_.data(), nenv_, nu_);
-      add_state_gradient(t, dL_dqpos, dL_dqvel);
+      add_state_gradient(t, dL_dqpos, dL_dqvel, tangent);
     }
     if (dL_dqvel0) to_env_major(dL_dqvel0, adj_qvel_.data(), nenv_, nv_);
     if (dL_dqpos0) {
@@ -81,11 +81,21 @@ class CpuRollout final : public RolloutImpl {
   }
 
  private:
-  // adj_state_t += dL/dstate_t (row t of the host arrays), through the staging buffer
-  void add_state_gradient(int t, const double* dL_dqpos, const double* dL_dqvel) {
+  // adj_state_t += dL/dstate_t (row t of the host arrays), through the staging buffer. For the
+  // tangent gradient, row 0 (read by the loss itself, not through the dynamics) is added in the
+  // form qpos_adjoint_to_tangent expects (kern::add_direct_qpos_adjoint).
+  void add_state_gradient(int t, const double* dL_dqpos, const double* dL_dqvel, bool tangent) {
     if (dL_dqpos) {
       to_env_minor(stage_.data(), dL_dqpos + static_cast<std::size_t>(t) * nenv_ * nq_, nenv_, nq_);
-      for (std::size_t i = 0; i < static_cast<std::size_t>(nq_) * nenv_; ++i) adj_qpos_[i] += stage_[i];
+      if (t == 0 && tangent) {
+        const kern::Strided env_minor{nenv_};
+        using VS = kern::View<Real, kern::Strided>;
+        for (int e = 0; e < nenv_; ++e)
+          kern::add_direct_qpos_adjoint(be_.view_, VS{ckpt_qpos_.data() + e, env_minor}, VS{stage_.data() + e, env_minor},
+                                        VS{adj_qpos_.data() + e, env_minor});
+      } else {
+        for (std::size_t i = 0; i < static_cast<std::size_t>(nq_) * nenv_; ++i) adj_qpos_[i] += stage_[i];
+      }
     }
     if (dL_dqvel) {
       to_env_minor(stage_.data(), dL_dqvel + static_cast<std::size_t>(t) * nenv_ * nv_, nenv_, nv_);

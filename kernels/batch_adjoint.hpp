@@ -80,9 +80,16 @@ SG_HD bool adj_control_step_env(const ModelView<Real>& m, const DataLayout& o,
 }
 
 // Adjoint in MuJoCo's tangent convention: the gradient with respect to delta in R^nv where
-// qpos is perturbed as mj_integratePos(qpos, delta, 1) does. Hinge/slide and free
-// translations copy; a quaternion q (ball, free rotation) gives
-// g_i = <q_bar, normalize(q) * (0, e_i / 2)>.
+// the initial qpos is perturbed as mj_integratePos(qpos, delta, 1) does. Hinge/slide and free
+// translations copy. For a quaternion q (ball, free rotation) MuJoCo 2.2.2's map is
+//   Phi(delta) = q_hat * exp((0, delta / 2)),  q_hat = q / |q|
+// (mju_quatIntegrate normalizes q before rotating it), so Phi(0) = q_hat even when |q| != 1 and
+//   g_i = <grad L(q_hat), q_hat * (0, e_i / 2)>.
+// adj_qpos holds grad L at the raw q, and every kernel reads a quaternion through normalize4
+// (kinematics, passive forces, quat_integrate): L(c q) = L(q), hence grad L(q_hat) = |q| grad
+// L(q) and g_i = |q| <adj_q, q_hat * (0, e_i / 2)> = <adj_q, q * (0, e_i / 2)> with the raw q:
+// the tangent gradient does not depend on the quaternion's scale. A loss term that reads qpos_0
+// itself must first be added by add_direct_qpos_adjoint.
 template <class Real, class LS>
 SG_HD void qpos_adjoint_to_tangent(const ModelView<Real>& m, View<Real, LS> qpos,
                                    View<Real, LS> adj_qpos, View<Real, LS> tangent) {
@@ -98,7 +105,6 @@ SG_HD void qpos_adjoint_to_tangent(const ModelView<Real>& m, View<Real, LS> qpos
     if (type == kJntFree || type == kJntBall) {
       Real q[4], g[4];
       load4(q, qpos, pa);
-      normalize4(q);
       load4(g, adj_qpos, pa);
       for (int i = 0; i < 3; ++i) {
         Real e[4] = {Real(0), Real(0), Real(0), Real(0)}, dq[4];
@@ -108,6 +114,33 @@ SG_HD void qpos_adjoint_to_tangent(const ModelView<Real>& m, View<Real, LS> qpos
       }
     } else {
       tangent[da] = adj_qpos[pa];
+    }
+  }
+}
+
+// adj_qpos += adj_direct, a loss's gradient with respect to the raw initial qpos itself (not
+// through the dynamics), in the form qpos_adjoint_to_tangent expects: each quaternion block is
+// pulled back through normalize4, as if the loss read q_hat = Phi(0). Then
+// |q| <(I - q_hat q_hat^T) g / |q|, q_hat * (0, e_i / 2)> = <g, q_hat * (0, e_i / 2)>, the
+// derivative of L(Phi(delta)) for this term. Only for the tangent conversion.
+template <class Real, class LS>
+SG_HD void add_direct_qpos_adjoint(const ModelView<Real>& m, View<Real, LS> qpos,
+                                   View<Real, LS> adj_direct, View<Real, LS> adj_qpos) {
+  for (int j = 0; j < m.njnt; ++j) {
+    int pa = m.jnt_qposadr[j];
+    const int type = m.jnt_type[j];
+    if (type == kJntFree) {
+      for (int c = 0; c < 3; ++c) adj_qpos[pa + c] += adj_direct[pa + c];
+      pa += 3;
+    }
+    if (type == kJntFree || type == kJntBall) {
+      Real q[4], g[4], adj_q[4] = {};
+      load4(q, qpos, pa);
+      load4(g, adj_direct, pa);
+      adj_normalize4(q, adj_q, g);
+      for (int k = 0; k < 4; ++k) adj_qpos[pa + k] += adj_q[k];
+    } else {
+      adj_qpos[pa] += adj_direct[pa];
     }
   }
 }

@@ -146,8 +146,28 @@ template <class Real> SG_HD SG_INLINE void rotvec_to_quat(Real q[4], const Real 
   q[0] = c; q[1] = r[0] * s; q[2] = r[1] * s; q[3] = r[2] * s;
 }
 
-// Rotation vector (axis * angle, angle in (-pi, pi]) of a unit quaternion, divided by dt.
+// Below this ratio t = |vec(q)|^2 / w^2, quat_to_vel uses its series branch: the first
+// omitted term, t^3 / 7 < 1.5e-19, is below double rounding (and float's).
+template <class Real> SG_HD SG_INLINE constexpr Real quat_to_vel_series_max() { return Real(1e-6); }
+
+// Rotation vector (axis * angle, angle wrapped to (-pi, pi]) of a quaternion q = (w, v),
+// divided by dt: r = 2 atan2(|v|, w) v / |v|, minus 2 pi v / |v| where the angle exceeds pi.
+// For w != 0 both cases are r = 2 atan(|v| / w) / |v| * v = (2 / w) g(t) v with
+// g(t) = atan(sqrt t) / sqrt t = 1 - t/3 + t^2/5 - ..., t = |v|^2 / w^2: the singularity at
+// v = 0 (the rest orientation of a spring, where |v| = sqrt(0) has no derivative and dual
+// numbers turn NaN) is removable. Near it the series, written in |v|^2 so that no square root
+// is taken, gives value and derivative exact to rounding; elsewhere the atan2 form is MuJoCo's
+// mju_quat2Vel, kept as is for bit-for-bit parity.
 template <class Real> SG_HD SG_INLINE void quat_to_vel(Real r[3], const Real q[4], Real dt) {
+  const Real n2 = q[1] * q[1] + q[2] * q[2] + q[3] * q[3];
+  const Real w2 = q[0] * q[0];
+  if (n2 < quat_to_vel_series_max<Real>() * w2) {
+    const Real t = n2 / w2;
+    const Real g = Real(1) - t * (Real(1) / Real(3)) + t * t * (Real(1) / Real(5));
+    const Real f = Real(2) * g / q[0] / dt;
+    r[0] = q[1] * f; r[1] = q[2] * f; r[2] = q[3] * f;
+    return;
+  }
   Real axis[3] = {q[1], q[2], q[3]};
   Real sin_half = normalize3(axis);
   Real speed = Real(2) * sg_atan2(sin_half, q[0]);

@@ -122,23 +122,33 @@ SG_HD SG_INLINE void adj_quat_integrate(const Real q_in[4], const Real omega[3],
   for (int k = 0; k < 3; ++k) adj_omega[k] += h * adj_rv[k];
 }
 
-// r = quat_to_vel(q, 1) = axis * angle of q, angle wrapped to (-pi, pi]. Near the identity
-// (|vec(q)| below min_norm, where the primal picks an arbitrary axis) the limit
-// d r = 2 d vec(q) / w is used.
+// r = quat_to_vel(q, 1) = axis * angle of q, angle wrapped to (-pi, pi]; the same two
+// branches as the primal.
 template <class Real>
 SG_HD SG_INLINE void adj_quat_to_vel(const Real q[4], Real adj_q[4], const Real adj_r[3]) {
-  const Real n = sg_sqrt(q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-  if (n < min_norm<Real>()) {
-    for (int k = 0; k < 3; ++k) adj_q[k + 1] += Real(2) * adj_r[k] / q[0];
+  const Real n2 = q[1] * q[1] + q[2] * q[2] + q[3] * q[3];
+  const Real w2 = q[0] * q[0];
+  const Real rv = q[1] * adj_r[0] + q[2] * adj_r[1] + q[3] * adj_r[2];  // vec . r_bar
+  if (n2 < quat_to_vel_series_max<Real>() * w2) {
+    // r = a g(t) v, a = 2 / w, t = |v|^2 / w^2, g = 1 - t/3 + t^2/5:
+    // dr = a g dv + v (g da + a g' dt), da = -a dw / w, dt = 2 (v . dv) / w^2 - 2 t dw / w
+    const Real t = n2 / w2;
+    const Real a = Real(2) / q[0];
+    const Real g = Real(1) - t * (Real(1) / Real(3)) + t * t * (Real(1) / Real(5));
+    const Real dg = -Real(1) / Real(3) + t * (Real(2) / Real(5));
+    const Real cv = Real(2) * rv * a * dg / w2;
+    for (int k = 0; k < 3; ++k) adj_q[k + 1] += a * g * adj_r[k] + cv * q[k + 1];
+    adj_q[0] -= rv * a * (g + Real(2) * t * dg) / q[0];
     return;
   }
+  const Real n = sg_sqrt(n2);
+  if (n < min_norm<Real>()) return;  // null quaternion (w = 0 too): no derivative
   Real speed = Real(2) * sg_atan2(n, q[0]);
   if (speed > pi<Real>()) speed -= Real(2) * pi<Real>();
   // r = vec * (speed / n)
   const Real f = speed / n;
-  const Real rv = (q[1] * adj_r[0] + q[2] * adj_r[1] + q[3] * adj_r[2]);  // vec . r_bar
   // d speed = 2 (w dn - n dw) / (w^2 + n^2); dn = vec . dvec / n
-  const Real den = q[0] * q[0] + n * n;
+  const Real den = w2 + n * n;
   const Real dspeed_dn = Real(2) * q[0] / den, dspeed_dw = -Real(2) * n / den;
   const Real df_dn = (dspeed_dn * n - speed) / (n * n);
   for (int k = 0; k < 3; ++k) adj_q[k + 1] += f * adj_r[k] + rv * df_dn * q[k + 1] / n;

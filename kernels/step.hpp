@@ -42,8 +42,9 @@ SG_HD void fwd_actuation(const ModelView<Real>& m, const Data<Real, L>& d) {
 }
 
 // Velocity gain of the actuators on each dof that the step treats implicitly: K_i =
-// -sum gear^2 b2 over the affine actuators of dof i whose force clamps are inactive (a clamped
-// force does not depend on the velocity). Zero unless m.implicit_actuator_damping.
+// -sum gear^2 b2 over the affine actuators of dof i whose force and joint clamps are inactive
+// (a clamped force does not depend on the velocity; actuator_clamp decides, as for the
+// adjoint). Zero unless m.implicit_actuator_damping.
 template <class Real, class L>
 SG_HD SG_INLINE void add_implicit_actuator_damping(const ModelView<Real>& m, const Data<Real, L>& d,
                                                    Real h) {
@@ -52,16 +53,9 @@ SG_HD SG_INLINE void add_implicit_actuator_damping(const ModelView<Real>& m, con
   for (int u = 0; u < m.nu; ++u) {
     if (m.actuator_biastype[u] != kBiasAffine) continue;
     const int j = m.actuator_trnid[u];
-    const Real f = d.actuator_force[u];
-    if (m.actuator_forcelimited[u] &&
-        (f <= m.actuator_forcerange[2 * u] || m.actuator_forcerange[2 * u + 1] <= f))
-      continue;
-    if (m.jnt_actfrclimited[j]) {
-      const Real t = d.qfrc_actuator[m.jnt_dofadr[j]];
-      if (t <= m.jnt_actfrcrange[2 * j] || m.jnt_actfrcrange[2 * j + 1] <= t) continue;
-    }
-    const Real g = m.actuator_gear[u];
     const int i = m.jnt_dofadr[j];
+    if (actuator_clamps(m, d, u).force_blocked()) continue;
+    const Real g = m.actuator_gear[u];
     const Real k = -g * g * m.actuator_biasprm[3 * u + 2];
     if (k > Real(0)) d.qLD[i * nv + i] += h * k;  // only damping (b2 < 0) is made implicit
   }

@@ -274,10 +274,10 @@ TEST(AdjointFunctions, QuatToVelAndQuatSub) {
   }
 }
 
-// Below |vec(q)| = 1e-15 the primal picks the arbitrary axis (1, 0, 0) and its derivative is
-// degenerate; the adjoint deliberately uses the limit dr = 2 dvec / w (and dr/dw = 0) of
-// r(q) = 2 atan2(|v|, w) v / |v|. Check it against that analytic Jacobian, and that it is
-// continuous with the generic branch just above the threshold.
+// At and near the identity quat_to_vel takes its series branch r = (2 / w) g(|v|^2 / w^2) v,
+// whose Jacobian at v = 0 is the limit dr = 2 dvec / w (and dr/dw = 0) of
+// r(q) = 2 atan2(|v|, w) v / |v|. Check the adjoint against that analytic Jacobian, and that it
+// is continuous at |v| ~ 1e-14 (test_gradient_edge_cases.cpp checks it against Dual there).
 TEST(AdjointFunctions, QuatToVelNearIdentityLimit) {
   FnReport rep{"adj_quat_to_vel(limit)"};
   for (int seed = 0; seed < 10; ++seed) {
