@@ -61,11 +61,15 @@ adjoint_step_kernel(const __grid_constant__ kern::ModelView<Real> m,
 template <class Real>
 __global__ void __launch_bounds__(kBlockSize)
 tangent_kernel(const __grid_constant__ kern::ModelView<Real> m, Real* qpos, Real* adj_q,
-               Real* tangent, int nenv) {
+               const Real* dl_q0, Real* tangent, int nenv) {
   const int e = static_cast<int>(blockIdx.x) * kBlockSize + static_cast<int>(threadIdx.x);
   if (e >= nenv) return;
   using V = kern::View<Real, kern::Strided>;
   const kern::Strided s{nenv};
+  // the loss's own gradient at qpos_0 (row 0), held back by the last adjoint step, enters in
+  // the form the tangent conversion expects
+  if (dl_q0)
+    kern::add_direct_qpos_adjoint(m, V{qpos + e, s}, V{const_cast<Real*>(dl_q0) + e, s}, V{adj_q + e, s});
   kern::qpos_adjoint_to_tangent(m, V{qpos + e, s}, V{adj_q + e, s}, V{tangent + e, s});
 }
 
@@ -117,8 +121,10 @@ class CudaRollout final : public RolloutImpl {
     cudaStream_t st = be_.stream_;
     upload_rows(dL_dqpos, T + 1, nq_, dl_qpos_.get());
     upload_rows(dL_dqvel, T + 1, nv_, dl_qvel_.get());
-    // adjoint of the final state = its loss gradient (or zero)
-    if (dL_dqpos)
+    // adjoint of the final state = its loss gradient (or zero); row 0 itself is left to
+    // tangent_kernel when that converts it (see below)
+    const bool direct_row0 = tangent && dL_dqpos0 != nullptr;
+    if (dL_dqpos && !(T == 0 && direct_row0))
       SG_CUDA_CHECK(cudaMemcpyAsync(adj_qpos_.get(), dl_qpos_.get() + T * nq_ * n, sizeof(Real) * nq_ * n,
                                     cudaMemcpyDeviceToDevice, st));
     else
@@ -136,7 +142,9 @@ class CudaRollout final : public RolloutImpl {
       adjoint_step_kernel<Real><<<blocks, kBlockSize, 0, st>>>(
           be_.view_, be_.layout_, q0, v0, ckpt_ctrl_.get() + t * nu_ * n, q0 + nq_ * n, v0 + nv_ * n,
           adj_qpos_.get(), adj_qvel_.get(), adj_ctrl_.get() + t * nu_ * n,
-          dL_dqpos ? dl_qpos_.get() + t * nq_ * n : nullptr, dL_dqvel ? dl_qvel_.get() + t * nv_ * n : nullptr,
+          // row 0 of dL_dqpos is added by tangent_kernel when the tangent gradient is asked for
+          dL_dqpos && !(t == 0 && direct_row0) ? dl_qpos_.get() + t * nq_ * n : nullptr,
+          dL_dqvel ? dl_qvel_.get() + t * nv_ * n : nullptr,
           be_.workspace_.get(), keep_ws_.get(), adjoint_ws_.get(), replay_.get(), nenv_, substeps_,
           be_.status_.get(),
           replay_ok_.get());
@@ -144,6 +152,7 @@ class CudaRollout final : public RolloutImpl {
     }
     if (dL_dqpos0 && tangent) {
       tangent_kernel<Real><<<blocks, kBlockSize, 0, st>>>(be_.view_, ckpt_qpos_.get(), adj_qpos_.get(),
+                                                          dL_dqpos ? dl_qpos_.get() : nullptr,
                                                           tangent_.get(), nenv_);
       SG_CUDA_CHECK(cudaGetLastError());
       download_rows(tangent_.get(), 1, nv_, dL_dqpos0);

@@ -298,35 +298,33 @@ struct ClampStats {
 inline ClampStats clamp_stats(const kern::ModelView<double>& m, const kern::Data<double, LC>& d) {
   ClampStats s;
   std::vector<double> total(static_cast<std::size_t>(m.nv), 0.0);
-  auto note = [&s](double x, double lo, double hi, int& active, int& inactive) {
-    const double w = hi - lo;
-    s.margin = std::min(s.margin, std::min(std::fabs(x - lo), std::fabs(x - hi)) / w);
-    if (x < lo || hi < x) ++active; else ++inactive;
+  // margins from the clamp inputs; active / inactive from the kernels' own rule
+  auto note = [&s](double x, int limited, const double* range, int& active, int& inactive) {
+    if (!limited) return;
+    s.margin = std::min(s.margin, std::min(std::fabs(x - range[0]), std::fabs(x - range[1])) / (range[1] - range[0]));
+    bool on;
+    kern::actuator_clamp(x, limited, range, &on);
+    ++(on ? active : inactive);
   };
   for (int u = 0; u < m.nu; ++u) {
     const int j = m.actuator_trnid[u];
     const double gear = m.actuator_gear[u];
-    double c = d.ctrl[u];
-    if (m.actuator_ctrllimited[u]) {
-      note(c, m.actuator_ctrlrange[2 * u], m.actuator_ctrlrange[2 * u + 1], s.ctrl_active, s.ctrl_inactive);
-      c = std::clamp(c, m.actuator_ctrlrange[2 * u], m.actuator_ctrlrange[2 * u + 1]);
-    }
-    double f = m.actuator_gainprm[3 * u] * c;
+    note(d.ctrl[u], m.actuator_ctrllimited[u], m.actuator_ctrlrange + 2 * u, s.ctrl_active, s.ctrl_inactive);
+    bool unused;
+    double f = m.actuator_gainprm[3 * u] *
+               kern::actuator_clamp(d.ctrl[u], m.actuator_ctrllimited[u], m.actuator_ctrlrange + 2 * u, &unused);
     if (m.actuator_biastype[u] == kern::kBiasAffine) {
       const double* bp = m.actuator_biasprm + 3 * u;
       f += bp[0] + bp[1] * gear * d.qpos[m.jnt_qposadr[j]] + bp[2] * gear * d.qvel[m.jnt_dofadr[j]];
     }
-    if (m.actuator_forcelimited[u]) {
-      note(f, m.actuator_forcerange[2 * u], m.actuator_forcerange[2 * u + 1], s.force_active, s.force_inactive);
-      f = std::clamp(f, m.actuator_forcerange[2 * u], m.actuator_forcerange[2 * u + 1]);
-    }
-    total[static_cast<std::size_t>(m.jnt_dofadr[j])] += gear * f;
+    note(f, m.actuator_forcelimited[u], m.actuator_forcerange + 2 * u, s.force_active, s.force_inactive);
+    total[static_cast<std::size_t>(m.jnt_dofadr[j])] +=
+        gear * kern::actuator_clamp(f, m.actuator_forcelimited[u], m.actuator_forcerange + 2 * u, &unused);
   }
   for (int j = 0; j < m.njnt; ++j) {
-    if (!m.jnt_actfrclimited[j]) continue;
     const int n = m.jnt_type[j] == kern::kJntFree ? 6 : (m.jnt_type[j] == kern::kJntBall ? 3 : 1);
     for (int k = 0; k < n; ++k)
-      note(total[static_cast<std::size_t>(m.jnt_dofadr[j] + k)], m.jnt_actfrcrange[2 * j], m.jnt_actfrcrange[2 * j + 1],
+      note(total[static_cast<std::size_t>(m.jnt_dofadr[j] + k)], m.jnt_actfrclimited[j], m.jnt_actfrcrange + 2 * j,
            s.jnt_active, s.jnt_inactive);
   }
   return s;
