@@ -77,7 +77,7 @@ template <class Real>
 class CudaRollout final : public RolloutImpl {
  public:
   CudaRollout(CudaBackend<Real>& be, int horizon, int substeps)
-      : be_(be), horizon_(horizon), substeps_(substeps), nq_(be.nq_), nv_(be.nv_), nu_(be.nu_),
+      : be_(be), substeps_(substeps), nq_(be.nq_), nv_(be.nv_), nu_(be.nu_),
         nenv_(be.nenv_) {
     DeviceGuard guard(be_.device_);
     const std::size_t n = static_cast<std::size_t>(nenv_), T = static_cast<std::size_t>(horizon);
@@ -206,7 +206,7 @@ class CudaRollout final : public RolloutImpl {
   }
 
   CudaBackend<Real>& be_;
-  int horizon_, substeps_;
+  int substeps_;
   int nq_, nv_, nu_, nenv_;
   bool replay_bitwise_ = true;
   DeviceArray<Real> ckpt_qpos_, ckpt_qvel_, ckpt_ctrl_;

@@ -91,7 +91,10 @@ std::string gradcheck_help() {
              "convention, initial qvel, controls) and against dual-number forward mode (dot-product\n"
              "test). The initial state is the first row of --states (controls held), else qpos0 with\n"
              "small random offsets and velocities, controls near the middle of their range. Prints a\n"
-             "table of relative errors |adj - fd| / max(1, |fd|) and the dot-product residual; exits\n"
+             "table of relative errors |adj - fd| / (|fd| + s), s = (10 e_fd + 1e3 eps g_max) / tol\n"
+             "(e_fd: the finite difference's own error, from its stencil at 2H; eps: the run's\n"
+             "machine epsilon; g_max: the largest |fd| probed; no absolute floor) and the\n"
+             "dot-product residual; exits\n"
              "with status 1 when the replay is not bitwise or either exceeds its ") +
          tol;
 }

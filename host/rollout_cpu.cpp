@@ -13,7 +13,6 @@ class CpuRollout final : public RolloutImpl {
  public:
   CpuRollout(CpuBackend<Real>& be, int horizon, int substeps)
       : be_(be),
-        horizon_(horizon),
         substeps_(substeps),
         nq_(be.view_.nq), nv_(be.view_.nv), nu_(be.view_.nu), nenv_(be.nenv_),
         ckpt_qpos_(static_cast<std::size_t>(horizon + 1) * nq_ * nenv_),
@@ -137,7 +136,7 @@ class CpuRollout final : public RolloutImpl {
   }
 
   CpuBackend<Real>& be_;
-  int horizon_, substeps_;
+  int substeps_;
   int nq_, nv_, nu_, nenv_;
   std::vector<Real> ckpt_qpos_;  // (horizon + 1) x nq x nenv
   std::vector<Real> ckpt_qvel_;  // (horizon + 1) x nv x nenv

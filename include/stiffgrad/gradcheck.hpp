@@ -61,7 +61,12 @@ struct GradcheckRow {
 
 struct GradcheckReport {
   std::vector<GradcheckRow> rows;
-  double max_rel_error = 0;    // over rows: |adj - fd| / max(1, |fd|)
+  // Over rows: |adj - fd| / (|fd| + (10 e_fd + 1e3 eps g_max) / tolerance), where e_fd is the
+  // finite difference's own error (its 4-point stencil at h against the one at 2h, at least
+  // the 80-bit rounding of the loss over h), eps the machine epsilon of the run's precision
+  // and g_max the largest |fd| probed. <= tolerance means |adj - fd| <= tolerance |fd| +
+  // 10 e_fd + 1e3 eps g_max: no fixed absolute floor, so a zero gradient is checked too.
+  double max_rel_error = 0;
   double max_rel_error_double_fd = 0;  // the same against plain double finite differences
   double dot_residual = 0;     // |w.Ju - (J^T w).u| / scale (double adjoint vs dual forward)
   double tolerance = 0;        // max_rel_error bound used
