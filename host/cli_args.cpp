@@ -33,7 +33,7 @@ Args parse_args(int argc, char** argv, const std::vector<std::string>& flags,
     }
     const std::string k = short_output ? "output" : s.substr(2);
     if (listed(flags, k)) {
-      a.options[k] = "1";
+      a.options[k] = std::string(1, '1');  // (not = "1": GCC 12's -Wrestrict false positive)
     } else if (listed(valued, k)) {
       if (i + 1 >= argc) throw UsageError("option " + s + " needs a value");
       a.options[k] = argv[++i];

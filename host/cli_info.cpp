@@ -29,7 +29,13 @@ std::string num(double x) {
 }
 
 std::string range_text(bool limited, const double* r) {
-  return limited ? "[" + num(r[0]) + ", " + num(r[1]) + "]" : "unlimited";
+  if (!limited) return "unlimited";
+  std::string t(1, '[');  // appended piecewise: GCC 12 warns (-Wrestrict, falsely) on "[" + s
+  t += num(r[0]);
+  t += ", ";
+  t += num(r[1]);
+  t += ']';
+  return t;
 }
 
 // ---- JSON ----
