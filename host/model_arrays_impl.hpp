@@ -81,6 +81,10 @@ ModelArrays<Real>::ModelArrays(const Model& m) : model_(&m) {
   auto& v = sizes_;
   v.nq = m.nq; v.nv = m.nv; v.nbody = m.nbody; v.njnt = m.njnt; v.nu = m.nu;
   v.ntendon = m.ntendon;
+  v.ngeom = m.ngeom;
+  v.ncpair = m.ncpair;
+  v.ncon_max = 0;  // the backend sets the capacities when constraints are enabled
+  v.nefc_max = 0;
   v.timestep = static_cast<Real>(m.opt.timestep);
   v.implicit_actuator_damping = 0;
   for (int k = 0; k < 3; ++k)

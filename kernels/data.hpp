@@ -5,6 +5,7 @@
 #pragma once
 
 #include "kernels/model_view.hpp"
+#include "kernels/solver_workspace.hpp"
 #include "kernels/view.hpp"
 
 namespace stiffgrad::kern {
@@ -30,6 +31,28 @@ struct DataLayout {
   int qfrc_bias, qfrc_passive, qfrc_actuator, qfrc_smooth, qacc;  // nv
   int actuator_length, actuator_velocity, actuator_force;        // nu
   int ten_length, ten_velocity;                                  // ntendon
+  // ---- constraints (sized by the capacities ncon_max, nefc_max; empty when they are 0) ----
+  // Counts and ids are stored as Reals (exact below 2^24 in float).
+  int qacc_smooth, qfrc_constraint;     // nv  M^-1 qfrc_smooth; J^T efc_force
+  int geom_xpos, geom_xmat;             // ngeom x 3 (tree-relative, as xpos), x 9
+  int ncon;                             // 1  contacts found this substep
+  int contact_dist;                     // ncon_max
+  int contact_pos;                      // ncon_max x 3  world position
+  int contact_frame;                    // ncon_max x 9  rows (normal geom1->geom2, t1, t2)
+  int contact_pair;                     // ncon_max  candidate pair id (Model::cpair_*)
+  int nefc;                             // 1  constraint rows this substep
+  int efc_type, efc_id;                 // nefc_max  kCnstr*; dof/joint/tendon/contact id
+  int efc_J;                            // nefc_max x nv  row-major
+  int efc_pos, efc_margin;              // nefc_max
+  int efc_frictionloss;                 // nefc_max  friction-loss rows: the loss f
+  int efc_mu;                           // nefc_max  elliptic rows: row 0 mu_reg, row k friction[k-1]
+  int efc_dim;                          // nefc_max  elliptic rows: condim on each row of the contact
+  int efc_diag_approx, efc_R, efc_D;    // nefc_max
+  int efc_KBIP;                         // nefc_max x 4  stiffness, damping, impedance, d imp/d r
+  int efc_vel, efc_aref;                // nefc_max  J qvel; reference acceleration
+  int efc_force, efc_state;             // nefc_max  solver output (kState*)
+  int solver_niter;                     // 1  Newton iterations of the last solve
+  int solver_ws;                        // newton_workspace_size(nv, nefc_max) (kernels/solver.hpp)
   int size;                             // total Reals per environment
 
   template <class Real>
@@ -54,6 +77,21 @@ struct DataLayout {
     d.actuator_length = take(m.nu); d.actuator_velocity = take(m.nu);
     d.actuator_force = take(m.nu);
     d.ten_length = take(m.ntendon); d.ten_velocity = take(m.ntendon);
+    const int nc = m.ncon_max, ne = m.nefc_max;
+    d.qacc_smooth = take(m.nv); d.qfrc_constraint = take(m.nv);
+    d.geom_xpos = take(3 * m.ngeom); d.geom_xmat = take(9 * m.ngeom);
+    d.ncon = take(1);
+    d.contact_dist = take(nc); d.contact_pos = take(3 * nc); d.contact_frame = take(9 * nc);
+    d.contact_pair = take(nc);
+    d.nefc = take(1);
+    d.efc_type = take(ne); d.efc_id = take(ne); d.efc_J = take(ne * m.nv);
+    d.efc_pos = take(ne); d.efc_margin = take(ne); d.efc_frictionloss = take(ne);
+    d.efc_mu = take(ne); d.efc_dim = take(ne);
+    d.efc_diag_approx = take(ne); d.efc_R = take(ne); d.efc_D = take(ne);
+    d.efc_KBIP = take(4 * ne); d.efc_vel = take(ne); d.efc_aref = take(ne);
+    d.efc_force = take(ne); d.efc_state = take(ne);
+    d.solver_niter = take(1);
+    d.solver_ws = take(ne > 0 ? newton_workspace_size(m.nv, ne) : 0);
     d.size = o;
     return d;
   }
@@ -71,6 +109,11 @@ struct Data {
   V qfrc_bias, qfrc_passive, qfrc_actuator, qfrc_smooth, qacc;
   V actuator_length, actuator_velocity, actuator_force;
   V ten_length, ten_velocity;
+  V qacc_smooth, qfrc_constraint, geom_xpos, geom_xmat;
+  V ncon, contact_dist, contact_pos, contact_frame, contact_pair;
+  V nefc, efc_type, efc_id, efc_J, efc_pos, efc_margin, efc_frictionloss, efc_mu, efc_dim;
+  V efc_diag_approx, efc_R, efc_D, efc_KBIP, efc_vel, efc_aref, efc_force, efc_state;
+  V solver_niter, solver_ws;
 
   // `base` views element 0 of this environment's buffer.
   static SG_HD Data bind(V base, const DataLayout& o) {
@@ -94,6 +137,19 @@ struct Data {
     d.actuator_velocity = base.at(o.actuator_velocity);
     d.actuator_force = base.at(o.actuator_force);
     d.ten_length = base.at(o.ten_length); d.ten_velocity = base.at(o.ten_velocity);
+    d.qacc_smooth = base.at(o.qacc_smooth); d.qfrc_constraint = base.at(o.qfrc_constraint);
+    d.geom_xpos = base.at(o.geom_xpos); d.geom_xmat = base.at(o.geom_xmat);
+    d.ncon = base.at(o.ncon); d.contact_dist = base.at(o.contact_dist);
+    d.contact_pos = base.at(o.contact_pos); d.contact_frame = base.at(o.contact_frame);
+    d.contact_pair = base.at(o.contact_pair);
+    d.nefc = base.at(o.nefc); d.efc_type = base.at(o.efc_type); d.efc_id = base.at(o.efc_id);
+    d.efc_J = base.at(o.efc_J); d.efc_pos = base.at(o.efc_pos); d.efc_margin = base.at(o.efc_margin);
+    d.efc_frictionloss = base.at(o.efc_frictionloss); d.efc_mu = base.at(o.efc_mu);
+    d.efc_dim = base.at(o.efc_dim); d.efc_diag_approx = base.at(o.efc_diag_approx);
+    d.efc_R = base.at(o.efc_R); d.efc_D = base.at(o.efc_D); d.efc_KBIP = base.at(o.efc_KBIP);
+    d.efc_vel = base.at(o.efc_vel); d.efc_aref = base.at(o.efc_aref);
+    d.efc_force = base.at(o.efc_force); d.efc_state = base.at(o.efc_state);
+    d.solver_niter = base.at(o.solver_niter); d.solver_ws = base.at(o.solver_ws);
     return d;
   }
 };

@@ -11,9 +11,24 @@ namespace stiffgrad::kern {
 enum : int { kJntFree = 0, kJntBall = 1, kJntSlide = 2, kJntHinge = 3 };
 enum : int { kBiasNone = 0, kBiasAffine = 1 };
 
+// Constraint row types and solver states, equal to MuJoCo's mjtConstraint / mjtConstraintState
+// so that tests compare efc_type / efc_state directly.
+enum : int {
+  kCnstrEquality = 0, kCnstrFrictionDof = 1, kCnstrFrictionTendon = 2, kCnstrLimitJoint = 3,
+  kCnstrLimitTendon = 4, kCnstrContactFrictionless = 5, kCnstrContactPyramidal = 6,
+  kCnstrContactElliptic = 7
+};
+enum : int {
+  kStateSatisfied = 0, kStateQuadratic = 1, kStateLinearNeg = 2, kStateLinearPos = 3, kStateCone = 4
+};
+
 template <class Real>
 struct ModelView {
   int nq, nv, nbody, njnt, nu, ntendon;
+  int ngeom;     // geoms
+  int ncpair;    // candidate collision pairs (Model::cpair_*)
+  int ncon_max;  // contact capacity per environment (0: contacts off)
+  int nefc_max;  // constraint-row capacity per environment (0: constraints off)
   Real timestep;
   int implicit_actuator_damping;  // 1: Integrator::ImplicitDampingEuler (set by the backend)
   Real gravity[3];  // zero when gravity is disabled

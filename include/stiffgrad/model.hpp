@@ -36,6 +36,23 @@ struct Options {
   bool constraint_enabled = true;          // option/flag constraint
   bool eulerdamp_enabled = true;           // option/flag eulerdamp (recorded; see README)
   std::string mjcf_integrator = "Euler";   // what the MJCF asked for, as written
+
+  // ---- constraints (MuJoCo 2.2.2 option defaults; shared/facts/mujoco-2.2.2-constraints.md §0) ----
+  bool limit_enabled = true;               // option/flag limit
+  bool frictionloss_enabled = true;        // option/flag frictionloss
+  bool refsafe_enabled = true;             // option/flag refsafe
+  bool warmstart_enabled = true;           // option/flag warmstart (recorded: we always start cold)
+  bool filterparent_enabled = true;        // option/flag filterparent
+  bool override_enabled = false;           // option/flag override (o_margin, o_solref, o_solimp)
+  int iterations = 100;                    // option/iterations (Newton steps, upper bound)
+  double tolerance = 1e-8;                 // option/tolerance (scaled early-exit threshold)
+  double impratio = 1.0;                   // option/impratio
+  int cone = 0;                            // option/cone: 0 pyramidal, 1 elliptic (mjtCone)
+  std::string solver = "Newton";           // option/solver as written (CG/PGS solved by Newton)
+  int collision = 0;                       // option/collision: 0 all, 1 predefined, 2 dynamic
+  double o_margin = 0.0;                   // option/o_margin
+  double o_solref[2] = {0.02, 1.0};        // option/o_solref
+  double o_solimp[5] = {0.9, 0.95, 0.001, 0.5, 2.0};  // option/o_solimp
 };
 
 struct Keyframe {
@@ -68,6 +85,7 @@ struct Model {
   std::vector<std::string> body_name;  // nbody
   std::vector<int> body_parentid;      // nbody
   std::vector<int> body_rootid;        // nbody  top-level ancestor (child of world)
+  std::vector<int> body_weldid;        // nbody  top-most ancestor welded to it (0: static)
   std::vector<int> body_jntnum;        // nbody
   std::vector<int> body_jntadr;        // nbody  first joint (-1 if none)
   std::vector<int> body_dofnum;        // nbody
@@ -78,6 +96,7 @@ struct Model {
   std::vector<double> body_iquat;      // nbody x 4  principal inertia frame in body frame
   std::vector<double> body_mass;       // nbody
   std::vector<double> body_inertia;    // nbody x 3  principal moments about the COM
+  std::vector<double> body_invweight0; // nbody x 2  mean inverse inertia at qpos0 (trans, rot)
 
   // ---- joints (njnt) ----
   std::vector<std::string> jnt_name;   // njnt
@@ -90,8 +109,9 @@ struct Model {
   std::vector<double> jnt_axis;        // njnt x 3  unit axis in body frame (hinge/slide)
   std::vector<double> jnt_stiffness;   // njnt
   std::vector<double> jnt_range;       // njnt x 2  (radians / metres)
-  std::vector<double> jnt_solref;      // njnt x 2  limit solref (contact issue)
-  std::vector<double> jnt_solimp;      // njnt x 5  limit solimp (contact issue)
+  std::vector<double> jnt_solref;      // njnt x 2  limit solref (solreflimit)
+  std::vector<double> jnt_solimp;      // njnt x 5  limit solimp (solimplimit)
+  std::vector<double> jnt_margin;      // njnt  limit activation distance
   std::vector<int> jnt_actfrclimited;  // njnt  0/1
   std::vector<double> jnt_actfrcrange; // njnt x 2  clamp on the summed actuator force
 
@@ -101,7 +121,10 @@ struct Model {
   std::vector<int> dof_parentid;       // nv  previous dof in the tree (-1 at a root)
   std::vector<double> dof_armature;    // nv
   std::vector<double> dof_damping;     // nv
-  std::vector<double> dof_frictionloss;// nv  (contact issue)
+  std::vector<double> dof_frictionloss;// nv
+  std::vector<double> dof_solref;      // nv x 2  frictionloss solref (joint solreffriction)
+  std::vector<double> dof_solimp;      // nv x 5  frictionloss solimp (joint solimpfriction)
+  std::vector<double> dof_invweight0;  // nv  inverse inertia at qpos0 (block means for ball/free)
 
   std::vector<double> qpos0;           // nq  reference configuration
   std::vector<double> qpos_spring;     // nq  spring reference configuration
@@ -123,6 +146,8 @@ struct Model {
   std::vector<double> geom_solimp;     // ngeom x 5
   std::vector<double> geom_margin;     // ngeom
   std::vector<double> geom_gap;        // ngeom
+  std::vector<double> geom_solmix;     // ngeom
+  std::vector<double> geom_rbound;     // ngeom  bounding-sphere radius (0 for planes)
 
   // ---- explicit contact pairs / excludes ----
   std::vector<int> pair_geom1, pair_geom2;   // npair
@@ -132,6 +157,22 @@ struct Model {
   std::vector<double> pair_solimp;           // npair x 5
   std::vector<double> pair_margin, pair_gap; // npair
   std::vector<int> exclude_body1, exclude_body2;  // nexclude
+
+  // ---- candidate geom pairs for collision, compiled once (host/collision_pairs.cpp) ----
+  // Every geom pair the narrow phase may test, in MuJoCo 2.2.2's contact order (body-pair
+  // signature, then geom ids; <pair>s merged by signature), after MuJoCo's filters that do not
+  // depend on the state (contype/conaffinity, weld, filterparent, exclude) and with geom1/geom2
+  // ordered by type as MuJoCo orders them, and the mixed contact parameters (facts §1).
+  int ncpair = 0;
+  std::vector<int> cpair_geom1, cpair_geom2;   // ncpair
+  std::vector<int> cpair_condim;               // ncpair
+  std::vector<double> cpair_friction;          // ncpair x 5  (slide, slide, torsion, roll, roll)
+  std::vector<double> cpair_solref;            // ncpair x 2
+  std::vector<double> cpair_solimp;            // ncpair x 5
+  std::vector<double> cpair_margin;            // ncpair
+  std::vector<double> cpair_gap;               // ncpair
+  std::vector<int> cpair_maxcon;               // ncpair  most contacts its narrow phase returns
+  double stat_meaninertia = 1.0;               // mean of diag(M) at qpos0 (solver scaling)
 
   // ---- actuators (nu); transmission is always a hinge or slide joint ----
   std::vector<std::string> actuator_name;   // nu
@@ -155,6 +196,13 @@ struct Model {
   std::vector<double> tendon_lengthspring;  // ntendon
   std::vector<int> tendon_limited;          // ntendon
   std::vector<double> tendon_range;         // ntendon x 2
+  std::vector<double> tendon_margin;        // ntendon  limit activation distance
+  std::vector<double> tendon_solref_lim;    // ntendon x 2
+  std::vector<double> tendon_solimp_lim;    // ntendon x 5
+  std::vector<double> tendon_frictionloss;  // ntendon
+  std::vector<double> tendon_solref_fri;    // ntendon x 2
+  std::vector<double> tendon_solimp_fri;    // ntendon x 5
+  std::vector<double> tendon_invweight0;    // ntendon
   std::vector<int> wrap_jntid;              // nwrap
   std::vector<double> wrap_coef;            // nwrap
 
