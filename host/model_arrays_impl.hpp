@@ -86,6 +86,9 @@ ModelArrays<Real>::ModelArrays(const Model& m) : model_(&m) {
   v.ncon_max = 0;  // the backend sets the capacities when constraints are enabled
   v.nefc_max = 0;
   v.timestep = static_cast<Real>(m.opt.timestep);
+  v.opt_iterations = m.opt.iterations;
+  v.opt_tolerance = static_cast<Real>(m.opt.tolerance);
+  v.stat_meaninertia = static_cast<Real>(m.stat_meaninertia);
   v.implicit_actuator_damping = 0;
   for (int k = 0; k < 3; ++k)
     v.gravity[k] = m.opt.gravity_enabled ? static_cast<Real>(m.opt.gravity[k]) : Real(0);

@@ -30,6 +30,9 @@ struct ModelView {
   int ncon_max;  // contact capacity per environment (0: contacts off)
   int nefc_max;  // constraint-row capacity per environment (0: constraints off)
   Real timestep;
+  int opt_iterations;      // option/iterations: Newton steps, upper bound (facts §5)
+  Real opt_tolerance;      // option/tolerance: scaled early-exit threshold (facts §5)
+  Real stat_meaninertia;   // mean of diag(M) at qpos0: the solver's scale (facts §5)
   int implicit_actuator_damping;  // 1: Integrator::ImplicitDampingEuler (set by the backend)
   Real gravity[3];  // zero when gravity is disabled
 
