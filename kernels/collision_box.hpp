@@ -27,7 +27,9 @@ SG_HD SG_INLINE int sphere_box_at(const Real c[3], Real r, const GeomPose<Real>&
     if (size[i] > Real(0)) clamped[i] = sg_clamp(center[i], -size[i], size[i]);
   }
   sub3(tmp, clamped, center);
-  const Real dist = normalize3(tmp);
+  // a centre inside the box leaves tmp exactly zero: skip the square root there so that a dual
+  // number's derivative stays finite (same value as MuJoCo's mju_normalize3: 0)
+  const Real dist = dot3(tmp, tmp) == Real(0) ? Real(0) : normalize3(tmp);
   if (dist - r > margin) return 0;
 
   if (dist <= min_norm<Real>()) {
