@@ -6,10 +6,10 @@
 
 namespace stiffgrad::kern {
 
-// nv x nv Hessian and its Cholesky factor, a handful of nv-vectors (gradient, search direction,
-// M a, ...) and a few nefc-vectors (J a, J search, ...).
+// nv x nv Hessian and its Cholesky factor, four nv-vectors (M a, gradient, search direction,
+// M search) and two nefc-vectors (J a − aref, J search): NewtonWorkspace in kernels/solver.hpp.
 SG_HD SG_INLINE constexpr int newton_workspace_size(int nv, int nefc) {
-  return 2 * nv * nv + 10 * nv + 6 * nefc;
+  return 2 * nv * nv + 4 * nv + 2 * nefc;
 }
 
 }  // namespace stiffgrad::kern

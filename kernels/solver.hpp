@@ -1,0 +1,516 @@
+// MuJoCo 2.2.2's constraint solve (shared/facts/mujoco-2.2.2-constraints.md §5): the primal
+// Newton method on the convex problem
+//
+//   minimize over a:  ½(a − a_s)ᵀ M (a − a_s) + Σ_i s_i(J_i a − aref_i),   a_s = qacc_smooth,
+//
+// started cold at a_s on every call, so that a replay from a checkpoint reproduces the forward
+// pass bit for bit (MuJoCo warm-starts from the previous step; both stop at the same optimum up
+// to the solver tolerance, since the problem is strictly convex).
+//
+// One iteration: H = M + Jᵀ diag(D on quadratic rows) J + elliptic cone Hessians, dense Cholesky,
+// search = −H⁻¹ g, then an exact 1-D line search on the piecewise-smooth convex cost along the
+// search direction. MuJoCo updates its factor with rank-1 changes when rows change state; we
+// refactor (same Newton direction up to rounding, simpler and branch-free per row).
+//
+// Building blocks kept apart for the implicit adjoint (DESIGN.md "Constraints"):
+//   constraint_rows_eval    row costs, forces f = −∂s/∂jar and states at jar (facts §5)
+//   newton_hessian_assemble H at the current states (quadratic rows + cone Hessians)
+//   newton_hessian_at_solution  jar, rows and H at the final qacc, H factored in the workspace
+#pragma once
+
+#include "kernels/data.hpp"
+
+namespace stiffgrad::kern {
+
+// Integer stored as a Real (counts, condim): the value part only, so a dual number works too.
+template <class Real>
+SG_HD SG_INLINE int solver_int(const Real& x) {
+  return static_cast<int>(static_cast<double>(x));
+}
+
+// The solver's scratch, carved from Data::solver_ws (size: newton_workspace_size).
+template <class Real, class L>
+struct NewtonWorkspace {
+  View<Real, L> H;        // nv x nv  Hessian at the current a (lower triangle used)
+  View<Real, L> chol;     // nv x nv  its Cholesky factor (lower triangle)
+  View<Real, L> Ma;       // nv  M a
+  View<Real, L> grad;     // nv  g = M a − qfrc_smooth − Jᵀ f
+  View<Real, L> search;   // nv  Newton direction −H⁻¹ g
+  View<Real, L> Msearch;  // nv  M search
+  View<Real, L> jar;      // nefc_max  J a − aref
+  View<Real, L> Jsearch;  // nefc_max  J search
+
+  static SG_HD NewtonWorkspace bind(View<Real, L> ws, int nv, int nefc_max) {
+    NewtonWorkspace w;
+    int o = 0;
+    auto take = [&](int n) { View<Real, L> v = ws.at(o); o += n; return v; };
+    w.H = take(nv * nv); w.chol = take(nv * nv);
+    w.Ma = take(nv); w.grad = take(nv); w.search = take(nv); w.Msearch = take(nv);
+    w.jar = take(nefc_max); w.Jsearch = take(nefc_max);
+    return w;
+  }
+};
+
+template <class Real, class L>
+SG_HD SG_INLINE NewtonWorkspace<Real, L> newton_workspace(const ModelView<Real>& m, const Data<Real, L>& d) {
+  return NewtonWorkspace<Real, L>::bind(d.solver_ws, m.nv, m.nefc_max);
+}
+
+// Rows this solve uses: nefc clamped to the capacity (never read past the buffers).
+template <class Real, class L>
+SG_HD SG_INLINE int solver_nefc(const ModelView<Real>& m, const Data<Real, L>& d) {
+  const int n = solver_int(d.nefc[0]);
+  return n < 0 ? 0 : (n > m.nefc_max ? m.nefc_max : n);
+}
+
+// ---- per-row costs (facts §5) ----
+
+// One scalar row (every type but elliptic) at jar: cost s, force −s', curvature s'', state.
+template <class Real>
+struct RowValue {
+  Real cost, force, curv;
+  int state;
+};
+
+template <class Real>
+SG_HD SG_INLINE RowValue<Real> scalar_row_value(int type, Real jar, Real D, Real R, Real floss) {
+  RowValue<Real> r{Real(0), Real(0), Real(0), kStateSatisfied};
+  const auto quadratic = [&] {
+    r.cost = Real(0.5) * D * jar * jar; r.force = -D * jar; r.curv = D; r.state = kStateQuadratic;
+  };
+  if (type == kCnstrEquality) {
+    quadratic();
+  } else if (type == kCnstrFrictionDof || type == kCnstrFrictionTendon) {
+    // Huber: quadratic inside |jar| < R f, linear with slope ±f outside (continuous at R f)
+    const Real rf = R * floss;
+    if (jar <= -rf) {
+      r.cost = -floss * jar - Real(0.5) * rf * floss; r.force = floss; r.state = kStateLinearNeg;
+    } else if (jar >= rf) {
+      r.cost = floss * jar - Real(0.5) * rf * floss; r.force = -floss; r.state = kStateLinearPos;
+    } else {
+      quadratic();
+    }
+  } else if (jar < Real(0)) {
+    // limits, frictionless contacts, pyramid edges: one-sided quadratic
+    quadratic();
+  }
+  return r;
+}
+
+// One elliptic contact of dim rows at jar[0..dim) (facts §5), with mu = mu_reg (efc_mu of the
+// first row) and fr[k] = friction[k−1] for k ≥ 1 (efc_mu of row k). In U-space, U0 = mu·jar0,
+// Uk = fr_k·jar_k, N = U0, T = ‖U_1..‖:
+//   top    N ≥ mu T:        s = 0
+//   bottom mu N + T ≤ 0:    s = Σ ½ D_j jar_j²
+//   middle otherwise:       s = ½ Dm w², w = N − mu T, Dm = D0 / (mu²(1 + mu²)).
+// Writes force[j] = −∂s/∂jar_j; with a direction v, also φ' = ∂s/∂jar·v and φ'' = vᵀ∇²s v.
+template <class Real>
+struct ConeValue {
+  Real cost, dphi, d2phi;
+  int state;
+};
+
+template <class Real>
+struct ConeGeometry {
+  Real U[6], N, T, w, Dm;
+  int zone;  // kStateSatisfied (top), kStateQuadratic (bottom), kStateCone (middle)
+};
+
+template <class Real>
+SG_HD SG_INLINE ConeGeometry<Real> cone_geometry(int dim, const Real* jar, const Real* fr, Real D0) {
+  ConeGeometry<Real> c;
+  const Real mu = fr[0];
+  c.U[0] = mu * jar[0];
+  Real T2(0);
+  for (int k = 1; k < dim; ++k) { c.U[k] = fr[k] * jar[k]; T2 += c.U[k] * c.U[k]; }
+  c.N = c.U[0];
+  c.T = T2 > Real(0) ? sg_sqrt(T2) : Real(0);  // no infinite derivative of sqrt at 0 (duals)
+  c.w = c.N - mu * c.T;
+  c.Dm = D0 / (mu * mu * (Real(1) + mu * mu));
+  if (c.N >= mu * c.T) c.zone = kStateSatisfied;
+  else if (mu * c.N + c.T <= Real(0)) c.zone = kStateQuadratic;
+  else c.zone = kStateCone;
+  // middle zone ⇒ T > 0 (N < mu T and mu N > −T cannot both hold at T = 0); guard rounding
+  if (c.zone == kStateCone && c.T < min_norm<Real>()) c.T = min_norm<Real>();
+  return c;
+}
+
+template <class Real>
+SG_HD SG_INLINE ConeValue<Real> cone_value(int dim, const Real* jar, const Real* fr, const Real* D,
+                                           Real* force, const Real* v) {
+  const ConeGeometry<Real> c = cone_geometry(dim, jar, fr, D[0]);
+  const Real mu = fr[0];
+  ConeValue<Real> r{Real(0), Real(0), Real(0), c.zone};
+  for (int j = 0; j < dim; ++j) force[j] = Real(0);
+  if (c.zone == kStateQuadratic) {
+    for (int j = 0; j < dim; ++j) {
+      r.cost += Real(0.5) * D[j] * jar[j] * jar[j];
+      force[j] = -D[j] * jar[j];
+      if (v) { r.dphi += D[j] * jar[j] * v[j]; r.d2phi += D[j] * v[j] * v[j]; }
+    }
+  } else if (c.zone == kStateCone) {
+    r.cost = Real(0.5) * c.Dm * c.w * c.w;
+    force[0] = -c.Dm * c.w * mu;
+    for (int k = 1; k < dim; ++k) force[k] = -force[0] * c.U[k] * fr[k] / c.T;
+    if (v) {
+      // along jar + t v: w' = V0 − mu T', w'' = −mu T'', with T' = U·V/T, T'' = (‖V‖² − T'²)/T
+      Real UV(0), VV(0);
+      for (int k = 1; k < dim; ++k) {
+        const Real Vk = fr[k] * v[k];
+        UV += c.U[k] * Vk; VV += Vk * Vk;
+      }
+      const Real Td = UV / c.T;
+      const Real wd = mu * v[0] - mu * Td;
+      const Real wdd = -mu * (VV - Td * Td) / c.T;
+      r.dphi = c.Dm * c.w * wd;
+      r.d2phi = c.Dm * (wd * wd + c.w * wdd);
+    }
+  }
+  return r;
+}
+
+// Hessian ∂²s/∂jar² of a middle-zone cone (dim x dim, row-major), from s = ½Dm w²:
+// in U-space ∇²s = Dm(∇w∇wᵀ + w∇²w) with ∇w = (1, −mu U_k/T) and ∇²w = −mu(I − ÛÛᵀ)/T on the
+// tangential block, i.e. H_U00 = 1, H_U0k = −mu U_k/T, H_Ukl = (mu² − mu N/T)δ_kl + mu N U_kU_l/T³;
+// then jar-space = diag(mu, fr_k) H_U diag(mu, fr_k). PSD in the middle zone since w < 0 there.
+template <class Real>
+SG_HD SG_INLINE void cone_hessian(int dim, const Real* jar, const Real* fr, Real D0, Real* Hc) {
+  const ConeGeometry<Real> c = cone_geometry(dim, jar, fr, D0);
+  const Real mu = fr[0];
+  const Real T = c.T, NT = c.N / T, NT3 = c.N / (T * T * T);
+  for (int j = 0; j < dim; ++j)
+    for (int k = 0; k < dim; ++k) {
+      Real h;
+      if (j == 0 && k == 0) h = Real(1);
+      else if (j == 0) h = -mu * c.U[k] / T;
+      else if (k == 0) h = -mu * c.U[j] / T;
+      else h = mu * NT3 * c.U[j] * c.U[k] + (j == k ? mu * mu - mu * NT : Real(0));
+      Hc[j * dim + k] = c.Dm * fr[j] * fr[k] * h;
+    }
+}
+
+// Copies the rows of the elliptic contact starting at row i (clamped to the rows present).
+template <class Real, class L>
+SG_HD SG_INLINE int cone_rows(const Data<Real, L>& d, int i, int nefc, Real* fr, Real* D) {
+  int dim = solver_int(d.efc_dim[i]);
+  if (dim > 6) dim = 6;
+  if (dim > nefc - i) dim = nefc - i;
+  if (dim < 1) dim = 1;
+  for (int k = 0; k < dim; ++k) { fr[k] = d.efc_mu[i + k]; D[k] = d.efc_D[i + k]; }
+  return dim;
+}
+
+// Sum over rows of the costs at jar + t·v (v unused when `v_on` is false). When `write`, stores
+// efc_force and efc_state (the solver outputs, facts §5); with v_on, returns φ'(t), φ''(t) of
+// the row part of the line-search function.
+template <class Real>
+struct RowsTotal {
+  Real cost, dphi, d2phi;
+};
+
+template <class Real, class L>
+SG_HD RowsTotal<Real> constraint_rows_eval(const Data<Real, L>& d, int nefc, View<Real, L> jar,
+                                           View<Real, L> v, bool v_on, Real t, bool write) {
+  RowsTotal<Real> tot{Real(0), Real(0), Real(0)};
+  for (int i = 0; i < nefc;) {
+    const int type = solver_int(d.efc_type[i]);
+    if (type == kCnstrContactElliptic) {
+      Real fr[6], D[6], j6[6], v6[6], f6[6];
+      const int dim = cone_rows(d, i, nefc, fr, D);
+      for (int k = 0; k < dim; ++k) {
+        v6[k] = v_on ? v[i + k] : Real(0);
+        j6[k] = v_on ? jar[i + k] + t * v6[k] : jar[i + k];
+      }
+      const ConeValue<Real> c = cone_value(dim, j6, fr, D, f6, v_on ? v6 : nullptr);
+      tot.cost += c.cost; tot.dphi += c.dphi; tot.d2phi += c.d2phi;
+      if (write)
+        for (int k = 0; k < dim; ++k) { d.efc_force[i + k] = f6[k]; d.efc_state[i + k] = Real(c.state); }
+      i += dim;
+    } else {
+      const Real vi = v_on ? v[i] : Real(0);
+      const Real ji = v_on ? jar[i] + t * vi : jar[i];
+      const RowValue<Real> r = scalar_row_value(type, ji, d.efc_D[i], d.efc_R[i], d.efc_frictionloss[i]);
+      tot.cost += r.cost;
+      if (v_on) { tot.dphi -= r.force * vi; tot.d2phi += r.curv * vi * vi; }
+      if (write) { d.efc_force[i] = r.force; d.efc_state[i] = Real(r.state); }
+      ++i;
+    }
+  }
+  return tot;
+}
+
+// ---- dense linear algebra on nv x nv row-major blocks ----
+
+// y = A x (A symmetric, both triangles filled: qM).
+template <class Real, class L>
+SG_HD SG_INLINE void solver_matvec(int n, View<Real, L> A, View<Real, L> x, View<Real, L> y) {
+  for (int r = 0; r < n; ++r) {
+    Real s(0);
+    for (int c = 0; c < n; ++c) s += A[r * n + c] * x[c];
+    y[r] = s;
+  }
+}
+
+// In place: the lower triangle of A (SPD) becomes L with A = L Lᵀ. H ⪰ M ≻ 0, so pivots are
+// positive; a pivot lost to rounding is floored at mjMINVAL rather than producing NaN.
+template <class Real, class L>
+SG_HD void dense_cholesky(int n, View<Real, L> A) {
+  for (int j = 0; j < n; ++j) {
+    Real piv = A[j * n + j];
+    for (int k = 0; k < j; ++k) piv -= A[j * n + k] * A[j * n + k];
+    if (piv < min_norm<Real>()) piv = min_norm<Real>();
+    const Real ljj = sg_sqrt(piv);
+    A[j * n + j] = ljj;
+    for (int i = j + 1; i < n; ++i) {
+      Real s = A[i * n + j];
+      for (int k = 0; k < j; ++k) s -= A[i * n + k] * A[j * n + k];
+      A[i * n + j] = s / ljj;
+    }
+  }
+}
+
+// x <- (L Lᵀ)⁻¹ x with the factor of dense_cholesky.
+template <class Real, class L>
+SG_HD void dense_cholesky_solve(int n, View<Real, L> Lf, View<Real, L> x) {
+  for (int i = 0; i < n; ++i) {
+    Real s = x[i];
+    for (int k = 0; k < i; ++k) s -= Lf[i * n + k] * x[k];
+    x[i] = s / Lf[i * n + i];
+  }
+  for (int i = n - 1; i >= 0; --i) {
+    Real s = x[i];
+    for (int k = i + 1; k < n; ++k) s -= Lf[k * n + i] * x[k];
+    x[i] = s / Lf[i * n + i];
+  }
+}
+
+// ---- Newton pieces ----
+
+// At a = d.qacc: jar = J a − aref, efc_force/efc_state, Ma = M a,
+// qfrc_constraint = Jᵀ f, g = M a − qfrc_smooth − Jᵀ f. Returns the total cost
+// ½(M a − qfrc_smooth)·(a − a_s) + Σ s_i (MuJoCo's Gauss term; its gradient is M a − qfrc_smooth).
+template <class Real, class L>
+SG_HD Real newton_update(const ModelView<Real>& m, const Data<Real, L>& d, const NewtonWorkspace<Real, L>& w,
+                         int nefc) {
+  const int nv = m.nv;
+  for (int i = 0; i < nefc; ++i) {
+    Real s = -d.efc_aref[i];
+    for (int c = 0; c < nv; ++c) s += d.efc_J[i * nv + c] * d.qacc[c];
+    w.jar[i] = s;
+  }
+  const RowsTotal<Real> rows = constraint_rows_eval(d, nefc, w.jar, w.jar, false, Real(0), true);
+  solver_matvec(nv, d.qM, d.qacc, w.Ma);
+  for (int c = 0; c < nv; ++c) d.qfrc_constraint[c] = Real(0);
+  for (int i = 0; i < nefc; ++i) {
+    // a satisfied row's force is the constant 0; any other row counts even at f = 0, whose
+    // tangent (dual numbers) need not vanish
+    if (solver_int(d.efc_state[i]) == kStateSatisfied) continue;
+    const Real f = d.efc_force[i];
+    for (int c = 0; c < nv; ++c) d.qfrc_constraint[c] += d.efc_J[i * nv + c] * f;
+  }
+  Real gauss(0);
+  for (int c = 0; c < nv; ++c) {
+    const Real r = w.Ma[c] - d.qfrc_smooth[c];
+    w.grad[c] = r - d.qfrc_constraint[c];
+    gauss += r * (d.qacc[c] - d.qacc_smooth[c]);
+  }
+  return Real(0.5) * gauss + rows.cost;
+}
+
+// H = M + Σ_{quadratic rows} D_i J_iᵀ J_i + Σ_{middle-zone cones} J_cᵀ Hc J_c at the states in
+// efc_state and jar in the workspace (both from newton_update). Lower triangle only. Zero
+// entries of J are skipped (contact rows touch few dofs).
+template <class Real, class L>
+SG_HD void newton_hessian_assemble(const ModelView<Real>& m, const Data<Real, L>& d,
+                                   const NewtonWorkspace<Real, L>& w, int nefc) {
+  const int nv = m.nv;
+  for (int r = 0; r < nv; ++r)
+    for (int c = 0; c <= r; ++c) w.H[r * nv + c] = d.qM[r * nv + c];
+  for (int i = 0; i < nefc;) {
+    const int type = solver_int(d.efc_type[i]);
+    const int state = solver_int(d.efc_state[i]);
+    if (type == kCnstrContactElliptic) {
+      Real fr[6], D[6];
+      const int dim = cone_rows(d, i, nefc, fr, D);
+      if (state == kStateQuadratic) {
+        for (int k = 0; k < dim; ++k) {
+          const Real Dk = D[k];
+          for (int r = 0; r < nv; ++r) {
+            const Real jr = d.efc_J[(i + k) * nv + r];
+            if (jr == Real(0)) continue;
+            for (int c = 0; c <= r; ++c) w.H[r * nv + c] += Dk * jr * d.efc_J[(i + k) * nv + c];
+          }
+        }
+      } else if (state == kStateCone) {
+        Real j6[6], Hc[36];
+        for (int k = 0; k < dim; ++k) j6[k] = w.jar[i + k];
+        cone_hessian(dim, j6, fr, D[0], Hc);
+        // H[r][c] += Σ_j J_j[r] (Σ_k Hc[j][k] J_k[c]), one column c at a time
+        for (int c = 0; c < nv; ++c) {
+          Real y[6];
+          bool any = false;
+          for (int j = 0; j < dim; ++j) {
+            Real s(0);
+            for (int k = 0; k < dim; ++k) s += Hc[j * dim + k] * d.efc_J[(i + k) * nv + c];
+            y[j] = s;
+            any = any || !(s == Real(0));
+          }
+          if (!any) continue;
+          for (int r = c; r < nv; ++r) {
+            Real s(0);
+            for (int j = 0; j < dim; ++j) s += d.efc_J[(i + j) * nv + r] * y[j];
+            w.H[r * nv + c] += s;
+          }
+        }
+      }
+      i += dim;
+    } else {
+      if (state == kStateQuadratic) {
+        const Real Di = d.efc_D[i];
+        for (int r = 0; r < nv; ++r) {
+          const Real jr = d.efc_J[i * nv + r];
+          if (jr == Real(0)) continue;
+          for (int c = 0; c <= r; ++c) w.H[r * nv + c] += Di * jr * d.efc_J[i * nv + c];
+        }
+      }
+      ++i;
+    }
+  }
+}
+
+// chol = factor of H (lower triangle copied, then factored in place).
+template <class Real, class L>
+SG_HD SG_INLINE void newton_hessian_factor(int nv, const NewtonWorkspace<Real, L>& w) {
+  for (int r = 0; r < nv; ++r)
+    for (int c = 0; c <= r; ++c) w.chol[r * nv + c] = w.H[r * nv + c];
+  dense_cholesky(nv, w.chol);
+}
+
+// The line-search function φ(t) = cost(a + t·search) − cost(a) and its first two derivatives.
+template <class Real>
+struct LinePoint {
+  Real t, cost, d1, d2;
+};
+
+template <class Real, class L>
+SG_HD SG_INLINE LinePoint<Real> line_point(const Data<Real, L>& d, const NewtonWorkspace<Real, L>& w, int nefc,
+                                           Real pr, Real pMp, Real cost0_rows, Real t) {
+  const RowsTotal<Real> rows = constraint_rows_eval(d, nefc, w.jar, w.Jsearch, true, t, false);
+  // Gauss part along the line: t·pᵀ(M a − qfrc_smooth) + ½t² pᵀMp
+  LinePoint<Real> p;
+  p.t = t;
+  p.cost = t * pr + Real(0.5) * t * t * pMp + rows.cost - cost0_rows;
+  p.d1 = pr + t * pMp + rows.dphi;
+  p.d2 = pMp + rows.d2phi;
+  return p;
+}
+
+// Exact line search on the convex, piecewise-smooth φ (facts §5: MuJoCo's is Newton with
+// bracketing, ≤ 50 evaluations). Safeguarded Newton on φ': a Newton step from the latest point;
+// once a point with φ' > 0 is seen, the minimiser is bracketed in (lo, hi) and a step leaving the
+// bracket is replaced by bisection. On a piecewise quadratic, a Newton step that stays within one
+// piece lands exactly on the minimiser. Stops when |φ'| < gtol (MuJoCo's
+// tolerance·0.01·‖search‖·meaninertia·max(1, nv)) or the bracket can no longer shrink; returns
+// the evaluated point with the smallest |φ'|, or 0 when the direction does not descend.
+template <class Real, class L>
+SG_HD Real newton_line_search(const ModelView<Real>& m, const Data<Real, L>& d, const NewtonWorkspace<Real, L>& w,
+                              int nefc, Real gtol) {
+  const int nv = m.nv;
+  for (int i = 0; i < nefc; ++i) {
+    Real s(0);
+    for (int c = 0; c < nv; ++c) s += d.efc_J[i * nv + c] * w.search[c];
+    w.Jsearch[i] = s;
+  }
+  solver_matvec(nv, d.qM, w.search, w.Msearch);
+  Real pr(0), pMp(0);
+  for (int c = 0; c < nv; ++c) {
+    pr += w.search[c] * (w.Ma[c] - d.qfrc_smooth[c]);
+    pMp += w.search[c] * w.Msearch[c];
+  }
+  const Real rows0 = constraint_rows_eval(d, nefc, w.jar, w.Jsearch, true, Real(0), false).cost;
+  const LinePoint<Real> p0 = line_point(d, w, nefc, pr, pMp, rows0, Real(0));
+  if (!(p0.d1 < Real(0)) || !(p0.d2 > Real(0))) return Real(0);
+  LinePoint<Real> cur = p0, best = p0;
+  Real lo(0), hi(0);
+  bool bracketed = false;
+  for (int e = 0; e < 50; ++e) {
+    Real next = cur.t - cur.d1 / cur.d2;
+    if (bracketed && !(next > lo && next < hi)) {
+      next = Real(0.5) * (lo + hi);
+      if (!(next > lo && next < hi)) break;  // bracket at the resolution of Real
+    }
+    if (!(next > Real(0)) || next == cur.t) break;
+    const LinePoint<Real> p = line_point(d, w, nefc, pr, pMp, rows0, next);
+    if (sg_abs(p.d1) < sg_abs(best.d1)) best = p;
+    if (sg_abs(p.d1) < gtol) break;
+    if (p.d1 < Real(0)) {
+      lo = p.t;
+    } else {
+      hi = p.t;
+      bracketed = true;
+    }
+    cur = p;
+  }
+  // never return a step that raises the cost (rounding at the optimum)
+  return best.cost < Real(0) ? best.t : Real(0);
+}
+
+// The solve (facts §5, §6): qacc, efc_force, efc_state, qfrc_constraint = Jᵀ efc_force and
+// solver_niter, from qM, qacc_smooth, qfrc_smooth and the rows (efc_type, J, D, R, aref,
+// frictionloss, mu, dim). Stops when the line search returns 0, when the scaled improvement or
+// the scaled ‖g‖ (scale 1/(meaninertia·max(1, nv))) falls below opt_tolerance, or after
+// opt_iterations Newton steps.
+template <class Real, class L>
+SG_HD void constraint_solve(const ModelView<Real>& m, const Data<Real, L>& d) {
+  const int nv = m.nv;
+  const int nefc = solver_nefc(m, d);
+  for (int c = 0; c < nv; ++c) d.qacc[c] = d.qacc_smooth[c];
+  if (nefc == 0) {
+    for (int c = 0; c < nv; ++c) d.qfrc_constraint[c] = Real(0);
+    d.solver_niter[0] = Real(0);
+    return;
+  }
+  const NewtonWorkspace<Real, L> w = newton_workspace(m, d);
+  const Real size_scale = m.stat_meaninertia * Real(nv > 1 ? nv : 1);
+  const Real scale = Real(1) / (size_scale > Real(0) ? size_scale : Real(1));
+  const Real tol = m.opt_tolerance;
+  Real cost = newton_update(m, d, w, nefc);
+  int iter = 0;
+  for (; iter < m.opt_iterations;) {
+    newton_hessian_assemble(m, d, w, nefc);
+    newton_hessian_factor(nv, w);
+    Real snorm2(0);
+    for (int c = 0; c < nv; ++c) w.search[c] = -w.grad[c];
+    dense_cholesky_solve(nv, w.chol, w.search);
+    for (int c = 0; c < nv; ++c) snorm2 += w.search[c] * w.search[c];
+    const Real gtol = tol * Real(0.01) * sg_sqrt(snorm2) / scale;
+    const Real alpha = newton_line_search(m, d, w, nefc, gtol);
+    if (alpha == Real(0)) break;
+    for (int c = 0; c < nv; ++c) d.qacc[c] += alpha * w.search[c];
+    const Real old_cost = cost;
+    cost = newton_update(m, d, w, nefc);
+    ++iter;
+    Real g2(0);
+    for (int c = 0; c < nv; ++c) g2 += w.grad[c] * w.grad[c];
+    const Real improvement = scale * (old_cost - cost);
+    const Real gradient = scale * sg_sqrt(g2);
+    if (improvement < tol || gradient < tol) break;
+  }
+  d.solver_niter[0] = Real(iter);
+}
+
+// For the implicit adjoint: at a = d.qacc (normally constraint_solve's result) recomputes jar,
+// efc_force/efc_state and the gradient, assembles H (the Jacobian of the optimality condition
+// g(a) = 0 on the final active set and cone zones) into the workspace's H and factors it into
+// its chol, so that H λ = ā is one dense_cholesky_solve(nv, w.chol, λ).
+template <class Real, class L>
+SG_HD NewtonWorkspace<Real, L> newton_hessian_at_solution(const ModelView<Real>& m, const Data<Real, L>& d) {
+  const NewtonWorkspace<Real, L> w = newton_workspace(m, d);
+  const int nefc = solver_nefc(m, d);
+  newton_update(m, d, w, nefc);
+  newton_hessian_assemble(m, d, w, nefc);
+  newton_hessian_factor(m.nv, w);
+  return w;
+}
+
+}  // namespace stiffgrad::kern
