@@ -392,10 +392,9 @@ struct LinePoint {
   Real t, cost, d1, d2;
 };
 
-template <class Real, class L>
-SG_HD SG_INLINE LinePoint<Real> line_point(const Data<Real, L>& d, const NewtonWorkspace<Real, L>& w, int nefc,
-                                           Real pr, Real pMp, Real cost0_rows, Real t) {
-  const RowsTotal<Real> rows = constraint_rows_eval(d, nefc, w.jar, w.Jsearch, true, t, false);
+template <class Real>
+SG_HD SG_INLINE LinePoint<Real> line_point_of(const RowsTotal<Real>& rows, Real pr, Real pMp, Real cost0_rows,
+                                              Real t) {
   // Gauss part along the line: t·pᵀ(M a − qfrc_smooth) + ½t² pᵀMp
   LinePoint<Real> p;
   p.t = t;
@@ -403,6 +402,12 @@ SG_HD SG_INLINE LinePoint<Real> line_point(const Data<Real, L>& d, const NewtonW
   p.d1 = pr + t * pMp + rows.dphi;
   p.d2 = pMp + rows.d2phi;
   return p;
+}
+
+template <class Real, class L>
+SG_HD SG_INLINE LinePoint<Real> line_point(const Data<Real, L>& d, const NewtonWorkspace<Real, L>& w, int nefc,
+                                           Real pr, Real pMp, Real cost0_rows, Real t) {
+  return line_point_of(constraint_rows_eval(d, nefc, w.jar, w.Jsearch, true, t, false), pr, pMp, cost0_rows, t);
 }
 
 // Exact line search on the convex, piecewise-smooth φ (facts §5: MuJoCo's is Newton with
@@ -427,8 +432,9 @@ SG_HD Real newton_line_search(const ModelView<Real>& m, const Data<Real, L>& d, 
     pr += w.search[c] * (w.Ma[c] - d.qfrc_smooth[c]);
     pMp += w.search[c] * w.Msearch[c];
   }
-  const Real rows0 = constraint_rows_eval(d, nefc, w.jar, w.Jsearch, true, Real(0), false).cost;
-  const LinePoint<Real> p0 = line_point(d, w, nefc, pr, pMp, rows0, Real(0));
+  const RowsTotal<Real> at0 = constraint_rows_eval(d, nefc, w.jar, w.Jsearch, true, Real(0), false);
+  const Real rows0 = at0.cost;
+  const LinePoint<Real> p0 = line_point_of(at0, pr, pMp, rows0, Real(0));
   if (!(p0.d1 < Real(0)) || !(p0.d2 > Real(0))) return Real(0);
   LinePoint<Real> cur = p0, best = p0;
   Real lo(0), hi(0);
