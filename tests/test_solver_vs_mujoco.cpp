@@ -283,6 +283,38 @@ TEST(SolverVsMujoco, G1Home) {
   report_and_check("g1_home", run_model(mm.get(), md.get(), 300, 15));
 }
 
+// Stop rules (facts §5): `iterations` caps the Newton steps; tolerance 0 disables the
+// improvement and gradient exits, and the solve still ends (line search returns 0) at the optimum.
+TEST(SolverVsMujoco, IterationsAndToleranceZero) {
+  auto mm = load_or_fail(sgtest::humanoid_xml());
+  ASSERT_TRUE(mm);
+  parity_options(mm.get());
+  sgtest::MjDataPtr md(mj_makeData(mm.get()));
+  for (int s = 0; s < 300; ++s) mj_step(mm.get(), md.get());
+  mj_forward(mm.get(), md.get());
+  const int nv = mm->nv, nefc = md->nefc;
+  ASSERT_GT(nefc, 0);
+  ASSERT_GT(md->solver_iter, 1);
+  auto solve = [&](int iterations, double tolerance, double* niter) {
+    Problem<double> p(nv, nefc, iterations, tolerance, mm->stat.meaninertia);
+    copy_inputs(mm.get(), md.get(), p);
+    kern::constraint_solve(p.m, p.d);
+    *niter = p.d.solver_niter[0];
+    std::vector<double> qacc(nv);
+    for (int i = 0; i < nv; ++i) qacc[i] = p.d.qacc[i];
+    return rel_diff(qacc.data(), md->qacc, nv);
+  };
+  double n1 = 0, n0 = 0;
+  const double d1 = solve(1, 1e-14, &n1);
+  const double d0 = solve(200, 0.0, &n0);
+  std::printf("[solver] humanoid: iterations=1 -> niter %g, qacc diff %.1e; tolerance 0 -> niter %g, "
+              "qacc diff %.1e\n", n1, d1, n0, d0);
+  EXPECT_EQ(n1, 1.0);
+  EXPECT_GT(d1, kTol);  // one step is not converged here (MuJoCo needed more)
+  EXPECT_LT(n0, 200.0);
+  EXPECT_LE(d0, kTol);
+}
+
 // The solver instantiated with Dual<double> (the dual-number path runs the same Newton code):
 // the value part is bitwise the double solve's, and the tangent of qacc along a perturbation of
 // qfrc_smooth and aref matches a central difference of the double solve (the Newton iterates'
