@@ -10,8 +10,10 @@
 #include <numeric>
 #include <set>
 
+#include "host/collision_pairs.hpp"
 #include "host/mjcf_actuator.hpp"
 #include "host/mjcf_inertia.hpp"
+#include "host/model_setconst.hpp"
 
 namespace stiffgrad::mjcf {
 namespace {
@@ -63,6 +65,7 @@ class Compiler {
 
     for (int b = 0; b < m_.nbody; ++b) body_tree(b);
     for (int b = 0; b < m_.nbody; ++b) joints(b);
+    weld_ids();
     m_.njnt = static_cast<int>(m_.jnt_type.size());
     m_.nv = static_cast<int>(m_.dof_bodyid.size());
     m_.nq = static_cast<int>(m_.qpos0.size());
@@ -75,6 +78,10 @@ class Compiler {
     excludes();
     keyframes();
     check_finite();
+    // Both need the finished model: the candidate pairs its geoms, pairs and excludes, the
+    // constants its mass matrix at qpos0 (facts §1, §4).
+    compile_collision_pairs(m_);
+    set_constants(m_);
   }
 
  private:
@@ -90,6 +97,15 @@ class Compiler {
     m_.body_rootid.push_back(b == 0 ? 0 : (parent == 0 ? b : m_.body_rootid[parent]));
     for (int i = 0; i < 3; ++i) m_.body_pos.push_back(s.pos[i]);
     for (int i = 0; i < 4; ++i) m_.body_quat.push_back(s.quat[i]);
+  }
+
+  // MuJoCo's weld id: a body with joints welds to itself, a body without joints to its
+  // parent's weld (so the world and every body fixed to it weld to 0). Collision filtering
+  // compares these (facts §1, filters 3 and 4).
+  void weld_ids() {
+    m_.body_weldid.assign(m_.nbody, 0);
+    for (int b = 1; b < m_.nbody; ++b)
+      m_.body_weldid[b] = m_.body_jntnum[b] > 0 ? b : m_.body_weldid[bodies_[b].parent];
   }
 
   // ------------------------------------------------------------ joints and dofs
@@ -148,6 +164,7 @@ class Compiler {
       m_.jnt_stiffness.push_back(j.stiffness);
       for (double v : j.solref) m_.jnt_solref.push_back(v);
       for (double v : j.solimp) m_.jnt_solimp.push_back(v);
+      m_.jnt_margin.push_back(j.margin);
       const int afl = resolve_limited(j.actfrclimited, j.actfrcrange, c.autolimits, e, "joint",
                                       "actuatorfrcrange", "actuatorfrclimited");
       if (afl && !(j.actfrcrange[0] < j.actfrcrange[1]))
@@ -187,6 +204,8 @@ class Compiler {
         m_.dof_armature.push_back(j.armature);
         m_.dof_damping.push_back(j.damping);
         m_.dof_frictionloss.push_back(j.frictionloss);
+        for (double v : j.solref_friction) m_.dof_solref.push_back(v);
+        for (double v : j.solimp_friction) m_.dof_solimp.push_back(v);
       }
       (void)qpos_of;
     }
@@ -223,11 +242,20 @@ class Compiler {
     return -1;
   }
 
-  // Moving = this body or an ancestor has a joint (MuJoCo: weldid != 0).
-  bool is_moving(int b) const {
-    for (int a = b; a > 0; a = bodies_[a].parent)
-      if (m_.body_jntnum[a] > 0) return true;
-    return false;
+  // Contacts are generated unless the contact or the constraint flag is off (mj_collision).
+  bool contacts_enabled() const { return pm_.opt.contact_enabled && pm_.opt.constraint_enabled; }
+
+  // Bounding-sphere radius about the geom centre, per type (MuJoCo's mjCGeom::GetRBound;
+  // facts §1); planes are unbounded and get 0, which the culling tests read as "no bound".
+  static double bounding_radius(GeomType t, const double* s) {
+    switch (t) {
+      case GeomType::Sphere: return s[0];
+      case GeomType::Capsule: return s[0] + s[1];
+      case GeomType::Cylinder: return std::sqrt(s[0] * s[0] + s[1] * s[1]);
+      case GeomType::Ellipsoid: return std::max({s[0], s[1], s[2]});
+      case GeomType::Box: return std::sqrt(s[0] * s[0] + s[1] * s[1] + s[2] * s[2]);
+      default: return 0.0;
+    }
   }
 
   // ------------------------------------------------------------ geoms and body inertia
@@ -253,11 +281,12 @@ class Compiler {
       switch (g.type) {
         case GeomType::HField: e.fail("unsupported geom type 'hfield'");
         case GeomType::Mesh: {
-          // Mesh files are never read. A mesh that neither collides nor adds mass (the
-          // Menagerie "visual" class: contype=conaffinity=0, density 0) is dropped; anything
-          // else would need the mesh.
-          if (g.contype != 0 || g.conaffinity != 0)
-            e.fail("unsupported colliding mesh geom (set contype=\"0\" conaffinity=\"0\" for a visual mesh)");
+          // Mesh files are never read. A mesh that cannot collide (the Menagerie "visual"
+          // class: contype=conaffinity=0, or contacts disabled) and adds no mass is dropped;
+          // anything else would need the mesh.
+          if ((g.contype != 0 || g.conaffinity != 0) && contacts_enabled())
+            e.fail("unsupported colliding mesh geom" + (g.name.empty() ? std::string() : " '" + g.name + "'") +
+                   " (set contype=\"0\" conaffinity=\"0\" for a visual mesh)");
           if (b != 0 && inertia_from_geoms && in_inertia_group && has_volume_mass)
             e.fail("unsupported mesh geom that contributes to the body inertia (give it "
                    "density=\"0\" or the body an <inertial>)");
@@ -265,7 +294,7 @@ class Compiler {
           continue;
         }
         case GeomType::Plane:
-          if (is_moving(b))
+          if (m_.body_weldid[b] != 0)  // a joint on this body or an ancestor
             e.fail("plane geoms are only allowed in static bodies (MuJoCo rule)");
           break;
         default: break;
@@ -322,6 +351,8 @@ class Compiler {
       for (double v : g.solimp) m_.geom_solimp.push_back(v);
       m_.geom_margin.push_back(g.margin);
       m_.geom_gap.push_back(g.gap);
+      m_.geom_solmix.push_back(g.solmix);
+      m_.geom_rbound.push_back(bounding_radius(g.type, size));
 
       if (in_inertia_group && g.type != GeomType::Plane) {
         GeomMass gm = geom_mass(g.type, size, g.density, g.has_mass, g.mass);
@@ -385,11 +416,10 @@ class Compiler {
     // each body with joints together with the bodies welded to it (verified: a massless
     // jointed body passes when a welded child carries the mass).
     std::vector<double> sum(4 * m_.nbody, 0.0);
-    std::vector<int> weld(m_.nbody, 0);
     for (int b = 1; b < m_.nbody; ++b) {
-      weld[b] = m_.body_jntnum[b] > 0 ? b : weld[bodies_[b].parent];
-      sum[4 * weld[b]] += m_.body_mass[b];
-      for (int i = 0; i < 3; ++i) sum[4 * weld[b] + 1 + i] += m_.body_inertia[3 * b + i];
+      const int w = m_.body_weldid[b];
+      sum[4 * w] += m_.body_mass[b];
+      for (int i = 0; i < 3; ++i) sum[4 * w + 1 + i] += m_.body_inertia[3 * b + i];
     }
     for (int b = 1; b < m_.nbody; ++b) {
       if (m_.body_jntnum[b] == 0) continue;
@@ -430,6 +460,12 @@ class Compiler {
       m_.tendon_limited.push_back(limited);
       m_.tendon_range.push_back(t.range[0]);
       m_.tendon_range.push_back(t.range[1]);
+      m_.tendon_margin.push_back(t.margin);
+      m_.tendon_frictionloss.push_back(t.frictionloss);
+      for (double v : t.solref_lim) m_.tendon_solref_lim.push_back(v);
+      for (double v : t.solimp_lim) m_.tendon_solimp_lim.push_back(v);
+      for (double v : t.solref_fri) m_.tendon_solref_fri.push_back(v);
+      for (double v : t.solimp_fri) m_.tendon_solimp_fri.push_back(v);
     }
     m_.ntendon = static_cast<int>(m_.tendon_name.size());
     m_.nwrap = static_cast<int>(m_.wrap_jntid.size());

@@ -2,8 +2,8 @@
 //
 // Attribute lists follow the MuJoCo 2.2.2 XML reference. Attributes are sorted into: read and
 // implemented; accepted and ignored because they are cosmetic or only matter for features
-// stiffgrad does not model (rendering, user data, joint-limit margin); and accepted only at
-// their default value because any other value would change the dynamics.
+// stiffgrad does not model (rendering, user data); and accepted only at their default value
+// because any other value would change the dynamics.
 #include "host/mjcf_elements.hpp"
 
 #include <cmath>
@@ -45,11 +45,12 @@ void read_joint(const Elem& e, const CompilerSpec& c, JointSpec& j, bool in_defa
   (void)c;
   e.check_attributes({"name", "class", "type", "pos", "axis", "limited", "range", "ref",
                       "springref", "stiffness", "damping", "armature", "frictionloss",
-                      "solreflimit", "solimplimit", "actuatorfrcrange", "actuatorfrclimited",
-                      // cosmetic, or not modelled (limit margin: brief, see report)
-                      "group", "user", "margin",
+                      "solreflimit", "solimplimit", "solreffriction", "solimpfriction", "margin",
+                      "actuatorfrcrange", "actuatorfrclimited",
+                      // cosmetic
+                      "group", "user",
                       // only at their default values
-                      "solreffriction", "solimpfriction", "springdamper", "actuatorgravcomp"});
+                      "springdamper", "actuatorgravcomp"});
   check_no_name(e, in_default);
   j.where = e;
   j.name = e.str("name", j.name);
@@ -66,12 +67,13 @@ void read_joint(const Elem& e, const CompilerSpec& c, JointSpec& j, bool in_defa
   e.real("damping", j.damping);
   e.real("armature", j.armature);
   e.real("frictionloss", j.frictionloss);
+  e.real("margin", j.margin);
   e.doubles("solreflimit", j.solref, 2, 1);
   e.doubles("solimplimit", j.solimp, 5, 1);
+  e.doubles("solreffriction", j.solref_friction, 2, 1);
+  e.doubles("solimpfriction", j.solimp_friction, 5, 1);
   e.exact("actuatorfrcrange", j.actfrcrange, 2);
   e.tristate("actuatorfrclimited", j.actfrclimited);
-  require_default(e, "solreffriction", {0.02, 1});
-  require_default(e, "solimpfriction", {0.9, 0.95, 0.001, 0.5, 2});
   require_default(e, "springdamper", {0, 0});
   require_keyword(e, "actuatorgravcomp", "false");
   if (j.stiffness < 0 || j.damping < 0 || j.armature < 0 || j.frictionloss < 0)
@@ -81,12 +83,12 @@ void read_joint(const Elem& e, const CompilerSpec& c, JointSpec& j, bool in_defa
 void read_geom(const Elem& e, const CompilerSpec& c, GeomSpec& g, bool in_default) {
   e.check_attributes({"name", "class", "type", "contype", "conaffinity", "condim", "group",
                       "priority", "size", "friction", "solref", "solimp", "margin", "gap",
-                      "density", "mass", "fromto", "pos", "quat", "axisangle", "euler",
-                      "xyaxes", "zaxis", "mesh",
+                      "solmix", "density", "mass", "fromto", "pos", "quat", "axisangle",
+                      "euler", "xyaxes", "zaxis", "mesh",
                       // cosmetic or only relevant to features that are rejected elsewhere
                       "material", "rgba", "user", "hfield", "fitscale", "fluidcoef",
                       // only at their default values
-                      "solmix", "shellinertia", "fluidshape"});
+                      "shellinertia", "fluidshape"});
   check_no_name(e, in_default);
   g.where = e;
   g.name = e.str("name", g.name);
@@ -109,13 +111,13 @@ void read_geom(const Elem& e, const CompilerSpec& c, GeomSpec& g, bool in_defaul
   e.doubles("solimp", g.solimp, 5, 1);
   e.real("margin", g.margin);
   e.real("gap", g.gap);
+  e.real("solmix", g.solmix);
   e.real("density", g.density);
   if (e.real("mass", g.mass)) g.has_mass = true;
   if (e.exact("fromto", g.fromto, 6)) g.has_fromto = true;
   e.exact("pos", g.pos, 3);
   read_orientation(e, c.angles, g.quat);
   g.mesh = e.str("mesh", g.mesh);
-  require_default(e, "solmix", {1});
   require_keyword(e, "shellinertia", "false");
   require_keyword(e, "fluidshape", "none");
   if (g.density < 0) e.fail("geom density must be non-negative");
@@ -149,12 +151,12 @@ void read_inertial(const Elem& e, const CompilerSpec& c, InertialSpec& in) {
 
 void read_tendon(const Elem& e, TendonSpec& t, bool in_default) {
   e.check_attributes({"name", "class", "limited", "range", "stiffness", "damping",
-                      "springlength",
-                      // cosmetic, or not modelled (limit margin, as for joints)
-                      "group", "rgba", "width", "material", "user", "margin",
-                      // only at their default values
-                      "frictionloss", "solreflimit", "solimplimit", "solreffriction",
-                      "solimpfriction", "armature"});
+                      "springlength", "margin", "frictionloss", "solreflimit", "solimplimit",
+                      "solreffriction", "solimpfriction",
+                      // cosmetic
+                      "group", "rgba", "width", "material", "user",
+                      // only at its default value
+                      "armature"});
   check_no_name(e, in_default);
   t.where = e;
   t.name = e.str("name", t.name);
@@ -168,13 +170,15 @@ void read_tendon(const Elem& e, TendonSpec& t, bool in_default) {
     if (n == 2 && sl[0] != sl[1]) e.fail("unsupported attribute 'springlength' of <fixed> (dead band)");
     t.springlength = sl[0];
   }
-  require_default(e, "frictionloss", {0});
+  e.real("margin", t.margin);
+  e.real("frictionloss", t.frictionloss);
+  e.doubles("solreflimit", t.solref_lim, 2, 1);
+  e.doubles("solimplimit", t.solimp_lim, 5, 1);
+  e.doubles("solreffriction", t.solref_fri, 2, 1);
+  e.doubles("solimpfriction", t.solimp_fri, 5, 1);
   require_default(e, "armature", {0});
-  require_default(e, "solreflimit", {0.02, 1});
-  require_default(e, "solimplimit", {0.9, 0.95, 0.001, 0.5, 2});
-  require_default(e, "solreffriction", {0.02, 1});
-  require_default(e, "solimpfriction", {0.9, 0.95, 0.001, 0.5, 2});
-  if (t.stiffness < 0 || t.damping < 0) e.fail("tendon stiffness and damping must be non-negative");
+  if (t.stiffness < 0 || t.damping < 0 || t.frictionloss < 0)
+    e.fail("tendon stiffness, damping and frictionloss must be non-negative");
 }
 
 void read_pair(const Elem& e, PairSpec& p, bool in_default) {

@@ -91,13 +91,12 @@ class Parser {
 
   void option(const Elem& e) {
     e.check_attributes(
-        {"timestep", "gravity", "integrator",
-         // solver, collision and contact-model settings: not part of stiffgrad's dynamics
-         "apirate", "impratio", "tolerance", "ls_tolerance", "noslip_tolerance",
-         "mpr_tolerance", "ccd_tolerance", "iterations", "ls_iterations", "noslip_iterations",
-         "mpr_iterations", "ccd_iterations", "sdf_iterations", "sdf_initpoints", "solver",
-         "cone", "jacobian", "collision", "o_margin", "o_solref", "o_solimp", "o_friction",
-         "actuatorgroupdisable", "magnetic",
+        {"timestep", "gravity", "integrator", "impratio", "tolerance", "iterations", "solver",
+         "cone", "collision", "o_margin", "o_solref", "o_solimp", "noslip_iterations",
+         // solver/collision settings without an effect on stiffgrad's results: accepted
+         "apirate", "ls_tolerance", "noslip_tolerance", "mpr_tolerance", "ccd_tolerance",
+         "ls_iterations", "mpr_iterations", "ccd_iterations", "sdf_iterations",
+         "sdf_initpoints", "jacobian", "o_friction", "actuatorgroupdisable", "magnetic",
          // fluid forces: only their default (off)
          "density", "viscosity", "wind"});
     Options& o = pm_.opt;
@@ -106,12 +105,11 @@ class Parser {
     int integ = 0;
     if (e.keyword("integrator", {"Euler", "RK4", "implicit", "implicitfast"}, integ)) {
       o.mjcf_integrator = e.str("integrator");
-      if (integ != 0 && notes_)
-        notes_->notes.push_back(e.file() + ":" + std::to_string(e.line()) + ": note: integrator " +
-                                o.mjcf_integrator +
-                                " requested; stiffgrad's integrator is a simulator option, the "
-                                "model records it in opt.mjcf_integrator");
+      if (integ != 0) note(e, "integrator " + o.mjcf_integrator +
+                                  " requested; stiffgrad's integrator is a simulator option, the "
+                                  "model records it in opt.mjcf_integrator");
     }
+    constraint_options(e, o);
     require_default(e, "density", {0});
     require_default(e, "viscosity", {0});
     require_default(e, "wind", {0, 0, 0});
@@ -124,35 +122,64 @@ class Parser {
     });
   }
 
+  // Solver and contact options (MuJoCo 2.2.2 names, enum orders and defaults; facts §0).
+  void constraint_options(const Elem& e, Options& o) {
+    if (e.real("impratio", o.impratio) && !(o.impratio > 0)) e.fail("impratio must be positive");
+    if (e.real("tolerance", o.tolerance) && o.tolerance < 0) e.fail("tolerance must be non-negative");
+    if (e.integer("iterations", o.iterations) && o.iterations < 0) e.fail("iterations must be non-negative");
+    int v = 0;
+    if (e.keyword("cone", {"pyramidal", "elliptic"}, v)) o.cone = v;
+    if (e.keyword("collision", {"all", "predefined", "dynamic"}, v)) o.collision = v;
+    if (e.keyword("solver", {"PGS", "CG", "Newton"}, v)) {
+      o.solver = e.str("solver");
+      // Every solver minimizes the same strictly convex problem (facts §5); one is enough.
+      if (v != 2) note(e, "solver " + o.solver + " requested; stiffgrad solves the same optimum with Newton");
+    }
+    e.real("o_margin", o.o_margin);
+    e.doubles("o_solref", o.o_solref, 2, 1);  // partial vectors allowed, as in MuJoCo
+    e.doubles("o_solimp", o.o_solimp, 5, 1);
+    int noslip = 0;
+    if (e.integer("noslip_iterations", noslip) && noslip != 0) {
+      if (noslip < 0) e.fail("noslip_iterations must be non-negative");
+      e.fail("unsupported attribute 'noslip_iterations' of <option> (the noslip post-pass is not "
+             "supported; only noslip_iterations=\"0\")");
+    }
+  }
+
+  void note(const Elem& e, const std::string& text) {
+    if (notes_) notes_->notes.push_back(e.file() + ":" + std::to_string(e.line()) + ": note: " + text);
+  }
+
   void flag(const Elem& e) {
-    // Recorded: gravity, contact, constraint, eulerdamp. Accepted: flags that do not change
-    // the smooth dynamics or the contact issue's inputs. Rejected away from their default:
-    // flags that switch off forces stiffgrad always applies.
-    static const char* const kAccepted[] = {"warmstart", "refsafe", "sensor", "midphase",
-                                            "equality", "energy", "fwdinv", "invdiscrete",
-                                            "sensornoise", "multiccd", "island", "nativeccd",
-                                            "autoreset"};
-    static const char* const kOnlyEnabled[] = {"passive", "actuation", "clampctrl", "limit",
-                                               "frictionloss", "filterparent"};
-    std::vector<std::string_view> known = {"gravity", "contact", "constraint", "eulerdamp",
-                                           "override"};
+    // Recorded: every flag the constraint pipeline reads. Accepted: flags without an effect
+    // on stiffgrad's results. Rejected away from their default: flags that switch off forces
+    // stiffgrad always applies.
+    static const char* const kAccepted[] = {"sensor", "midphase", "equality", "energy", "fwdinv",
+                                            "invdiscrete", "sensornoise", "multiccd", "island",
+                                            "nativeccd", "autoreset"};
+    static const char* const kOnlyEnabled[] = {"passive", "actuation", "clampctrl"};
+    struct Recorded { const char* name; bool Options::*field; };
+    static const Recorded kRecorded[] = {
+        {"gravity", &Options::gravity_enabled},       {"contact", &Options::contact_enabled},
+        {"constraint", &Options::constraint_enabled}, {"eulerdamp", &Options::eulerdamp_enabled},
+        {"limit", &Options::limit_enabled},           {"frictionloss", &Options::frictionloss_enabled},
+        {"refsafe", &Options::refsafe_enabled},       {"warmstart", &Options::warmstart_enabled},
+        {"filterparent", &Options::filterparent_enabled}, {"override", &Options::override_enabled}};
+    std::vector<std::string_view> known;
+    for (const Recorded& r : kRecorded) known.push_back(r.name);
     for (const char* a : kAccepted) known.push_back(a);
     for (const char* a : kOnlyEnabled) known.push_back(a);
     e.check_attributes(known);
     int v = 1;
     Options& o = pm_.opt;
-    if (e.enable("gravity", v)) o.gravity_enabled = v;
-    if (e.enable("contact", v)) o.contact_enabled = v;
-    if (e.enable("constraint", v)) o.constraint_enabled = v;
-    if (e.enable("eulerdamp", v)) o.eulerdamp_enabled = v;
+    for (const Recorded& r : kRecorded)
+      if (e.enable(r.name, v)) o.*(r.field) = (v == 1);
     for (const char* a : kAccepted) e.enable(a, v);
     for (const char* a : kOnlyEnabled) {
       if (e.enable(a, v) && v == 0)
         e.fail("unsupported attribute '" + std::string(a) + "' of <flag> (" + a +
                "=\"disable\" is not supported)");
     }
-    if (e.enable("override", v) && v == 1)
-      e.fail("unsupported attribute 'override' of <flag> (override=\"enable\" is not supported)");
   }
 
   void size(const Elem& e) {
@@ -178,7 +205,15 @@ class Parser {
     if (tag == "tendon") return tendon(e);
     if (tag == "actuator") return actuator(e);
     if (tag == "keyframe") return keyframe(e);
-    if (tag == "equality" || tag == "deformable" || tag == "extension") {
+    if (tag == "equality") {
+      // An empty section is harmless; equality constraints are not implemented (issue 7).
+      ctx_.for_each_child(e, [&](const Elem& child) {
+        child.fail("unsupported <" + std::string(child.tag()) +
+                   ">: equality constraints are not supported");
+      });
+      return;
+    }
+    if (tag == "deformable" || tag == "extension") {
       // An empty section is harmless; any content would be unsupported physics.
       ctx_.for_each_child(e, [&](const Elem& child) { child.unsupported(); });
       return;

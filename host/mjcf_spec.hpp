@@ -44,8 +44,11 @@ struct JointSpec {
   double range[2] = {0, 0};  // file units (degrees for hinge/ball when angle="degree")
   double ref = 0, springref = 0;
   double stiffness = 0, damping = 0, armature = 0, frictionloss = 0;
-  double solref[2] = {0.02, 1};
-  double solimp[5] = {0.9, 0.95, 0.001, 0.5, 2};
+  double margin = 0;                                      // limit activation distance
+  double solref[2] = {0.02, 1};                           // solreflimit
+  double solimp[5] = {0.9, 0.95, 0.001, 0.5, 2};          // solimplimit
+  double solref_friction[2] = {0.02, 1};                  // solreffriction
+  double solimp_friction[5] = {0.9, 0.95, 0.001, 0.5, 2}; // solimpfriction
   int actfrclimited = kAuto;
   double actfrcrange[2] = {0, 0};
 };
@@ -61,6 +64,7 @@ struct GeomSpec {
   double solref[2] = {0.02, 1};
   double solimp[5] = {0.9, 0.95, 0.001, 0.5, 2};
   double margin = 0, gap = 0;
+  double solmix = 1;  // weight of this geom's solref/solimp when mixed with another geom's
   double density = 1000;
   bool has_mass = false;
   double mass = 0;
@@ -107,6 +111,11 @@ struct TendonSpec {
   double range[2] = {0, 0};
   double stiffness = 0, damping = 0;
   double springlength = -1;  // < 0: the tendon length at qpos_spring (MuJoCo 2.2.2)
+  double margin = 0, frictionloss = 0;
+  double solref_lim[2] = {0.02, 1};                  // solreflimit
+  double solimp_lim[5] = {0.9, 0.95, 0.001, 0.5, 2}; // solimplimit
+  double solref_fri[2] = {0.02, 1};                  // solreffriction
+  double solimp_fri[5] = {0.9, 0.95, 0.001, 0.5, 2}; // solimpfriction
   std::vector<WrapSpec> wraps;
 };
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "host/collision_pairs.hpp"
+
 namespace sgtest {
 
 std::string mujoco_version_problem() {
@@ -38,6 +40,87 @@ template <class T>
 std::vector<int> vi(const T* p, int n) {
   return std::vector<int>(p, p + n);
 }
+
+// Options, geoms, pairs, excludes and the constants the constraint pipeline reads, copied
+// from mjModel; the candidate pairs are compiled from them by the library's own function.
+void copy_constraint_fields(const mjModel* m, stiffgrad::Model& o) {
+  auto enabled = [&](int dsbl) { return !(m->opt.disableflags & dsbl); };
+  stiffgrad::Options& op = o.opt;
+  op.contact_enabled = enabled(mjDSBL_CONTACT);
+  op.constraint_enabled = enabled(mjDSBL_CONSTRAINT);
+  op.limit_enabled = enabled(mjDSBL_LIMIT);
+  op.frictionloss_enabled = enabled(mjDSBL_FRICTIONLOSS);
+  op.refsafe_enabled = enabled(mjDSBL_REFSAFE);
+  op.warmstart_enabled = enabled(mjDSBL_WARMSTART);
+  op.filterparent_enabled = enabled(mjDSBL_FILTERPARENT);
+  op.override_enabled = (m->opt.enableflags & mjENBL_OVERRIDE) != 0;
+  op.iterations = m->opt.iterations;
+  op.tolerance = m->opt.tolerance;
+  op.impratio = m->opt.impratio;
+  op.cone = m->opt.cone;
+  op.collision = m->opt.collision;
+  static const char* const kSolver[] = {"PGS", "CG", "Newton"};
+  op.solver = kSolver[m->opt.solver];
+  op.o_margin = m->opt.o_margin;
+  std::copy(m->opt.o_solref, m->opt.o_solref + 2, op.o_solref);
+  std::copy(m->opt.o_solimp, m->opt.o_solimp + 5, op.o_solimp);
+
+  o.body_weldid = vi(m->body_weldid, m->nbody);
+  o.body_invweight0 = vd(m->body_invweight0, 2 * m->nbody);
+  o.jnt_solref = vd(m->jnt_solref, mjNREF * m->njnt);
+  o.jnt_solimp = vd(m->jnt_solimp, mjNIMP * m->njnt);
+  o.jnt_margin = vd(m->jnt_margin, m->njnt);
+  o.dof_solref = vd(m->dof_solref, mjNREF * m->nv);
+  o.dof_solimp = vd(m->dof_solimp, mjNIMP * m->nv);
+  o.dof_invweight0 = vd(m->dof_invweight0, m->nv);
+  o.stat_meaninertia = m->stat.meaninertia;
+
+  o.ngeom = m->ngeom;
+  for (int g = 0; g < m->ngeom; ++g) o.geom_type.push_back(static_cast<stiffgrad::GeomType>(m->geom_type[g]));
+  o.geom_bodyid = vi(m->geom_bodyid, m->ngeom);
+  o.geom_contype = vi(m->geom_contype, m->ngeom);
+  o.geom_conaffinity = vi(m->geom_conaffinity, m->ngeom);
+  o.geom_condim = vi(m->geom_condim, m->ngeom);
+  o.geom_priority = vi(m->geom_priority, m->ngeom);
+  o.geom_group = vi(m->geom_group, m->ngeom);
+  o.geom_size = vd(m->geom_size, 3 * m->ngeom);
+  o.geom_pos = vd(m->geom_pos, 3 * m->ngeom);
+  o.geom_quat = vd(m->geom_quat, 4 * m->ngeom);
+  o.geom_friction = vd(m->geom_friction, 3 * m->ngeom);
+  o.geom_solref = vd(m->geom_solref, mjNREF * m->ngeom);
+  o.geom_solimp = vd(m->geom_solimp, mjNIMP * m->ngeom);
+  o.geom_margin = vd(m->geom_margin, m->ngeom);
+  o.geom_gap = vd(m->geom_gap, m->ngeom);
+  o.geom_solmix = vd(m->geom_solmix, m->ngeom);
+  o.geom_rbound = vd(m->geom_rbound, m->ngeom);
+
+  // Pairs in mjModel's order (its own sort of equal signatures), excludes from signatures.
+  o.npair = m->npair;
+  o.pair_geom1 = vi(m->pair_geom1, m->npair);
+  o.pair_geom2 = vi(m->pair_geom2, m->npair);
+  o.pair_condim = vi(m->pair_dim, m->npair);
+  o.pair_friction = vd(m->pair_friction, 5 * m->npair);
+  o.pair_solref = vd(m->pair_solref, mjNREF * m->npair);
+  o.pair_solimp = vd(m->pair_solimp, mjNIMP * m->npair);
+  o.pair_margin = vd(m->pair_margin, m->npair);
+  o.pair_gap = vd(m->pair_gap, m->npair);
+  o.nexclude = m->nexclude;
+  for (int e = 0; e < m->nexclude; ++e) {
+    o.exclude_body1.push_back((m->exclude_signature[e] >> 16) - 1);
+    o.exclude_body2.push_back((m->exclude_signature[e] & 0xFFFF) - 1);
+  }
+
+  o.tendon_margin = vd(m->tendon_margin, m->ntendon);
+  o.tendon_solref_lim = vd(m->tendon_solref_lim, mjNREF * m->ntendon);
+  o.tendon_solimp_lim = vd(m->tendon_solimp_lim, mjNIMP * m->ntendon);
+  o.tendon_frictionloss = vd(m->tendon_frictionloss, m->ntendon);
+  o.tendon_solref_fri = vd(m->tendon_solref_fri, mjNREF * m->ntendon);
+  o.tendon_solimp_fri = vd(m->tendon_solimp_fri, mjNIMP * m->ntendon);
+  o.tendon_invweight0 = vd(m->tendon_invweight0, m->ntendon);
+
+  stiffgrad::compile_collision_pairs(o);
+}
+
 }  // namespace
 
 stiffgrad::Model model_from_mujoco(const mjModel* m) {
@@ -101,6 +184,7 @@ stiffgrad::Model model_from_mujoco(const mjModel* m) {
   o.tendon_range = vd(m->tendon_range, 2 * m->ntendon);
   o.wrap_jntid = vi(m->wrap_objid, m->nwrap);
   o.wrap_coef = vd(m->wrap_prm, m->nwrap);
+  copy_constraint_fields(m, o);
   return o;
 }
 

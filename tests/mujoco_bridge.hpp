@@ -38,7 +38,9 @@ MjModelPtr mujoco_load(const std::string& path, std::string* error);
 // Disable everything outside the smooth dynamics (contacts, limits, friction loss, equality).
 void mujoco_disable_constraints(mjModel* m);
 
-// stiffgrad::Model from an mjModel (only the fields the smooth dynamics read).
+// stiffgrad::Model from an mjModel: the fields the smooth dynamics read, plus options, geoms,
+// pairs, excludes and the constraint constants (invweight0, meaninertia, solref/solimp,
+// margins) copied from mjModel, and the candidate pairs compiled by compile_collision_pairs.
 stiffgrad::Model model_from_mujoco(const mjModel* m);
 
 // A random state: hinge/slide joints uniform in their range when limited (else in [-1, 1]

@@ -399,8 +399,10 @@ TEST(LoaderKeyframes, FilledAndPadded) {
 TEST(LoaderNotes, IntegratorNoteOnlyForNonEuler) {
   LoadNotes notes;
   auto m = load("<mujoco>\n<option integrator=\"RK4\" iterations=\"50\" solver=\"PGS\"/></mujoco>", &notes);
-  ASSERT_EQ(notes.notes.size(), 1u);
+  // One note for the integrator and one for the solver (solved by Newton, issue 7).
+  ASSERT_EQ(notes.notes.size(), 2u);
   EXPECT_EQ(notes.notes[0].rfind("test.xml:2: note: integrator RK4", 0), 0u) << notes.notes[0];
+  EXPECT_EQ(notes.notes[1].rfind("test.xml:2: note: solver PGS requested", 0), 0u) << notes.notes[1];
   EXPECT_EQ(m->opt.mjcf_integrator, "RK4");
   LoadNotes none;
   load("<mujoco><option integrator=\"Euler\" timestep=\"0.01\" gravity=\"0 0 -1\"><flag gravity=\"disable\" "

@@ -161,13 +161,6 @@ Model from_mujoco(const mjModel* m) {
   return o;
 }
 
-std::vector<std::string> mujoco_loadable_models() {
-  std::vector<std::string> out = {sgtest::humanoid_xml()};
-  for (const std::string& rel : sgtest::shared_models())
-    if (rel.find("scene_mjx.xml") == std::string::npos) out.push_back(path_of(rel));
-  return out;
-}
-
 class ModelVsMujoco : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ModelVsMujoco, CompiledFieldsMatch) {
@@ -293,16 +286,10 @@ TEST_P(ModelVsMujoco, CompiledFieldsMatch) {
 }
 
 std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
-  std::string s = info.param;
-  const std::string shared = sgtest::shared_data() + "/models/";
-  if (s.rfind(shared, 0) == 0) s = s.substr(shared.size());
-  else s = "mujoco_" + s.substr(s.find_last_of('/') + 1);
-  for (char& c : s)
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  return s;
+  return sgtest::model_test_name(info.param);
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, ModelVsMujoco, ::testing::ValuesIn(mujoco_loadable_models()), test_name);
+INSTANTIATE_TEST_SUITE_P(Models, ModelVsMujoco, ::testing::ValuesIn(sgtest::mujoco_loadable_models()), test_name);
 
 // A limit of the reference, measured: MuJoCo 2.2.2 stores every body inertia as principal
 // moments plus a principal frame (body_inertia, body_iquat) that its compiler computes by an

@@ -1,5 +1,6 @@
 #include "test_support.hpp"
 
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
 
@@ -13,6 +14,23 @@ std::string shared_data() {
 std::string mujoco_models() { return SG_MUJOCO_MODELS; }
 
 std::string humanoid_xml() { return mujoco_models() + "/humanoid/humanoid.xml"; }
+
+std::vector<std::string> mujoco_loadable_models() {
+  std::vector<std::string> out = {humanoid_xml()};
+  for (const std::string& rel : shared_models())
+    if (rel.find("scene_mjx.xml") == std::string::npos) out.push_back(shared_data() + "/" + rel);
+  return out;
+}
+
+std::string model_test_name(const std::string& path) {
+  std::string s = path;
+  const std::string shared = shared_data() + "/models/";
+  if (s.rfind(shared, 0) == 0) s = s.substr(shared.size());
+  else s = "mujoco_" + s.substr(s.find_last_of('/') + 1);
+  for (char& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return s;
+}
 
 std::vector<std::string> shared_models() {
   return {

@@ -14,6 +14,11 @@ std::string humanoid_xml();
 // Every MJCF model in shared/data/models that is a top-level model (not an included file),
 // plus the G1 files: relative paths under shared_data().
 std::vector<std::string> shared_models();
+// humanoid.xml plus every shared model MuJoCo 2.2.2 loads (all but unitree_g1/scene_mjx.xml,
+// which uses newer MJCF): absolute paths, for parameterized MuJoCo comparisons.
+std::vector<std::string> mujoco_loadable_models();
+// A gtest-safe name for such a path (relative to shared/data/models, or mujoco_<file>).
+std::string model_test_name(const std::string& path);
 bool file_exists(const std::string& path);
 // tests/data (this repository's test inputs).
 std::string test_data();
