@@ -8,6 +8,11 @@ if(STIFFGRAD_SANITIZE)
   add_executable(stiffgrad_loader_asan
     ${SG_LOADER_SOURCES}
     ${PROJECT_SOURCE_DIR}/host/model.cpp
+    # compilation ends with the candidate pairs and the qpos0 constants (mass matrix)
+    ${PROJECT_SOURCE_DIR}/host/collision_pairs.cpp
+    ${PROJECT_SOURCE_DIR}/host/model_setconst.cpp
+    ${PROJECT_SOURCE_DIR}/host/dynamics.cpp
+    ${PROJECT_SOURCE_DIR}/host/model_arrays.cpp
     ${CMAKE_CURRENT_SOURCE_DIR}/loader_asan_driver.cpp)
   target_include_directories(stiffgrad_loader_asan PRIVATE
     ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR})
