@@ -215,7 +215,7 @@ template <class Real>
 __global__ void __launch_bounds__(kBlockSize)
 control_step_kernel(const __grid_constant__ kern::ModelView<Real> m, Real* qpos, Real* qvel,
                     Real* ctrl, Real* workspace, const __grid_constant__ kern::DataLayout layout,
-                    int nenv, int substeps, int* status) {
+                    int nenv, int substeps, int* status, Real* contact_stats) {
   const int e = static_cast<int>(blockIdx.x) * kBlockSize + static_cast<int>(threadIdx.x);
   if (e >= nenv) return;
   using LS = kern::Strided;  // batched arrays: environment-minor
@@ -224,7 +224,8 @@ control_step_kernel(const __grid_constant__ kern::ModelView<Real> m, Real* qpos,
   const LS env_minor{nenv};
   const auto d = kern::Data<Real, LW>::bind(kern::View<Real, LW>{workspace + e, LW{nenv}}, layout);
   kern::control_step_env(m, VS{qpos + e, env_minor}, VS{qvel + e, env_minor},
-                         VS{ctrl + e, env_minor}, d, substeps, status + e);
+                         VS{ctrl + e, env_minor}, d, substeps, status + e,
+                         VS{contact_stats + e, env_minor});
 }
 
 template <class Real>
@@ -235,7 +236,7 @@ class CudaBackend final : public BackendImpl {
     if (nenv_ < 1) throw std::invalid_argument("CUDA backend: nenv must be >= 1");
     SG_CUDA_CHECK(cudaGetDevice(&device_));
 
-    const ModelArrays<Real> arrays(model);
+    const ModelArrays<Real> arrays(model, constraint_capacity(model, opt));
     const kern::ModelView<Real> host_view = arrays.host_view();
     layout_ = kern::DataLayout::make(host_view);
 
@@ -289,8 +290,11 @@ class CudaBackend final : public BackendImpl {
       qvel_ = DeviceArray<Real>(n * nv_, "qvel");
       ctrl_ = DeviceArray<Real>(n * nu_, "ctrl");
       status_ = DeviceArray<int>(n, "status");
+      contact_stats_ = DeviceArray<Real>(n * kern::kContactStats, "contact statistics");
       workspace_ = DeviceArray<Real>(n * layout_.size, "the workspace");
-      const std::size_t staging = n * std::max<std::size_t>(static_cast<std::size_t>(nq_) + nv_, nu_);
+      const std::size_t staging =
+          n * std::max<std::size_t>({static_cast<std::size_t>(nq_) + nv_, static_cast<std::size_t>(nu_),
+                                     static_cast<std::size_t>(kern::kContactStats)});
       upload_ = PinnedArray<Real>(staging, "upload staging");
       download_ = PinnedArray<Real>(staging, "download staging");
       status_host_ = PinnedArray<int>(n, "status staging");
@@ -307,6 +311,7 @@ class CudaBackend final : public BackendImpl {
       SG_CUDA_CHECK(cudaMemsetAsync(qvel_.get(), 0, qvel_.bytes(), stream_));
       SG_CUDA_CHECK(cudaMemsetAsync(ctrl_.get(), 0, ctrl_.bytes(), stream_));
       SG_CUDA_CHECK(cudaMemsetAsync(status_.get(), 0, status_.bytes(), stream_));
+      SG_CUDA_CHECK(cudaMemsetAsync(contact_stats_.get(), 0, contact_stats_.bytes(), stream_));
       SG_CUDA_CHECK(cudaMemsetAsync(workspace_.get(), 0, workspace_.bytes(), stream_));
       SG_CUDA_CHECK(cudaEventRecord(upload_done_, stream_));
       SG_CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -403,7 +408,7 @@ class CudaBackend final : public BackendImpl {
     const unsigned blocks = static_cast<unsigned>((nenv_ + kBlockSize - 1) / kBlockSize);
     control_step_kernel<Real><<<blocks, kBlockSize, 0, stream_>>>(
         view_, qpos_.get(), qvel_.get(), ctrl_.get(), workspace_.get(), layout_, nenv_, substeps,
-        status_.get());
+        status_.get(), contact_stats_.get());
     SG_CUDA_CHECK(cudaGetLastError());  // launch-configuration errors only; does not sync
   }
 
@@ -411,6 +416,16 @@ class CudaBackend final : public BackendImpl {
     DeviceGuard guard(device_);
     SG_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
+
+  void get_contact_stats(double* stats) const override {
+    DeviceGuard guard(device_);
+    const std::size_t n = static_cast<std::size_t>(nenv_) * kern::kContactStats;
+    SG_CUDA_CHECK(cudaMemcpyAsync(download_.get(), contact_stats_.get(), sizeof(Real) * n,
+                                  cudaMemcpyDeviceToHost, stream_));
+    SG_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    to_env_major(stats, download_.get(), nenv_, kern::kContactStats);
+  }
+  const void* contact_stats_backend() const override { return contact_stats_.get(); }
 
   void* stream() const override { return static_cast<void*>(stream_); }
 
@@ -430,7 +445,7 @@ class CudaBackend final : public BackendImpl {
 
   std::size_t bytes() const override {
     return model_reals_.bytes() + model_ints_.bytes() + qpos_.bytes() + qvel_.bytes() +
-           ctrl_.bytes() + status_.bytes() + workspace_.bytes();
+           ctrl_.bytes() + status_.bytes() + contact_stats_.bytes() + workspace_.bytes();
   }
 
  private:
@@ -472,7 +487,8 @@ class CudaBackend final : public BackendImpl {
   DeviceArray<Real> qpos_;         // joint positions (nq x nenv)
   DeviceArray<Real> qvel_;         // joint velocities (nv x nenv)
   DeviceArray<Real> ctrl_;         // controls (nu x nenv)
-  DeviceArray<int> status_;        // kEnvOk / kEnvNonFinite (nenv)
+  DeviceArray<int> status_;        // kEnvOk / kEnvNonFinite / kEnvConstraintOverflow bits (nenv)
+  DeviceArray<Real> contact_stats_;  // kContactStats x nenv (kernels/contact_stats.hpp)
   DeviceArray<Real> workspace_;    // per-environment Data (DataLayout::size x nenv)
 
   PinnedArray<Real> upload_;       // (nq + nv) x nenv or nu x nenv, environment-minor

@@ -42,6 +42,11 @@ class BackendImpl {
   virtual void get_status(int* status) const = 0;  // nenv
   virtual void step(int substeps) = 0;
   virtual void synchronize() = 0;
+  // Contact statistics of the last step (nenv x kContactStats, environment-major, host double;
+  // zeros when constraints are off), and the backend buffer they live in (kContactStats x
+  // nenv, environment-minor, backend precision).
+  virtual void get_contact_stats(double* stats) const = 0;
+  virtual const void* contact_stats_backend() const = 0;
   // Stream ordering (Simulator's "Streams"): a synchronous backend has no stream, and its
   // calls are ordered with everything by returning when done, hence these no-op defaults.
   virtual void* stream() const { return nullptr; }

@@ -19,7 +19,7 @@ template <class Real>
 class CpuBackend final : public BackendImpl {
  public:
   CpuBackend(const Model& model, const SimulatorOptions& opt)
-      : arrays_(model),
+      : arrays_(model, constraint_capacity(model, opt)),
         view_(arrays_.host_view()),
         layout_(kern::DataLayout::make(view_)),
         nenv_(opt.nenv),
@@ -29,6 +29,7 @@ class CpuBackend final : public BackendImpl {
         qvel_(static_cast<std::size_t>(model.nv) * nenv_),
         ctrl_(static_cast<std::size_t>(std::max(model.nu, 0)) * nenv_ + 1),
         status_(nenv_, 0),
+        contact_stats_(static_cast<std::size_t>(kern::kContactStats) * nenv_, Real(0)),
         workspace_(static_cast<std::size_t>(layout_.size) * threads_ + 1) {
     view_.implicit_actuator_damping = opt.integrator == Integrator::ImplicitDampingEuler;
   }
@@ -64,19 +65,23 @@ class CpuBackend final : public BackendImpl {
         kern::control_step_env(view_, kern::View<Real, LS>{qpos_.data() + e, env_minor},
                                kern::View<Real, LS>{qvel_.data() + e, env_minor},
                                kern::View<Real, LS>{ctrl_.data() + e, env_minor}, d, substeps,
-                               &status_[e]);
+                               &status_[e], kern::View<Real, LS>{contact_stats_.data() + e, env_minor});
       }
     }
   }
 
   void synchronize() override {}
+  void get_contact_stats(double* stats) const override {
+    to_env_major(stats, contact_stats_.data(), nenv_, kern::kContactStats);
+  }
+  const void* contact_stats_backend() const override { return contact_stats_.data(); }
 
   std::unique_ptr<RolloutImpl> make_rollout(int horizon, int substeps) override;
 
   std::size_t bytes() const override {
     return sizeof(Real) * (qpos_.size() + qvel_.size() + ctrl_.size() + workspace_.size() +
                            arrays_.reals().size()) +
-           sizeof(int) * (status_.size() + arrays_.ints().size());
+           sizeof(Real) * contact_stats_.size() + sizeof(int) * (status_.size() + arrays_.ints().size());
   }
 
  private:
@@ -90,6 +95,7 @@ class CpuBackend final : public BackendImpl {
   std::vector<Real> qvel_;       // nv x nenv
   std::vector<Real> ctrl_;       // nu x nenv
   std::vector<int> status_;      // nenv
+  std::vector<Real> contact_stats_;  // kContactStats x nenv (kernels/contact_stats.hpp)
   std::vector<Real> workspace_;  // threads x DataLayout::size
 };
 

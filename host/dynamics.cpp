@@ -7,6 +7,7 @@
 
 #include "host/model_arrays.hpp"
 #include "kernels/step.hpp"
+#include "stiffgrad/simulator.hpp"
 
 namespace stiffgrad {
 
@@ -19,8 +20,8 @@ struct HostData {
   std::vector<double> buffer;
   kern::Data<double, kern::Contiguous> d;
 
-  explicit HostData(const Model& m)
-      : arrays(m), view(arrays.host_view()), layout(kern::DataLayout::make(view)),
+  explicit HostData(const Model& m, const ConstraintCapacity& capacity = {})
+      : arrays(m, capacity), view(arrays.host_view()), layout(kern::DataLayout::make(view)),
         buffer(static_cast<std::size_t>(layout.size) + 1, 0.0),
         d(kern::Data<double, kern::Contiguous>::bind({buffer.data(), {}}, layout)) {}
 
@@ -35,6 +36,14 @@ std::vector<double> copy_out(const kern::View<double, kern::Contiguous>& v, int 
   return std::vector<double>(v.p, v.p + n);
 }
 
+void copy_smooth(const kern::Data<double, kern::Contiguous>& d, int nv, SmoothDynamics& out) {
+  out.M = copy_out(d.qM, nv * nv);
+  out.qfrc_bias = copy_out(d.qfrc_bias, nv);
+  out.qfrc_passive = copy_out(d.qfrc_passive, nv);
+  out.qfrc_actuator = copy_out(d.qfrc_actuator, nv);
+  out.qacc = copy_out(d.qacc, nv);
+}
+
 }  // namespace
 
 SmoothDynamics smooth_dynamics(const Model& model, const double* qpos, const double* qvel,
@@ -43,12 +52,62 @@ SmoothDynamics smooth_dynamics(const Model& model, const double* qpos, const dou
   h.load(qpos, qvel, ctrl);
   kern::fwd_dynamics(h.view, h.d, 0.0);
   SmoothDynamics out;
+  copy_smooth(h.d, model.nv, out);
+  return out;
+}
+
+ConstrainedDynamics constrained_dynamics(const Model& model, const double* qpos, const double* qvel,
+                                         const double* ctrl) {
+  SimulatorOptions so;
+  so.constraints = true;
+  const ConstraintCapacity cap = constraint_capacity(model, so);
+  HostData h(model, cap);
+  h.load(qpos, qvel, ctrl);
+  ConstrainedDynamics out;
+  out.status = kern::fwd_dynamics(h.view, h.d, 0.0);
   const int nv = model.nv;
-  out.M = copy_out(h.d.qM, nv * nv);
-  out.qfrc_bias = copy_out(h.d.qfrc_bias, nv);
-  out.qfrc_passive = copy_out(h.d.qfrc_passive, nv);
-  out.qfrc_actuator = copy_out(h.d.qfrc_actuator, nv);
-  out.qacc = copy_out(h.d.qacc, nv);
+  copy_smooth(h.d, nv, out);
+  if (cap.rows == 0) {  // nothing can constrain this model: the smooth dynamics
+    out.qacc_smooth = out.qacc;
+    out.qfrc_constraint.assign(static_cast<std::size_t>(nv), 0.0);
+    return out;
+  }
+  out.qacc_smooth = copy_out(h.d.qacc_smooth, nv);
+  out.qfrc_constraint = copy_out(h.d.qfrc_constraint, nv);
+  const int ncon = static_cast<int>(h.d.ncon[0]);
+  for (int k = 0; k < ncon; ++k) {
+    ContactInfo c;
+    const int pair = static_cast<int>(h.d.contact_pair[k]);
+    c.geom1 = model.cpair_geom1[static_cast<std::size_t>(pair)];
+    c.geom2 = model.cpair_geom2[static_cast<std::size_t>(pair)];
+    c.dist = h.d.contact_dist[k];
+    kern::contact_world_pos(h.view, h.d, k, c.pos);
+    for (int i = 0; i < 9; ++i) c.frame[i] = h.d.contact_frame[9 * k + i];
+    c.dim = model.cpair_condim[static_cast<std::size_t>(pair)];
+    c.includemargin = model.cpair_margin[static_cast<std::size_t>(pair)] - model.cpair_gap[static_cast<std::size_t>(pair)];
+    out.contacts.push_back(c);
+  }
+  const int nefc = static_cast<int>(h.d.nefc[0]);
+  out.nefc = nefc;
+  auto ints = [nefc](const kern::View<double, kern::Contiguous>& v) {
+    std::vector<int> o(static_cast<std::size_t>(nefc));
+    for (int i = 0; i < nefc; ++i) o[static_cast<std::size_t>(i)] = static_cast<int>(v[i]);
+    return o;
+  };
+  out.efc_type = ints(h.d.efc_type);
+  out.efc_id = ints(h.d.efc_id);
+  out.efc_state = ints(h.d.efc_state);
+  out.efc_J = copy_out(h.d.efc_J, nefc * nv);
+  out.efc_pos = copy_out(h.d.efc_pos, nefc);
+  out.efc_margin = copy_out(h.d.efc_margin, nefc);
+  out.efc_frictionloss = copy_out(h.d.efc_frictionloss, nefc);
+  out.efc_diag_approx = copy_out(h.d.efc_diag_approx, nefc);
+  out.efc_R = copy_out(h.d.efc_R, nefc);
+  out.efc_D = copy_out(h.d.efc_D, nefc);
+  out.efc_vel = copy_out(h.d.efc_vel, nefc);
+  out.efc_aref = copy_out(h.d.efc_aref, nefc);
+  out.efc_force = copy_out(h.d.efc_force, nefc);
+  out.solver_iterations = static_cast<int>(h.d.solver_niter[0]);
   return out;
 }
 

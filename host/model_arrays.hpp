@@ -9,13 +9,15 @@
 
 #include "kernels/model_view.hpp"
 #include "stiffgrad/model.hpp"
+#include "stiffgrad/simulator.hpp"
 
 namespace stiffgrad {
 
 template <class Real>
 class ModelArrays {
  public:
-  explicit ModelArrays(const Model& m);
+  // `capacity`: the constraint capacities the kernels size their Data for (zero: no constraints).
+  explicit ModelArrays(const Model& m, const ConstraintCapacity& capacity = {});
 
   const std::vector<Real>& reals() const { return reals_; }
   const std::vector<int>& ints() const { return ints_; }

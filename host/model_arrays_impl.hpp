@@ -58,6 +58,39 @@ void visit_arrays(kern::ModelView<Real>& v, const Model& m, F&& f) {
   f(v.tendon_lengthspring, m.tendon_lengthspring);
   f(v.wrap_jntid, m.wrap_jntid);
   f(v.wrap_coef, m.wrap_coef);
+  f(v.geom_type, m.geom_type);
+  f(v.geom_bodyid, m.geom_bodyid);
+  f(v.geom_size, m.geom_size);
+  f(v.geom_pos, m.geom_pos);
+  f(v.geom_quat, m.geom_quat);
+  f(v.geom_rbound, m.geom_rbound);
+  f(v.cpair_geom1, m.cpair_geom1);
+  f(v.cpair_geom2, m.cpair_geom2);
+  f(v.cpair_condim, m.cpair_condim);
+  f(v.cpair_friction, m.cpair_friction);
+  f(v.cpair_solref, m.cpair_solref);
+  f(v.cpair_solimp, m.cpair_solimp);
+  f(v.cpair_margin, m.cpair_margin);
+  f(v.cpair_gap, m.cpair_gap);
+  f(v.body_invweight0, m.body_invweight0);
+  f(v.dof_invweight0, m.dof_invweight0);
+  f(v.dof_frictionloss, m.dof_frictionloss);
+  f(v.dof_solref, m.dof_solref);
+  f(v.dof_solimp, m.dof_solimp);
+  f(v.jnt_limited, m.jnt_limited);
+  f(v.jnt_range, m.jnt_range);
+  f(v.jnt_margin, m.jnt_margin);
+  f(v.jnt_solref, m.jnt_solref);
+  f(v.jnt_solimp, m.jnt_solimp);
+  f(v.tendon_limited, m.tendon_limited);
+  f(v.tendon_range, m.tendon_range);
+  f(v.tendon_margin, m.tendon_margin);
+  f(v.tendon_solref_lim, m.tendon_solref_lim);
+  f(v.tendon_solimp_lim, m.tendon_solimp_lim);
+  f(v.tendon_frictionloss, m.tendon_frictionloss);
+  f(v.tendon_solref_fri, m.tendon_solref_fri);
+  f(v.tendon_solimp_fri, m.tendon_solimp_fri);
+  f(v.tendon_invweight0, m.tendon_invweight0);
 }
 
 // The kernels find each kinematic tree as a contiguous run of bodies starting at its root
@@ -76,15 +109,21 @@ inline void check_trees_contiguous(const Model& m) {
 }  // namespace detail
 
 template <class Real>
-ModelArrays<Real>::ModelArrays(const Model& m) : model_(&m) {
+ModelArrays<Real>::ModelArrays(const Model& m, const ConstraintCapacity& capacity) : model_(&m) {
   detail::check_trees_contiguous(m);
   auto& v = sizes_;
   v.nq = m.nq; v.nv = m.nv; v.nbody = m.nbody; v.njnt = m.njnt; v.nu = m.nu;
   v.ntendon = m.ntendon;
   v.ngeom = m.ngeom;
   v.ncpair = m.ncpair;
-  v.ncon_max = 0;  // the backend sets the capacities when constraints are enabled
-  v.nefc_max = 0;
+  v.ncon_max = capacity.contacts;
+  v.nefc_max = capacity.rows;
+  v.impratio = static_cast<Real>(m.opt.impratio);
+  v.cone = m.opt.cone;
+  v.refsafe = m.opt.refsafe_enabled ? 1 : 0;
+  v.limit_enabled = m.opt.limit_enabled ? 1 : 0;
+  v.frictionloss_enabled = m.opt.frictionloss_enabled ? 1 : 0;
+  v.contact_enabled = m.opt.contact_enabled ? 1 : 0;
   v.timestep = static_cast<Real>(m.opt.timestep);
   v.opt_iterations = m.opt.iterations;
   v.opt_tolerance = static_cast<Real>(m.opt.tolerance);

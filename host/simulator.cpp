@@ -16,6 +16,7 @@ Simulator::Simulator(std::shared_ptr<const Model> model, SimulatorOptions option
   if (!model_) throw std::invalid_argument("Simulator: null model");
   if (options_.nenv < 1) throw std::invalid_argument("Simulator: nenv must be >= 1");
   if (options_.substeps < 1) throw std::invalid_argument("Simulator: substeps must be >= 1");
+  capacity_ = constraint_capacity(*model_, options_);
   impl_ = options_.backend == Backend::Cuda ? make_cuda_backend(*model_, options_)
                                             : make_cpu_backend(*model_, options_);
   reset();
@@ -78,9 +79,16 @@ std::vector<int> Simulator::status() const {
   return s;
 }
 
+std::vector<double> Simulator::contact_stats() const {
+  std::vector<double> s(static_cast<std::size_t>(nenv()) * 4);
+  impl_->get_contact_stats(s.data());
+  return s;
+}
+const void* Simulator::contact_stats_backend() const { return impl_->contact_stats_backend(); }
+
 int Simulator::num_failed() const {
   int n = 0;
-  for (int s : status()) n += s != 0;
+  for (int s : status()) n += (s & 1) != 0;
   return n;
 }
 

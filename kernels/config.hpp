@@ -19,6 +19,10 @@ template <class Real> SG_HD SG_INLINE Real sg_sqrt(Real x) { using std::sqrt; re
 template <class Real> SG_HD SG_INLINE Real sg_sin(Real x) { using std::sin; return sin(x); }
 template <class Real> SG_HD SG_INLINE Real sg_cos(Real x) { using std::cos; return cos(x); }
 template <class Real> SG_HD SG_INLINE Real sg_atan2(Real y, Real x) { using std::atan2; return atan2(y, x); }
+template <class Real> SG_HD SG_INLINE Real sg_pow(Real x, Real y) { using std::pow; return pow(x, y); }
+// A count or id stored as a Real in Data (exact below 2^24), back to int; kernels/dual.hpp
+// overloads it for dual numbers (their value part).
+template <class Real> SG_HD SG_INLINE int sg_int(Real x) { return static_cast<int>(x); }
 template <class Real> SG_HD SG_INLINE Real sg_abs(Real x) { return x < Real(0) ? -x : x; }
 template <class Real> SG_HD SG_INLINE Real sg_clamp(Real x, Real lo, Real hi) {
   return x < lo ? lo : (hi < x ? hi : x);

@@ -76,6 +76,9 @@ SG_DUAL_COMPARE(==)
 SG_DUAL_COMPARE(!=)
 #undef SG_DUAL_COMPARE
 
+// A count or id stored in a dual-number Data field (its value part).
+template <class T, int N> SG_HD SG_INLINE int sg_int(const Dual<T, N>& a) { return static_cast<int>(a.v); }
+
 // Elementary functions, found by argument-dependent lookup from sg_sqrt & co.
 template <class T, int N> SG_HD Dual<T, N> sqrt(const Dual<T, N>& a) {
   using std::sqrt;
@@ -96,6 +99,16 @@ template <class T, int N> SG_HD Dual<T, N> cos(const Dual<T, N>& a) {
   Dual<T, N> r(cos(a.v));
   const T g = -sin(a.v);
   for (int k = 0; k < N; ++k) r.d[k] = g * a.d[k];
+  return r;
+}
+// a^b; d(a^b) = b a^(b-1) da + a^b ln(a) db (the second term only where a > 0: the kernels
+// raise non-negative bases, and their exponents are model constants)
+template <class T, int N> SG_HD Dual<T, N> pow(const Dual<T, N>& a, const Dual<T, N>& b) {
+  using std::log; using std::pow;
+  Dual<T, N> r(pow(a.v, b.v));
+  const T ga = b.v * pow(a.v, b.v - T(1));
+  const T gb = a.v > T(0) ? r.v * log(a.v) : T(0);
+  for (int k = 0; k < N; ++k) r.d[k] = ga * a.d[k] + gb * b.d[k];
   return r;
 }
 template <class T, int N> SG_HD Dual<T, N> atan2(const Dual<T, N>& y, const Dual<T, N>& x) {

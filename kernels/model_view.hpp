@@ -35,6 +35,13 @@ struct ModelView {
   Real stat_meaninertia;   // mean of diag(M) at qpos0: the solver's scale (facts §5)
   int implicit_actuator_damping;  // 1: Integrator::ImplicitDampingEuler (set by the backend)
   Real gravity[3];  // zero when gravity is disabled
+  // constraint options (Model::Options; read only when nefc_max > 0)
+  Real impratio;              // option/impratio
+  int cone;                   // option/cone: 0 pyramidal, 1 elliptic
+  int refsafe;                // option/flag refsafe
+  int limit_enabled;          // option/flag limit
+  int frictionloss_enabled;   // option/flag frictionloss
+  int contact_enabled;        // option/flag contact
 
   const int* body_parentid;   // nbody
   const int* body_rootid;     // nbody  root of the body's tree (child of the world); trees are
@@ -85,6 +92,41 @@ struct ModelView {
   const Real* tendon_lengthspring;  // ntendon
   const int* wrap_jntid;            // nwrap
   const Real* wrap_coef;            // nwrap
+
+  // ---- constraints (read only when nefc_max > 0) ----
+  const int* geom_type;             // ngeom
+  const int* geom_bodyid;           // ngeom
+  const Real* geom_size;            // ngeom x 3
+  const Real* geom_pos;             // ngeom x 3  in body frame
+  const Real* geom_quat;            // ngeom x 4  in body frame
+  const Real* geom_rbound;          // ngeom
+  const int* cpair_geom1;           // ncpair
+  const int* cpair_geom2;           // ncpair
+  const int* cpair_condim;          // ncpair
+  const Real* cpair_friction;       // ncpair x 5
+  const Real* cpair_solref;         // ncpair x 2
+  const Real* cpair_solimp;         // ncpair x 5
+  const Real* cpair_margin;         // ncpair
+  const Real* cpair_gap;            // ncpair
+  const Real* body_invweight0;      // nbody x 2
+  const Real* dof_invweight0;       // nv
+  const Real* dof_frictionloss;     // nv
+  const Real* dof_solref;           // nv x 2
+  const Real* dof_solimp;           // nv x 5
+  const int* jnt_limited;           // njnt
+  const Real* jnt_range;            // njnt x 2
+  const Real* jnt_margin;           // njnt
+  const Real* jnt_solref;           // njnt x 2
+  const Real* jnt_solimp;           // njnt x 5
+  const int* tendon_limited;        // ntendon
+  const Real* tendon_range;         // ntendon x 2
+  const Real* tendon_margin;        // ntendon
+  const Real* tendon_solref_lim;    // ntendon x 2
+  const Real* tendon_solimp_lim;    // ntendon x 5
+  const Real* tendon_frictionloss;  // ntendon
+  const Real* tendon_solref_fri;    // ntendon x 2
+  const Real* tendon_solimp_fri;    // ntendon x 5
+  const Real* tendon_invweight0;    // ntendon
 };
 
 }  // namespace stiffgrad::kern

@@ -12,6 +12,7 @@
 #pragma once
 
 #include "kernels/actuation.hpp"
+#include "kernels/constraint.hpp"
 #include "kernels/crba.hpp"
 #include "kernels/integrate.hpp"
 #include "kernels/kinematics.hpp"
@@ -61,30 +62,50 @@ SG_HD SG_INLINE void add_implicit_actuator_damping(const ModelView<Real>& m, con
   }
 }
 
-// h_damping: implicit-damping step size (0 gives the plain forward dynamics).
+// qLD <- the LTDL factor of M + h_damping (D + implicit actuator damping), on M's sparsity.
 template <class Real, class L>
-SG_HD void fwd_acceleration(const ModelView<Real>& m, const Data<Real, L>& d, Real h_damping) {
+SG_HD SG_INLINE void factor_mass(const ModelView<Real>& m, const Data<Real, L>& d, Real h_damping) {
   const int nv = m.nv;
-  for (int i = 0; i < nv; ++i) {
-    d.qfrc_smooth[i] = d.qfrc_passive[i] + d.qfrc_actuator[i] - d.qfrc_bias[i];
-    d.qacc[i] = d.qfrc_smooth[i];
-  }
   for (int i = 0; i < nv; ++i) {
     for (int j = m.dof_parentid[i]; j >= 0; j = m.dof_parentid[j]) d.qLD[i * nv + j] = d.qM[i * nv + j];
     d.qLD[i * nv + i] = d.qM[i * nv + i] + h_damping * m.dof_damping[i];
   }
   if (h_damping != Real(0)) add_implicit_actuator_damping(m, d, h_damping);
   ltdl_factor(m, d.qLD);
-  ltdl_solve(m, d.qLD, d.qacc);
 }
 
-// Everything up to qacc (the smooth dynamics at the current state).
+// qacc = (M + h_damping D)^-1 (qfrc_smooth [+ qfrc_constraint]); h_damping = 0 gives the plain
+// forward dynamics (MuJoCo's mjData.qacc), h_damping = h the acceleration MuJoCo's Euler
+// integrates: (M + h D) a = qfrc_smooth + qfrc_constraint (facts §7; joint damping implicit, the
+// constraint force held). With constraints (m.nefc_max > 0) the constraint solve runs first
+// (kernels/constraint.hpp); it returns the environment status bits it raised (0: none).
 template <class Real, class L>
-SG_HD void fwd_dynamics(const ModelView<Real>& m, const Data<Real, L>& d, Real h_damping) {
+SG_HD int fwd_acceleration(const ModelView<Real>& m, const Data<Real, L>& d, Real h_damping) {
+  const int nv = m.nv;
+  for (int i = 0; i < nv; ++i) d.qfrc_smooth[i] = d.qfrc_passive[i] + d.qfrc_actuator[i] - d.qfrc_bias[i];
+  int status = 0;
+  if (m.nefc_max > 0) {
+    factor_mass(m, d, Real(0));  // the solver starts from a_s = M^-1 qfrc_smooth
+    for (int i = 0; i < nv; ++i) d.qacc_smooth[i] = d.qfrc_smooth[i];
+    ltdl_solve(m, d.qLD, d.qacc_smooth);
+    status = fwd_constraint(m, d);  // d.qacc: the constrained forward dynamics
+    if (h_damping == Real(0)) return status;
+    for (int i = 0; i < nv; ++i) d.qacc[i] = d.qfrc_smooth[i] + d.qfrc_constraint[i];
+  } else {
+    for (int i = 0; i < nv; ++i) d.qacc[i] = d.qfrc_smooth[i];
+  }
+  factor_mass(m, d, h_damping);
+  ltdl_solve(m, d.qLD, d.qacc);
+  return status;
+}
+
+// Everything up to qacc (the dynamics at the current state); returns status bits (0: none).
+template <class Real, class L>
+SG_HD int fwd_dynamics(const ModelView<Real>& m, const Data<Real, L>& d, Real h_damping) {
   fwd_position(m, d);
   fwd_velocity(m, d);
   fwd_actuation(m, d);
-  fwd_acceleration(m, d, h_damping);
+  return fwd_acceleration(m, d, h_damping);
 }
 
 template <class Real, class L>
@@ -94,11 +115,12 @@ SG_HD void integrate_euler(const ModelView<Real>& m, const Data<Real, L>& d) {
   integrate_pos(m, d.qpos, d.qvel, h);
 }
 
-// One substep of length m.timestep.
+// One substep of length m.timestep; returns status bits (0: none).
 template <class Real, class L>
-SG_HD void substep(const ModelView<Real>& m, const Data<Real, L>& d) {
-  fwd_dynamics(m, d, m.timestep);
+SG_HD int substep(const ModelView<Real>& m, const Data<Real, L>& d) {
+  const int status = fwd_dynamics(m, d, m.timestep);
   integrate_euler(m, d);
+  return status;
 }
 
 }  // namespace stiffgrad::kern

@@ -26,7 +26,26 @@ struct SimulatorOptions {
   // it must belong to the device current at construction and outlive the Simulator and its
   // Rollouts. Ignored by the CPU backend. See "Streams" below.
   void* cuda_stream = nullptr;
+  // Constraints: contacts, joint and tendon limits and friction loss with MuJoCo 2.2.2's soft
+  // model and Newton solver (also subject to the model's <flag> settings). FORWARD ONLY for
+  // now: their adjoint is not implemented yet, so a Rollout refuses a Simulator with active
+  // constraints. Off by default until it lands.
+  bool constraints = false;
+  // Per-environment capacities, sized at creation (0: derived from the model: the sum over
+  // candidate geom pairs of their narrow phase's most contacts, and the rows those and every
+  // limit and friction loss can produce). An environment that would exceed them gets the
+  // kEnvConstraintOverflow status bit and keeps stepping without the excess.
+  int max_contacts = 0;
+  int max_constraint_rows = 0;
 };
+
+// Constraint capacities of a Simulator (both 0 when constraints are off).
+struct ConstraintCapacity {
+  int contacts = 0;  // contacts per environment
+  int rows = 0;      // constraint rows per environment
+};
+// The capacities a Simulator with these options would size (see SimulatorOptions).
+ConstraintCapacity constraint_capacity(const Model& model, const SimulatorOptions& options);
 
 // True when this build has the CUDA backend and a CUDA device is present.
 bool cuda_available();
@@ -108,10 +127,25 @@ class Simulator {
   // Wait for queued work (CUDA); a no-op on the CPU.
   void synchronize();
 
-  // Per-environment status (0 = ok, 1 = state became non-finite: frozen at its last finite
-  // state until reset). Environments never affect each other.
+  // Per-environment status bits (0 = ok; 1 = the state became non-finite: frozen at its last
+  // finite state until reset; 2 = contacts or constraint rows exceeded their capacity: the
+  // excess was dropped, the environment keeps stepping). Cleared only by reset/set_state.
+  // Environments never affect each other.
   std::vector<int> status() const;
-  int num_failed() const;
+  int num_failed() const;  // environments with the non-finite bit
+
+  // Contact statistics of the last control step, per environment (nenv x 4, environment-major):
+  // [0] most contacts with constraint rows in any substep, [1] largest normal force of one
+  // contact, [2] normal impulse (sum over substeps of h x the sum of normal forces), [3] largest
+  // penetration depth (0 when none). Zeros when constraints are off. A host copy (syncs on CUDA).
+  std::vector<double> contact_stats() const;
+  // The same statistics where the backend keeps them: 4 x nenv, environment-minor, in the
+  // backend's precision and memory (device memory on CUDA), updated by every step() on
+  // cuda_stream() — for device-side consumers such as a bundle scheduler.
+  const void* contact_stats_backend() const;
+
+  // Constraint capacities sized at creation (both 0 when constraints are off).
+  const ConstraintCapacity& capacity() const { return capacity_; }
 
   // Bytes of backend memory held (state, control, workspace, model copy).
   std::size_t bytes() const;
@@ -121,6 +155,7 @@ class Simulator {
  private:
   std::shared_ptr<const Model> model_;
   SimulatorOptions options_;
+  ConstraintCapacity capacity_;
   std::unique_ptr<BackendImpl> impl_;
 };
 
