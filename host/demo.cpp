@@ -116,6 +116,7 @@ int parse_args(int argc, char** argv, DemoArgs* a) {
 struct RunResult {
   double seconds = 0.0;
   int failed = 0;
+  double mean_contacts = 0.0;  // active contacts per environment and step (untimed pass)
   std::vector<double> qpos, qvel;  // final states, environment-major
 };
 
@@ -131,6 +132,7 @@ RunResult run_one(const std::shared_ptr<const Model>& model, const DemoArgs& a, 
   opt.substeps = 1;
   opt.threads = a.threads;
   opt.integrator = a.integrator;
+  opt.constraints = true;  // contacts, limits, friction loss unless the model's flags disable them
   Simulator sim(model, opt);
   const std::size_t ctrl_size = static_cast<std::size_t>(a.nenv) * model->nu;
 
@@ -156,6 +158,18 @@ RunResult run_one(const std::shared_ptr<const Model>& model, const DemoArgs& a, 
   r.qpos.resize(static_cast<std::size_t>(a.nenv) * model->nq);
   r.qvel.resize(static_cast<std::size_t>(a.nenv) * model->nv);
   sim.get_state(r.qpos.data(), r.qvel.data());
+  // contacts per step from a second, untimed pass (reading the statistics every step would
+  // put a host copy, and on CUDA a sync, inside the timed loop)
+  if (sim.capacity().rows > 0) {
+    sim.set_state(qpos0.data(), qvel0.data());
+    double sum = 0;
+    for (int s = 0; s < a.steps; ++s) {
+      sim.step(ctrl_bank.data() + (s % nbank) * ctrl_size);
+      const auto stats = sim.contact_stats();
+      for (int e = 0; e < a.nenv; ++e) sum += stats[static_cast<std::size_t>(4 * e)];
+    }
+    r.mean_contacts = sum / (static_cast<double>(a.nenv) * a.steps);
+  }
   return r;
 }
 
@@ -166,8 +180,8 @@ int report_failures(const DemoArgs& a, int failed_double, int failed_float, bool
     const bool explicit_servos = a.integrator == Integrator::SemiImplicitEuler;
     std::fprintf(stderr,
                  "stiffgrad demo: FAILED: environments became non-finite (double: %d, float: %d of %d).\n"
-                 "  Why: stiffgrad has no contacts yet, so bodies fall through the floor and keep\n"
-                 "  accelerating, and random controls spin free limbs up over long runs.%s\n"
+                 "  Why: random controls spin free limbs up over long runs, and a model whose flags\n"
+                 "  disable contacts lets bodies fall through the floor and keep accelerating.%s\n"
                  "  Try: %s--steps below %d, or another --model.\n",
                  failed_double, failed_float, a.nenv,
                  explicit_servos ? "\n  Stiff position servos integrated explicitly diverge at large timesteps\n"
@@ -251,10 +265,12 @@ int run_demo(int argc, char** argv) {
     std::vector<double> q(qpos0.begin(), qpos0.begin() + m.nq);
     std::vector<double> v(qvel0.begin(), qvel0.begin() + m.nv);
     for (int s = 0; s < a.steps; ++s)
-      rollout_host(m, q.data(), v.data(), ctrl_bank.data() + (s % nbank) * ctrl_size, 1, a.integrator);
+      rollout_host(m, q.data(), v.data(), ctrl_bank.data() + (s % nbank) * ctrl_size, 1, a.integrator,
+                   /*constraints=*/true);
     double diff = 0.0;
     for (int i = 0; i < m.nq; ++i) diff = std::max(diff, std::abs(q[i] - dbl.qpos[i]));
     for (int i = 0; i < m.nv; ++i) diff = std::max(diff, std::abs(v[i] - dbl.qvel[i]));
+    std::printf("\n  mean contacts per step: %.3g\n", dbl.mean_contacts);
     std::printf(
         "\n  check: environment 0 of the batched double run vs the single-state host\n"
         "         rollout over %d steps: max |difference| = %.3g%s\n",

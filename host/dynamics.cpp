@@ -116,8 +116,10 @@ void rollout_host(const Model& model, double* qpos, double* qvel, const double* 
 }
 
 void rollout_host(const Model& model, double* qpos, double* qvel, const double* ctrl, int steps,
-                  Integrator integrator) {
-  HostData h(model);
+                  Integrator integrator, bool constraints) {
+  SimulatorOptions so;
+  so.constraints = constraints;
+  HostData h(model, constraint_capacity(model, so));
   h.view.implicit_actuator_damping = integrator == Integrator::ImplicitDampingEuler;
   h.load(qpos, qvel, ctrl);
   for (int s = 0; s < steps; ++s) kern::substep(h.view, h.d);

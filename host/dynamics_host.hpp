@@ -5,9 +5,10 @@
 
 namespace stiffgrad {
 
-// rollout_host (stiffgrad/dynamics.hpp) with the integrator chosen, so that a run with
+// rollout_host (stiffgrad/dynamics.hpp) with the integrator chosen and, with `constraints`, the
+// model's contacts, limits and friction loss (SimulatorOptions::constraints), so that a run with
 // Integrator::ImplicitDampingEuler can be checked against the same single-state path.
 void rollout_host(const Model& model, double* qpos, double* qvel, const double* ctrl, int steps,
-                  Integrator integrator);
+                  Integrator integrator, bool constraints = false);
 
 }  // namespace stiffgrad

@@ -5,6 +5,7 @@
 #include "kernels/dual.hpp"
 #include "kernels/step.hpp"
 #include "stiffgrad/gradcheck.hpp"
+#include "stiffgrad/simulator.hpp"
 
 namespace stiffgrad {
 
@@ -13,12 +14,20 @@ template class ModelArrays<kern::Dual<float, 1>>;
 
 namespace {
 
+// The capacities a Simulator with constraints on would size (zero when `constraints` is false).
+ConstraintCapacity capacity_for(const Model& model, bool constraints) {
+  SimulatorOptions so;
+  so.constraints = constraints;
+  return constraint_capacity(model, so);
+}
+
 template <class Scalar>
 std::vector<double> rollout_jvp_in(const Model& model, const double* qpos, const double* qvel,
                                    const double* ctrl, int T, int substeps, const double* dqpos,
-                                   const double* dqvel, const double* dctrl, Integrator integrator) {
+                                   const double* dqvel, const double* dctrl, Integrator integrator,
+                                   bool constraints) {
   using D = kern::Dual<Scalar, 1>;
-  ModelArrays<D> arrays(model);
+  ModelArrays<D> arrays(model, capacity_for(model, constraints));
   auto m = arrays.host_view();
   m.implicit_actuator_damping = integrator == Integrator::ImplicitDampingEuler;
   const auto layout = kern::DataLayout::make(m);
@@ -45,19 +54,19 @@ std::vector<double> rollout_jvp_in(const Model& model, const double* qpos, const
 std::vector<double> rollout_jvp(const Model& model, const double* qpos, const double* qvel,
                                 const double* ctrl, int T, int substeps, const double* dqpos,
                                 const double* dqvel, const double* dctrl, Precision precision,
-                                Integrator integrator) {
+                                Integrator integrator, bool constraints) {
   if (precision == Precision::Float)
-    return rollout_jvp_in<float>(model, qpos, qvel, ctrl, T, substeps, dqpos, dqvel, dctrl, integrator);
-  return rollout_jvp_in<double>(model, qpos, qvel, ctrl, T, substeps, dqpos, dqvel, dctrl, integrator);
+    return rollout_jvp_in<float>(model, qpos, qvel, ctrl, T, substeps, dqpos, dqvel, dctrl, integrator, constraints);
+  return rollout_jvp_in<double>(model, qpos, qvel, ctrl, T, substeps, dqpos, dqvel, dctrl, integrator, constraints);
 }
 
 template class ModelArrays<long double>;
 
 long double rollout_loss_extended(const Model& model, const double* qpos, const double* qvel,
                                   const double* ctrl, int T, int substeps, const double* w,
-                                  Integrator integrator) {
+                                  Integrator integrator, bool constraints) {
   using E = long double;
-  ModelArrays<E> arrays(model);
+  ModelArrays<E> arrays(model, capacity_for(model, constraints));
   auto m = arrays.host_view();
   m.implicit_actuator_damping = integrator == Integrator::ImplicitDampingEuler;
   const auto layout = kern::DataLayout::make(m);

@@ -32,6 +32,8 @@ const char* kUsage =
     "                                         adjoint vs finite differences and forward mode\n"
     "  demo [--model PATH] [--nenv N] ...     batched stepping demonstration (main job)\n"
     "N (--steps) counts control steps and must be from 1 to 1000000000 for every command.\n"
+    "dynamics, rollout, grad, gradcheck and demo include contacts, joint and tendon limits and\n"
+    "friction loss (MuJoCo 2.2.2's soft constraints) unless the model's <flag> disables them.\n"
     "Runs longer than 2 s show progress on stderr when it is a terminal.\n"
     "Run `stiffgrad <command> --help` for a command's options.\n";
 
@@ -41,12 +43,14 @@ const char* kDynamicsHelp =
     "values (MuJoCo conventions, quaternions w x y z); lines starting with # are comments.\n"
     "`stiffgrad states` writes one.\n"
     "For each state prints one JSON object with M (nv x nv, row-major), qfrc_bias,\n"
-    "qfrc_passive, qfrc_actuator and qacc of the smooth dynamics (no contacts, limits or\n"
-    "friction loss), with 17 significant digits.\n";
+    "qfrc_passive, qfrc_actuator, qfrc_constraint and qacc (contacts, joint and tendon limits and\n"
+    "friction loss with MuJoCo 2.2.2's soft model unless the model's flags disable them), and\n"
+    "\"contacts\": a list of {geom1, geom2, dist, pos (3), frame (9)} in MuJoCo's geom numbering and\n"
+    "pair order (normal from geom1 to geom2), with 17 significant digits.\n";
 
 const char* kRolloutHelp =
     "usage: stiffgrad rollout MODEL.xml --states STATES.csv --steps N [--backend cpu|cuda] [--float]\n"
-    "From each state (format as for `dynamics`), N smooth semi-implicit Euler steps (N >= 1) of the\n"
+    "From each state (format as for `dynamics`), N semi-implicit Euler steps (N >= 1) of the\n"
     "model timestep with the control held; all states are stepped together as one batch.\n"
     "Prints per state one line: the final qpos then qvel, comma-separated, 17 significant\n"
     "digits. --float simulates in single precision. --implicit-actuators treats actuator\n"
@@ -54,7 +58,7 @@ const char* kRolloutHelp =
 
 const char* kGradHelp =
     "usage: stiffgrad grad MODEL.xml --states STATES.csv --steps N --weights W.csv\n"
-    "For each state row (qpos, qvel, ctrl as for `dynamics`; ctrl held for all N smooth Euler\n"
+    "For each state row (qpos, qvel, ctrl as for `dynamics`; ctrl held for all N Euler\n"
     "steps of the model timestep, N >= 1) and the matching row of W.csv (nq + nv weights), the loss is\n"
     "L = w . [qpos_N; qvel_N]. Prints one JSON object per line with dL_dqpos (nv, MuJoCo's\n"
     "tangent convention: qpos perturbed as mj_integratePos(qpos, delta, 1)), dL_dqvel (nv) and\n"
@@ -119,19 +123,35 @@ void print_array(const char* key, const std::vector<double>& v, bool last) {
   std::printf(last ? "]" : "], ");
 }
 
+// "contacts": MuJoCo's geom numbering and pair order (normal from geom1 to geom2), every contact
+// found (also those outside includemargin, which get no constraint rows), 17 digits.
+void print_contacts(const std::vector<ContactInfo>& contacts) {
+  std::printf("\"contacts\": [");
+  for (std::size_t k = 0; k < contacts.size(); ++k) {
+    const ContactInfo& c = contacts[k];
+    std::printf("%s{\"geom1\": %d, \"geom2\": %d, \"dist\": %.17g, ", k ? ", " : "", c.geom1, c.geom2, c.dist);
+    print_array("pos", std::vector<double>(c.pos, c.pos + 3), false);
+    print_array("frame", std::vector<double>(c.frame, c.frame + 9), true);
+    std::printf("}");
+  }
+  std::printf("]");
+}
+
 int cmd_dynamics(const Args& a) {
   const std::string& path = model_path(a);
   const std::string states_path = a.get("states");
   const auto m = load_with_notes(path);
   const auto states = read_states_csv(states_path, *m);
   for (const auto& s : states) {
-    const auto r = smooth_dynamics(*m, s.qpos.data(), s.qvel.data(), s.ctrl.data());
+    const auto r = constrained_dynamics(*m, s.qpos.data(), s.qvel.data(), s.ctrl.data());
     std::printf("{");
     print_array("M", r.M, false);
     print_array("qfrc_bias", r.qfrc_bias, false);
     print_array("qfrc_passive", r.qfrc_passive, false);
     print_array("qfrc_actuator", r.qfrc_actuator, false);
-    print_array("qacc", r.qacc, true);
+    print_array("qfrc_constraint", r.qfrc_constraint, false);
+    print_array("qacc", r.qacc, false);
+    print_contacts(r.contacts);
     std::printf("}\n");
   }
   return 0;
@@ -143,6 +163,7 @@ int cmd_rollout(const Args& a) {
   const std::string states_path = a.get("states");
   const int steps = parse_steps(a.get("steps"));
   SimulatorOptions opt;
+  opt.constraints = true;  // contacts, limits, friction loss unless the model's flags disable them
   opt.precision = a.has("float") ? Precision::Float : Precision::Double;
   if (a.has("implicit-actuators")) opt.integrator = Integrator::ImplicitDampingEuler;
   const std::string backend = a.has("backend") ? a.get("backend") : "cpu";
@@ -191,6 +212,7 @@ int cmd_grad(const Args& a) {
   const int nenv = static_cast<int>(states.size());
   SimulatorOptions opt;
   opt.nenv = nenv;
+  opt.constraints = true;
   if (a.has("implicit-actuators")) opt.integrator = Integrator::ImplicitDampingEuler;
   Simulator sim(m, opt);
   refuse_above(grad_memory(sim, steps), available_memory(), steps, nenv);
@@ -249,6 +271,7 @@ int cmd_gradcheck(const Args& a) {
   if (a.has("seed")) opt.seed = static_cast<std::uint64_t>(parse_int_in(a.get("seed"), "--seed", 0, 0x7fffffffL));
   opt.precision = a.has("float") ? Precision::Float : Precision::Double;
   if (a.has("implicit-actuators")) opt.integrator = Integrator::ImplicitDampingEuler;
+  opt.constraints = true;
   const auto m = load_with_notes(path);
   if (a.has("states")) {
     const auto states = read_states_csv(a.get("states"), *m);  // throws on no rows

@@ -7,10 +7,6 @@
 namespace stiffgrad {
 
 Rollout::Rollout(Simulator& sim, int horizon) : sim_(sim), horizon_(horizon) {
-  if (sim.capacity().rows > 0)
-    throw std::invalid_argument(
-        "Rollout: gradients through constraints (contacts, limits, friction loss) are not "
-        "implemented yet; create the Simulator with SimulatorOptions::constraints = false");
   if (horizon < 1) throw std::invalid_argument("Rollout: horizon must be >= 1");
   impl_ = sim.impl().make_rollout(horizon, sim.options().substeps);
 }

@@ -87,14 +87,13 @@ SG_HD int fwd_collision(const ModelView<Real>& m, const Data<Real, L>& d) {
       geom_pose_relative(m, d, g2, ref, p2);
       const Real margin = m.cpair_margin[c];
       if (!pair_may_touch(p1, p2, m.geom_rbound[g1], m.geom_rbound[g2], margin)) continue;
-      Contact<Real> found[kMaxContactsPerPair];
+      Contact<Real> found[kMaxContactsPerPair];  // frames completed by collide_geoms
       const int n = collide_geoms(p1, p2, margin, found);
       for (int k = 0; k < n; ++k) {
         if (ncon >= m.ncon_max) {
           status = kEnvConstraintOverflow;
           break;
         }
-        make_contact_frame(found[k]);
         d.contact_dist[ncon] = found[k].dist;
         for (int i = 0; i < 3; ++i) d.contact_pos[3 * ncon + i] = found[k].pos[i];
         for (int i = 0; i < 9; ++i) d.contact_frame[9 * ncon + i] = found[k].frame[i];

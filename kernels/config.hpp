@@ -28,6 +28,10 @@ template <class Real> SG_HD SG_INLINE Real sg_clamp(Real x, Real lo, Real hi) {
   return x < lo ? lo : (hi < x ? hi : x);
 }
 
+// True for the dual-number scalar (kernels/dual.hpp specializes it): lets a kernel give forward
+// mode an exact tangent where the primal iterates (the constraint solve).
+template <class Real> struct is_dual_number { static constexpr bool value = false; };
+
 // MuJoCo's mjMINVAL: below it a norm is treated as zero.
 template <class Real> SG_HD SG_INLINE constexpr Real min_norm() { return Real(1e-15); }
 template <class Real> SG_HD SG_INLINE constexpr Real pi() { return Real(3.14159265358979323846); }

@@ -34,6 +34,7 @@ struct DataLayout {
   // ---- constraints (sized by the capacities ncon_max, nefc_max; empty when they are 0) ----
   // Counts and ids are stored as Reals (exact below 2^24 in float).
   int qacc_smooth, qfrc_constraint;     // nv  M^-1 qfrc_smooth; J^T efc_force
+  int qacc_solver;                      // nv  the constraint solve's qacc (before the Euler solve)
   int geom_xpos, geom_xmat;             // ngeom x 3 (tree-relative, as xpos), x 9
   int ncon;                             // 1  contacts found this substep
   int contact_dist;                     // ncon_max
@@ -79,6 +80,7 @@ struct DataLayout {
     d.ten_length = take(m.ntendon); d.ten_velocity = take(m.ntendon);
     const int nc = m.ncon_max, ne = m.nefc_max;
     d.qacc_smooth = take(m.nv); d.qfrc_constraint = take(m.nv);
+    d.qacc_solver = take(nc > 0 || ne > 0 ? m.nv : 0);
     d.geom_xpos = take(3 * m.ngeom); d.geom_xmat = take(9 * m.ngeom);
     d.ncon = take(1);
     d.contact_dist = take(nc); d.contact_pos = take(3 * nc); d.contact_frame = take(9 * nc);
@@ -109,7 +111,7 @@ struct Data {
   V qfrc_bias, qfrc_passive, qfrc_actuator, qfrc_smooth, qacc;
   V actuator_length, actuator_velocity, actuator_force;
   V ten_length, ten_velocity;
-  V qacc_smooth, qfrc_constraint, geom_xpos, geom_xmat;
+  V qacc_smooth, qfrc_constraint, qacc_solver, geom_xpos, geom_xmat;
   V ncon, contact_dist, contact_pos, contact_frame, contact_pair;
   V nefc, efc_type, efc_id, efc_J, efc_pos, efc_margin, efc_frictionloss, efc_mu, efc_dim;
   V efc_diag_approx, efc_R, efc_D, efc_KBIP, efc_vel, efc_aref, efc_force, efc_state;
@@ -138,6 +140,7 @@ struct Data {
     d.actuator_force = base.at(o.actuator_force);
     d.ten_length = base.at(o.ten_length); d.ten_velocity = base.at(o.ten_velocity);
     d.qacc_smooth = base.at(o.qacc_smooth); d.qfrc_constraint = base.at(o.qfrc_constraint);
+    d.qacc_solver = base.at(o.qacc_solver);
     d.geom_xpos = base.at(o.geom_xpos); d.geom_xmat = base.at(o.geom_xmat);
     d.ncon = base.at(o.ncon); d.contact_dist = base.at(o.contact_dist);
     d.contact_pos = base.at(o.contact_pos); d.contact_frame = base.at(o.contact_frame);

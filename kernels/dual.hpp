@@ -76,6 +76,8 @@ SG_DUAL_COMPARE(==)
 SG_DUAL_COMPARE(!=)
 #undef SG_DUAL_COMPARE
 
+template <class T, int N> struct is_dual_number<Dual<T, N>> { static constexpr bool value = true; };
+
 // A count or id stored in a dual-number Data field (its value part).
 template <class T, int N> SG_HD SG_INLINE int sg_int(const Dual<T, N>& a) { return static_cast<int>(a.v); }
 

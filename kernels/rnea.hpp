@@ -57,8 +57,9 @@ SG_HD void com_velocity_base_to_tip(const ModelView<Real>& m, const Data<Real, L
 // Inverse dynamics tau = M(q) qacc + c(q, qvel) into `tau` (nv). With use_qacc false the
 // accelerations are zero and tau is the bias force c (MuJoCo's qfrc_bias). Needs
 // fwd_kinematics, com_inertia_and_dofs and com_velocity_base_to_tip first.
+// rnea at the accelerations `qacc` (nv; d.qacc in the overload below).
 template <class Real, class L>
-SG_HD void rnea(const ModelView<Real>& m, const Data<Real, L>& d, bool use_qacc,
+SG_HD void rnea(const ModelView<Real>& m, const Data<Real, L>& d, bool use_qacc, View<Real, L> qacc,
                 View<Real, L> tau) {
   d.cacc[0] = d.cacc[1] = d.cacc[2] = Real(0);
   d.cacc[3] = -m.gravity[0]; d.cacc[4] = -m.gravity[1]; d.cacc[5] = -m.gravity[2];
@@ -71,7 +72,7 @@ SG_HD void rnea(const ModelView<Real>& m, const Data<Real, L>& d, bool use_qacc,
       for (int c = 0; c < 6; ++c) a[c] += s[c] * d.qvel[i];
       if (use_qacc) {
         load6(s, d.cdof, 6 * i);
-        for (int c = 0; c < 6; ++c) a[c] += s[c] * d.qacc[i];
+        for (int c = 0; c < 6; ++c) a[c] += s[c] * qacc[i];
       }
     }
     store6(d.cacc, 6 * b, a);
@@ -95,6 +96,11 @@ SG_HD void rnea(const ModelView<Real>& m, const Data<Real, L>& d, bool use_qacc,
     load6(f, d.cfrc, 6 * m.dof_bodyid[i]);
     tau[i] = dot6(s, f);
   }
+}
+
+template <class Real, class L>
+SG_HD void rnea(const ModelView<Real>& m, const Data<Real, L>& d, bool use_qacc, View<Real, L> tau) {
+  rnea(m, d, use_qacc, d.qacc, tau);
 }
 
 }  // namespace stiffgrad::kern

@@ -73,7 +73,7 @@ SG_HD void adj_com_velocity_base_to_tip(const ModelView<Real>& m, const Data<Rea
 // qvel adjoints (qacc is held fixed: callers differentiate through the implicit equation
 // M qacc + c = f at fixed qacc). `d` must hold cacc and cfrc from that rnea call.
 template <class Real, class L>
-SG_HD void adj_rnea(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a,
+SG_HD void adj_rnea(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a, View<Real, L> qacc,
                     View<Real, L> adj_tau) {
   // adjoints of the accumulated body forces
   for (int k = 0; k < 6 * m.nbody; ++k) a.cfrc[k] = Real(0);
@@ -116,12 +116,19 @@ SG_HD void adj_rnea(const ModelView<Real>& m, const Data<Real, L>& d, const Data
       a.qvel[i] += dot6(adj_acc, sd);
       for (int c = 0; c < 6; ++c) {
         a.cdof_dot[6 * i + c] += adj_acc[c] * d.qvel[i];
-        a.cdof[6 * i + c] += adj_acc[c] * d.qacc[i];
+        a.cdof[6 * i + c] += adj_acc[c] * qacc[i];
       }
     }
     const int p = m.body_parentid[b];
     accumulate(a.cacc, 6 * p, adj_acc, 6);
   }
+}
+
+// adj_rnea at d.qacc.
+template <class Real, class L>
+SG_HD void adj_rnea(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a,
+                    View<Real, L> adj_tau) {
+  adj_rnea(m, d, a, d.qacc, adj_tau);
 }
 
 }  // namespace stiffgrad::kern

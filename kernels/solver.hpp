@@ -464,6 +464,27 @@ SG_HD Real newton_line_search(const ModelView<Real>& m, const Data<Real, L>& d, 
   return (best.cost < Real(0) || !(best.d1 > Real(0))) ? best.t : Real(0);
 }
 
+// Forward mode only (dual numbers): the solve stops when the VALUE has converged, and the
+// tangent of the iterates lags behind it (measured: 7.6e-5 relative after 2 Newton steps on a
+// chain with friction loss). The derivative of the optimum is the implicit one, a' = -H^-1
+// dg/dtheta theta', which one Newton correction of the tangent alone gives:
+//   a' <- a' - H^-1 g'(a)   (g' = H a' + dg/dtheta theta', g(a) ~ 0).
+// The value parts are left bitwise unchanged, so the dual run still replays the primal.
+template <class Real, class L>
+SG_HD void exact_solution_tangent(const ModelView<Real>& m, const Data<Real, L>& d, const NewtonWorkspace<Real, L>& w,
+                                  int nefc) {
+  const int nv = m.nv;
+  newton_update(m, d, w, nefc);  // gradient (value ~ 0, tangent g') and the final row states
+  newton_hessian_assemble(m, d, w, nefc);
+  newton_hessian_factor(nv, w);
+  for (int c = 0; c < nv; ++c) w.search[c] = w.grad[c];
+  dense_cholesky_solve(nv, w.chol, w.search);
+  constexpr int N = sizeof(w.search[0].d) / sizeof(w.search[0].d[0]);
+  for (int c = 0; c < nv; ++c)
+    for (int k = 0; k < N; ++k) d.qacc[c].d[k] -= w.search[c].d[k];
+  newton_update(m, d, w, nefc);  // efc_force and qfrc_constraint tangents at the corrected a'
+}
+
 // The solve (facts §5, §6): qacc, efc_force, efc_state, qfrc_constraint = Jᵀ efc_force and
 // solver_niter, from qM, qacc_smooth, qfrc_smooth and the rows (efc_type, J, D, R, aref,
 // frictionloss, mu, dim). Stops when the line search returns 0, when the scaled improvement or
@@ -506,6 +527,7 @@ SG_HD void constraint_solve(const ModelView<Real>& m, const Data<Real, L>& d) {
     if (improvement < tol || gradient < tol) break;
   }
   d.solver_niter[0] = Real(iter);
+  if constexpr (is_dual_number<Real>::value) exact_solution_tangent(m, d, w, nefc);
 }
 
 // For the implicit adjoint: at a = d.qacc (normally constraint_solve's result) recomputes jar,

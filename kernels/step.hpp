@@ -89,6 +89,7 @@ SG_HD int fwd_acceleration(const ModelView<Real>& m, const Data<Real, L>& d, Rea
     for (int i = 0; i < nv; ++i) d.qacc_smooth[i] = d.qfrc_smooth[i];
     ltdl_solve(m, d.qLD, d.qacc_smooth);
     status = fwd_constraint(m, d);  // d.qacc: the constrained forward dynamics
+    for (int i = 0; i < nv; ++i) d.qacc_solver[i] = d.qacc[i];  // kept for the adjoint
     if (h_damping == Real(0)) return status;
     for (int i = 0; i < nv; ++i) d.qacc[i] = d.qfrc_smooth[i] + d.qfrc_constraint[i];
   } else {

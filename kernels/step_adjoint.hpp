@@ -10,6 +10,8 @@
 #pragma once
 
 #include "kernels/actuation_adjoint.hpp"
+#include "kernels/constraint_rows_adjoint.hpp"
+#include "kernels/solver_adjoint.hpp"
 #include "kernels/integrate_adjoint.hpp"
 #include "kernels/ldl_adjoint.hpp"
 #include "kernels/passive_adjoint.hpp"
@@ -24,6 +26,51 @@ template <class Real, class L>
 SG_HD void clear_adjoint_scratch(const DataLayout& o, View<Real, L> adj_buffer) {
   for (int i = o.tree_origin; i < o.size; ++i)  // every field after qpos, qvel, ctrl
     adj_buffer[i] = Real(0);
+}
+
+// The constraint part of the substep's adjoint (DESIGN.md "Constraints"). The Euler solve is
+// (M + h D) a_hat = qfrc_smooth + J^T f(J a_c - aref), where a_c is the constraint solve's
+// minimiser; lambda_1 = (M + h D)^-1 a_hat_bar is in a.qacc. Then:
+//   f_bar = J lambda_1, J_bar += f lambda_1^T                       (qfrc_constraint = J^T f)
+//   adj_constraint_solve: lambda_2 = H^-1 (J^T (df/djar)^T f_bar), and the row adjoints
+//   (J, aref, D, R), qfrc_smooth_bar = lambda_2  (kernels/solver_adjoint.hpp)
+//   the optimality condition's M(q) a_c + c(q, v) - passive - actuator: reverse RNEA at a_c
+//   with -lambda_2, and +lambda_2 into the passive and actuator adjoints
+//   rows -> contact geometry, cdof, subtree_com, qpos, qvel; contacts -> geom poses -> bodies.
+// On return a.qacc holds lambda_1 again (the caller's RNEA at a_hat uses it).
+template <class Real, class L>
+SG_HD void adj_constraint_forces(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a) {
+  const int nv = m.nv;
+  const int nefc = sg_int(d.nefc[0]);
+  for (int i = 0; i < nefc; ++i) {
+    Real g(0);
+    for (int c = 0; c < nv; ++c) {
+      g += d.efc_J[i * nv + c] * a.qacc[c];
+      a.efc_J[i * nv + c] += d.efc_force[i] * a.qacc[c];
+    }
+    a.efc_force[i] += g;
+  }
+  // the solve's own qacc enters a_hat only through f: its adjoint is zero; keep lambda_1
+  for (int c = 0; c < nv; ++c) {
+    a.qacc_solver[c] = a.qacc[c];
+    a.qacc[c] = Real(0);
+  }
+  for (int c = 0; c < nv; ++c) d.qacc_smooth[c] = d.qacc[c];  // a_hat, restored below
+  for (int c = 0; c < nv; ++c) d.qacc[c] = d.qacc_solver[c];  // the solver's a_c
+  adj_constraint_solve(m, d, a);  // lambda_2 -> a.qacc_smooth, += a.qfrc_smooth and rows
+  for (int c = 0; c < nv; ++c) {
+    a.qfrc_passive[c] += a.qfrc_smooth[c];
+    a.qfrc_actuator[c] += a.qfrc_smooth[c];
+    a.qfrc_bias[c] = -a.qacc_smooth[c];
+  }
+  rnea(m, d, /*use_qacc=*/true, d.qacc_solver, d.qfrc_bias);
+  adj_rnea(m, d, a, d.qacc_solver, a.qfrc_bias);
+  adj_fwd_constraint_rows(m, d, a);
+  adj_fwd_collision(m, d, a);
+  for (int c = 0; c < nv; ++c) {
+    d.qacc[c] = d.qacc_smooth[c];
+    a.qacc[c] = a.qacc_solver[c];
+  }
 }
 
 // Adjoint of substep(). On entry: d.qpos, d.qvel, d.ctrl hold the state and control BEFORE
@@ -45,8 +92,10 @@ SG_HD void adj_substep(const ModelView<Real>& m, const DataLayout& o, const Data
   if (recompute) fwd_dynamics(m, d, h);
 
   // integrate: qvel' = qvel + h qacc, qpos' = qpos (+) h qvel'
-  for (int i = 0; i < m.nv; ++i) d.qfrc_smooth[i] = d.qvel[i] + h * d.qacc[i];  // qvel'
-  adj_integrate_pos(m, d.qpos, d.qfrc_smooth, h, a.qpos, a.qvel);
+  // qvel' in d.qfrc_bias, free until RNEA is recomputed below (qfrc_smooth is still read by
+  // the constraint solve's adjoint)
+  for (int i = 0; i < m.nv; ++i) d.qfrc_bias[i] = d.qvel[i] + h * d.qacc[i];
+  adj_integrate_pos(m, d.qpos, d.qfrc_bias, h, a.qpos, a.qvel);
   for (int i = 0; i < m.nv; ++i) a.qacc[i] = h * a.qvel[i];
 
   // lambda = (M + h D)^-1 qacc_bar, in a.qacc
@@ -57,6 +106,7 @@ SG_HD void adj_substep(const ModelView<Real>& m, const DataLayout& o, const Data
     a.qfrc_passive[i] = a.qacc[i];
     a.qfrc_actuator[i] = a.qacc[i];
   }
+  if (m.nefc_max > 0) adj_constraint_forces(m, d, a);
   adj_passive_forces(m, d, a);
   adj_actuator_forces(m, d, a);
 

@@ -369,16 +369,7 @@ TEST(ConstraintParity, PrimitivesEllipticCondim4And6ImpratioNot1) {
 }
 
 TEST(ConstraintParity, LimitedChainWithFrictionLoss) {
-  const char* xml = R"(<mujoco><option timestep="0.002"/>
-<default><joint limited="true" range="-40 50" damping="0.05" frictionloss="0.3"/></default>
-<worldbody><body pos="0 0 1"><joint name="j1" type="hinge" axis="0 1 0"/><geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.04"/>
- <body pos="0.3 0 0"><joint type="hinge" axis="0 1 0" range="-10 20"/><geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.04"/>
-  <body pos="0.3 0 0"><joint type="slide" axis="1 0 0" range="-0.05 0.05"/><geom type="sphere" size="0.05"/>
-   <body pos="0.1 0 0"><joint type="ball" range="0 30"/><geom type="capsule" fromto="0 0 0 0.2 0 0" size="0.03"/></body>
-  </body></body></body></worldbody>
-<tendon><fixed limited="true" range="-0.2 0.3" frictionloss="0.1"><joint joint="j1" coef="1"/></fixed></tendon>
-</mujoco>)";
-  run_case("limited_chain", xml, true, 600, 20);
+  run_case("limited_chain", sgtest::kLimitedChainXml, true, 600, 20);
 }
 
 }  // namespace

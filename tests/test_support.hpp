@@ -27,4 +27,16 @@ std::string test_data();
 // unit quaternion q (w x y z) and principal moments I.
 void inertia_tensor(const double q[4], const double I[3], double out[9]);
 
+// A hinge-hinge-slide-ball chain with joint limits, friction loss on every dof and a limited
+// fixed tendon with friction loss (the constraint tests' rows without contacts).
+inline constexpr const char* kLimitedChainXml = R"(<mujoco><option timestep="0.002"/>
+<default><joint limited="true" range="-40 50" damping="0.05" frictionloss="0.3"/></default>
+<worldbody><body pos="0 0 1"><joint name="j1" type="hinge" axis="0 1 0"/><geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.04"/>
+ <body pos="0.3 0 0"><joint type="hinge" axis="0 1 0" range="-10 20"/><geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.04"/>
+  <body pos="0.3 0 0"><joint type="slide" axis="1 0 0" range="-0.05 0.05"/><geom type="sphere" size="0.05"/>
+   <body pos="0.1 0 0"><joint type="ball" range="0 30"/><geom type="capsule" fromto="0 0 0 0.2 0 0" size="0.03"/></body>
+  </body></body></body></worldbody>
+<tendon><fixed limited="true" range="-0.2 0.3" frictionloss="0.1"><joint joint="j1" coef="1"/></fixed></tendon>
+</mujoco>)";
+
 }  // namespace sgtest
