@@ -17,7 +17,7 @@ namespace stiffgrad::kern {
 
 // Adjoint of geom_poses: geom_xpos, geom_xmat adjoints -> body xpos, xmat adjoints.
 template <class Real, class L>
-SG_HD void adj_geom_poses(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a) {
+SG_HD void adj_geom_poses(const ModelView<Real>& m, const Data<Real, L>& /*d*/, const Data<Real, L>& a) {
   for (int g = m.ngeom - 1; g >= 0; --g) {
     const int b = m.geom_bodyid[g];
     const Real* gpos = m.geom_pos + 3 * g;

@@ -1,0 +1,192 @@
+// Constrained stepping against MuJoCo 2.2.2 (issue 7): humanoid.xml lying on its floor and the
+// Unitree G1 standing at `home` under its servos, one thread, double.
+//
+//   bench_contact [--quick] [--nenv 64,256]
+//
+// Workload: a state taken from MuJoCo's own simulation (the humanoid after it has fallen; the G1
+// after settling at home), copied to every environment with small velocity noise; controls held
+// (the keyframe's); every 50 steps the states are reset (untimed). Both engines run their
+// default solver settings from the model (MuJoCo: warm start on, as it ships; ours: cold start).
+// Reported: environment-steps per second of each, their ratio (target >= 1.5x at nenv >= 64),
+// mean active contacts per step, our Newton iterations per step, bytes per environment; and the
+// gradient's cost: Rollout forward + backward over T = 32 steps against the forward alone
+// (target: backward <= 3x forward).
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bench/bench_common.hpp"
+#include "stiffgrad/dynamics.hpp"
+
+using namespace stiffgrad;
+using namespace stiffgrad::bench;
+
+namespace {
+
+#ifdef SG_HAVE_MUJOCO
+struct Scene {
+  std::string name, path;
+  const char* key;
+  int settle;  // MuJoCo steps to reach the benchmark state
+};
+
+struct Start {
+  std::vector<double> qpos, qvel, ctrl;
+};
+
+// The benchmark state, from MuJoCo's own simulation with the model's settings.
+Start settle(const mjModel* m, const Scene& s) {
+  MjDataPtr d(mj_makeData(m));
+  if (s.key) mj_resetDataKeyframe(m, d.get(), mj_name2id(m, mjOBJ_KEY, s.key));
+  for (int i = 0; i < s.settle; ++i) mj_step(m, d.get());
+  Start st;
+  st.qpos.assign(d->qpos, d->qpos + m->nq);
+  st.qvel.assign(d->qvel, d->qvel + m->nv);
+  st.ctrl.assign(d->ctrl, d->ctrl + m->nu);
+  return st;
+}
+
+// nenv copies with velocity noise N(0, 0.05^2), environment-major.
+Start batch(const Start& s, int nenv, int nq, int nv, int nu) {
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> n01(0.0, 1.0);
+  Start b;
+  for (int e = 0; e < nenv; ++e) {
+    b.qpos.insert(b.qpos.end(), s.qpos.begin(), s.qpos.end());
+    for (int i = 0; i < nv; ++i) b.qvel.push_back(s.qvel[static_cast<std::size_t>(i)] + 0.05 * n01(rng));
+    b.ctrl.insert(b.ctrl.end(), s.ctrl.begin(), s.ctrl.end());
+  }
+  (void)nq;
+  (void)nu;
+  return b;
+}
+
+constexpr int kSegment = 50;  // steps between (untimed) resets
+
+struct Row {
+  double ours = 0, mujoco = 0, contacts_ours = 0, contacts_mj = 0, fwd = 0, fwd_bwd = 0;
+  double newton = 0;
+  std::size_t bytes = 0, rollout_bytes = 0;
+};
+
+Row measure(const std::shared_ptr<const Model>& model, const mjModel* mm, const Start& st, int nenv, int steps) {
+  Row r;
+  const int nq = model->nq, nv = model->nv, nu = model->nu;
+  const Start b = batch(st, nenv, nq, nv, nu);
+  // ours
+  SimulatorOptions so;
+  so.constraints = true;
+  so.nenv = nenv;
+  so.threads = 1;
+  Simulator sim(model, so);
+  sim.set_ctrl(b.ctrl.data());
+  double t = 0, contacts = 0;
+  for (int done = 0; done < steps; done += kSegment) {
+    sim.set_state(b.qpos.data(), b.qvel.data());
+    const auto t0 = Clock::now();
+    for (int s = 0; s < kSegment; ++s) sim.step();
+    t += seconds_since(t0);
+    const auto stats = sim.contact_stats();
+    for (int e = 0; e < nenv; ++e) contacts += stats[static_cast<std::size_t>(4 * e)];
+  }
+  r.ours = static_cast<double>(steps) * nenv / t;
+  r.contacts_ours = contacts / (static_cast<double>(steps / kSegment) * nenv);
+  r.bytes = sim.bytes() / static_cast<std::size_t>(nenv);
+  // Newton iterations at the benchmark state (one environment, host path)
+  r.newton = constrained_dynamics(*model, st.qpos.data(), st.qvel.data(), st.ctrl.data()).solver_iterations;
+  // MuJoCo: nenv mjData, a loop
+  std::vector<MjDataPtr> ds;
+  for (int e = 0; e < nenv; ++e) ds.emplace_back(mj_makeData(mm));
+  double tm = 0, cm = 0;
+  for (int done = 0; done < steps; done += kSegment) {
+    for (int e = 0; e < nenv; ++e) {
+      mjData* d = ds[static_cast<std::size_t>(e)].get();
+      mj_resetData(mm, d);
+      std::memcpy(d->qpos, b.qpos.data() + static_cast<std::size_t>(e) * nq, sizeof(double) * nq);
+      std::memcpy(d->qvel, b.qvel.data() + static_cast<std::size_t>(e) * nv, sizeof(double) * nv);
+      std::memcpy(d->ctrl, b.ctrl.data() + static_cast<std::size_t>(e) * nu, sizeof(double) * nu);
+    }
+    const auto t0 = Clock::now();
+    for (int e = 0; e < nenv; ++e)
+      for (int s = 0; s < kSegment; ++s) mj_step(mm, ds[static_cast<std::size_t>(e)].get());
+    tm += seconds_since(t0);
+    for (int e = 0; e < nenv; ++e) cm += ds[static_cast<std::size_t>(e)]->ncon;
+  }
+  r.mujoco = static_cast<double>(steps) * nenv / tm;
+  r.contacts_mj = cm / (static_cast<double>(steps / kSegment) * nenv);
+  // gradient cost: Rollout of T = 32 steps, forward alone vs forward + backward
+  constexpr int T = 32;
+  Rollout ro(sim, T);
+  r.rollout_bytes = ro.bytes_per_env();
+  std::vector<double> dq(static_cast<std::size_t>((T + 1) * nenv * nq), 0.0), dv(static_cast<std::size_t>((T + 1) * nenv * nv), 0.0);
+  for (std::size_t i = static_cast<std::size_t>(T) * nenv * nv; i < dv.size(); ++i) dv[i] = 1.0;
+  std::vector<double> gq(static_cast<std::size_t>(nenv * nv)), gv(gq.size()), gu(static_cast<std::size_t>(T * nenv * nu));
+  sim.set_state(b.qpos.data(), b.qvel.data());
+  auto t0 = Clock::now();
+  for (int s = 0; s < T; ++s) sim.step();
+  r.fwd = seconds_since(t0);
+  sim.set_state(b.qpos.data(), b.qvel.data());
+  t0 = Clock::now();
+  ro.begin();
+  for (int s = 0; s < T; ++s) ro.step();
+  ro.backward(dq.data(), dv.data(), gq.data(), gv.data(), gu.data());
+  r.fwd_bwd = seconds_since(t0);
+  if (!ro.replay_bitwise()) std::fprintf(stderr, "warning: replay not bitwise\n");
+  return r;
+}
+#endif
+
+}  // namespace
+
+int main(int argc, char** argv) {
+#ifndef SG_HAVE_MUJOCO
+  std::fprintf(stderr, "bench_contact: built without MuJoCo 2.2.2; nothing to compare against\n");
+  return 2;
+#else
+  bool quick = false;
+  std::vector<int> nenvs = {64, 256};
+  for (int i = 1; i < argc; ++i) {
+    const std::string k = argv[i];
+    if (k == "--quick") quick = true;
+    else if (k == "--nenv" && i + 1 < argc) {
+      nenvs.clear();
+      for (const auto& s : split(argv[++i], ',')) nenvs.push_back(std::stoi(s));
+    } else {
+      std::fprintf(stderr, "usage: bench_contact [--quick] [--nenv 64,256]\n");
+      return 2;
+    }
+  }
+  const int steps = quick ? 100 : 300;
+  std::printf("bench_contact: constrained control step (1 substep), one thread, double\n");
+  std::printf("machine: %s, load average %s at start\n", cpu_model().c_str(), load_average().c_str());
+  std::printf("MuJoCo 2.2.2: mj_step on nenv mjData (a loop), the model's solver settings (warm start on);\n"
+              "stiffgrad: SimulatorOptions::constraints, the same settings, cold start. %d steps per row,\n"
+              "reset every %d (untimed); contacts: mean active contacts per environment and step\n\n",
+              steps, kSegment);
+  std::printf("%-9s %5s %14s %14s %7s %9s %9s %7s %10s %11s %8s %8s\n", "model", "nenv", "stiffgrad env/s",
+              "MuJoCo env/s", "ratio", "con ours", "con MJ", "newton", "bytes/env", "rollout B/e", "bwd/fwd", "target");
+  const std::vector<Scene> scenes = {{"humanoid", model_path("humanoid"), nullptr, 600},
+                                     {"g1", model_path("g1"), "home", 200}};
+  for (const Scene& sc : scenes) {
+    auto model = load_mjcf(sc.path);
+    char error[1024] = "";
+    MjModelPtr mm(mj_loadXML(sc.path.c_str(), nullptr, error, sizeof error));
+    if (!mm) {
+      std::fprintf(stderr, "MuJoCo could not load %s: %s\n", sc.path.c_str(), error);
+      return 1;
+    }
+    const Start st = settle(mm.get(), sc);
+    for (int nenv : nenvs) {
+      const Row r = measure(model, mm.get(), st, nenv, steps);
+      const double ratio = r.ours / r.mujoco, bwd = (r.fwd_bwd - r.fwd) / r.fwd;
+      std::printf("%-9s %5d %14.4g %14.4g %6.2fx %9.2f %9.2f %7.0f %10zu %11zu %7.2fx %s\n", sc.name.c_str(), nenv,
+                  r.ours, r.mujoco, ratio, r.contacts_ours, r.contacts_mj, r.newton, r.bytes, r.rollout_bytes, bwd,
+                  ratio >= 1.5 && bwd <= 3.0 ? "met" : "MISSED");
+      std::fflush(stdout);
+    }
+  }
+  std::printf("\nload average %s at the end\n", load_average().c_str());
+  return 0;
+#endif
+}
