@@ -12,6 +12,7 @@ if(STIFFGRAD_SANITIZE)
     ${PROJECT_SOURCE_DIR}/host/collision_pairs.cpp
     ${PROJECT_SOURCE_DIR}/host/model_setconst.cpp
     ${PROJECT_SOURCE_DIR}/host/dynamics.cpp
+    ${PROJECT_SOURCE_DIR}/host/constraint_capacity.cpp
     ${PROJECT_SOURCE_DIR}/host/model_arrays.cpp
     ${CMAKE_CURRENT_SOURCE_DIR}/loader_asan_driver.cpp)
   target_include_directories(stiffgrad_loader_asan PRIVATE
