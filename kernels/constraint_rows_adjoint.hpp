@@ -105,12 +105,11 @@ SG_HD void adj_joint_and_tendon_rows(const ModelView<Real>& m, const Data<Real, 
     if (type == kCnstrFrictionDof || type == kCnstrFrictionTendon) continue;  // r = 0, J constant
     pos_bar += adj_impedance(d.efc_KBIP[4 * i + 3], imp_bar);
     if (type == kCnstrLimitTendon) {
-      // dist = len - lo (J = +coef) or hi - len (J = -coef): d dist / d qpos = J on the qpos entries
-      for (int w = m.tendon_adr[id]; w < m.tendon_adr[id] + m.tendon_num[id]; ++w) {
-        const int j = m.wrap_jntid[w];
-        const Real sign = d.efc_J[i * nv + m.jnt_dofadr[j]] * m.wrap_coef[w] < Real(0) ? Real(-1) : Real(1);
-        a.qpos[m.jnt_qposadr[j]] += sign * m.wrap_coef[w] * pos_bar;
-      }
+      // dist = len - lo (lower side) or hi - len (upper side), len = sum coef qpos[joint]; the
+      // row's pos is bitwise one of the two, which tells the side
+      const Real side = d.efc_pos[i] == tendon_length(m, d, id) - m.tendon_range[2 * id] ? Real(1) : Real(-1);
+      for (int w = m.tendon_adr[id]; w < m.tendon_adr[id] + m.tendon_num[id]; ++w)
+        a.qpos[m.jnt_qposadr[m.wrap_jntid[w]]] += side * m.wrap_coef[w] * pos_bar;
       continue;
     }
     const int qa = m.jnt_qposadr[id], da = m.jnt_dofadr[id];

@@ -124,13 +124,21 @@ std::string pile(const char* cone, int condim, bool with_cylinder = true) {
 
 
 
+// A box on a one-dof vertical slide, resting on a plane (nv = 1, four contacts).
+const char* kSliderOnPlane = R"(<mujoco><option timestep="0.002"/>
+<worldbody><geom type="plane" size="2 2 0.1"/>
+<body pos="0 0 0.1"><joint type="slide" axis="0 0 1"/><geom type="box" size="0.1 0.1 0.05"/></body>
+</worldbody></mujoco>)";
+
 std::vector<Case> cases() {
   return {{"humanoid", sgtest::humanoid_xml(), false, 300, 60, nullptr},
           {"g1_home", shared_model("unitree_g1/g1_mjx_mujoco222.xml"), false, 200, 50, "home"},
           {"pile_pyramidal", pile("pyramidal", 3), true, 300, 75, nullptr},
           {"pile_elliptic", pile("elliptic", 3), true, 300, 75, nullptr},
           {"pile_elliptic_6", pile("elliptic", 6), true, 300, 100, nullptr},
-          {"limited_chain", sgtest::kLimitedChainXml, true, 400, 100, nullptr}};
+          {"limited_chain", sgtest::kLimitedChainXml, true, 400, 100, nullptr},
+          // one dof: the contact-Jacobian scratch (12 nv) outgrows the solver's own workspace
+          {"slider_on_plane", kSliderOnPlane, true, 200, 50, nullptr}};
 }
 
 // Quaternion blocks of a qpos direction made tangent to the unit sphere at qpos: the kernels
