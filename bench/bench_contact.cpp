@@ -1,7 +1,9 @@
 // Constrained stepping against MuJoCo 2.2.2 (issue 7): humanoid.xml lying on its floor and the
 // Unitree G1 standing at `home` under its servos, one thread, double.
 //
-//   bench_contact [--quick] [--nenv 64,256]
+//   bench_contact [--quick] [--nenv 64,256] [--ours-only]
+//
+// --ours-only times stiffgrad's forward step alone (no MuJoCo loop, no gradient): for profiling.
 //
 // Workload: a state taken from MuJoCo's own simulation (the humanoid after it has fallen; the G1
 // after settling at home), copied to every environment with small velocity noise; controls held
@@ -70,7 +72,8 @@ struct Row {
   std::size_t bytes = 0, rollout_bytes = 0;
 };
 
-Row measure(const std::shared_ptr<const Model>& model, const mjModel* mm, const Start& st, int nenv, int steps) {
+Row measure(const std::shared_ptr<const Model>& model, const mjModel* mm, const Start& st, int nenv, int steps,
+            bool ours_only) {
   Row r;
   const int nq = model->nq, nv = model->nv, nu = model->nu;
   const Start b = batch(st, nenv, nq, nv, nu);
@@ -94,7 +97,18 @@ Row measure(const std::shared_ptr<const Model>& model, const mjModel* mm, const 
   r.contacts_ours = contacts / (static_cast<double>(steps / kSegment) * nenv);
   r.bytes = sim.bytes() / static_cast<std::size_t>(nenv);
   // Newton iterations at the benchmark state (one environment, host path)
-  r.newton = constrained_dynamics(*model, st.qpos.data(), st.qvel.data(), st.ctrl.data()).solver_iterations;
+  {
+    const ConstrainedDynamics cd = constrained_dynamics(*model, st.qpos.data(), st.qvel.data(), st.ctrl.data());
+    r.newton = cd.solver_iterations;
+    if (getenv("SG_DEBUG_ROWS")) {
+      int nz = 0;
+      for (double x : cd.efc_J) nz += x != 0;
+      std::fprintf(stderr, "nefc %d nv %d nnz/row %.1f types:", cd.nefc, nv, double(nz) / cd.nefc);
+      for (int t : cd.efc_type) std::fprintf(stderr, " %d", t);
+      std::fprintf(stderr, "\n");
+    }
+  }
+  if (ours_only) return r;
   // MuJoCo: nenv mjData, a loop
   std::vector<MjDataPtr> ds;
   for (int e = 0; e < nenv; ++e) ds.emplace_back(mj_makeData(mm));
@@ -144,16 +158,17 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "bench_contact: built without MuJoCo 2.2.2; nothing to compare against\n");
   return 2;
 #else
-  bool quick = false;
+  bool quick = false, ours_only = false;
   std::vector<int> nenvs = {64, 256};
   for (int i = 1; i < argc; ++i) {
     const std::string k = argv[i];
     if (k == "--quick") quick = true;
+    else if (k == "--ours-only") ours_only = true;
     else if (k == "--nenv" && i + 1 < argc) {
       nenvs.clear();
       for (const auto& s : split(argv[++i], ',')) nenvs.push_back(std::stoi(s));
     } else {
-      std::fprintf(stderr, "usage: bench_contact [--quick] [--nenv 64,256]\n");
+      std::fprintf(stderr, "usage: bench_contact [--quick] [--nenv 64,256] [--ours-only]\n");
       return 2;
     }
   }
@@ -178,7 +193,7 @@ int main(int argc, char** argv) {
     }
     const Start st = settle(mm.get(), sc);
     for (int nenv : nenvs) {
-      const Row r = measure(model, mm.get(), st, nenv, steps);
+      const Row r = measure(model, mm.get(), st, nenv, steps, ours_only);
       const double ratio = r.ours / r.mujoco, bwd = (r.fwd_bwd - r.fwd) / r.fwd;
       std::printf("%-9s %5d %14.4g %14.4g %6.2fx %9.2f %9.2f %7.0f %10zu %11zu %7.2fx %s\n", sc.name.c_str(), nenv,
                   r.ours, r.mujoco, ratio, r.contacts_ours, r.contacts_mj, r.newton, r.bytes, r.rollout_bytes, bwd,

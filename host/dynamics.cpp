@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "host/model_arrays.hpp"
+#include "kernels/row_sparsity.hpp"
 #include "kernels/step.hpp"
 #include "stiffgrad/simulator.hpp"
 
@@ -97,7 +98,8 @@ ConstrainedDynamics constrained_dynamics(const Model& model, const double* qpos,
   out.efc_type = ints(h.d.efc_type);
   out.efc_id = ints(h.d.efc_id);
   out.efc_state = ints(h.d.efc_state);
-  out.efc_J = copy_out(h.d.efc_J, nefc * nv);
+  out.efc_J.assign(static_cast<std::size_t>(nefc) * nv, 0.0);  // rows stored compactly: expand
+  for (int i = 0; i < nefc; ++i) kern::row_to_dense(h.view, h.d, i, out.efc_J.data() + static_cast<std::size_t>(i) * nv);
   out.efc_pos = copy_out(h.d.efc_pos, nefc);
   out.efc_margin = copy_out(h.d.efc_margin, nefc);
   out.efc_frictionloss = copy_out(h.d.efc_frictionloss, nefc);

@@ -13,6 +13,13 @@
 
 namespace stiffgrad {
 
+// Index arrays derived from a Model for the kernels (kernels/model_view.hpp).
+struct DerivedArrays {
+  std::vector<int> dof_chainadr, dof_chainnum, dof_chain;
+  explicit DerivedArrays(const Model& m);
+  DerivedArrays() = default;
+};
+
 template <class Real>
 class ModelArrays {
  public:
@@ -29,6 +36,7 @@ class ModelArrays {
 
  private:
   const Model* model_;              // the source (kept alive by the owner of this object)
+  DerivedArrays derived_;           // arrays the view needs that the Model does not store
   kern::ModelView<Real> sizes_{};   // sizes and scalars; pointers unset
   std::vector<std::size_t> offsets_;  // offset of each array in visit order
   std::vector<Real> reals_;

@@ -14,7 +14,7 @@ namespace detail {
 // Calls f(view_field, model_field) for every array of the view, in one fixed order: packing
 // and binding both walk this list, so the two can never disagree.
 template <class Real, class F>
-void visit_arrays(kern::ModelView<Real>& v, const Model& m, F&& f) {
+void visit_arrays(kern::ModelView<Real>& v, const Model& m, const DerivedArrays& x, F&& f) {
   f(v.body_parentid, m.body_parentid);
   f(v.body_rootid, m.body_rootid);
   f(v.body_jntnum, m.body_jntnum);
@@ -38,6 +38,9 @@ void visit_arrays(kern::ModelView<Real>& v, const Model& m, F&& f) {
   f(v.jnt_actfrcrange, m.jnt_actfrcrange);
   f(v.dof_bodyid, m.dof_bodyid);
   f(v.dof_parentid, m.dof_parentid);
+  f(v.dof_chainadr, x.dof_chainadr);
+  f(v.dof_chainnum, x.dof_chainnum);
+  f(v.dof_chain, x.dof_chain);
   f(v.dof_armature, m.dof_armature);
   f(v.dof_damping, m.dof_damping);
   f(v.qpos0, m.qpos0);
@@ -108,8 +111,23 @@ inline void check_trees_contiguous(const Model& m) {
 
 }  // namespace detail
 
+inline DerivedArrays::DerivedArrays(const Model& m) {
+  const std::size_t nv = static_cast<std::size_t>(m.nv);
+  dof_chainadr.resize(nv);
+  dof_chainnum.resize(nv);
+  for (std::size_t i = 0; i < nv; ++i) {
+    dof_chainadr[i] = static_cast<int>(dof_chain.size());
+    for (int j = static_cast<int>(i); j >= 0; j = m.dof_parentid[static_cast<std::size_t>(j)]) {
+      if (j > static_cast<int>(i) || dof_chain.size() - static_cast<std::size_t>(dof_chainadr[i]) > nv)
+        throw std::invalid_argument("model '" + m.name + "': dof_parentid is not a forest ordered parent-first");
+      dof_chain.push_back(j);
+    }
+    dof_chainnum[i] = static_cast<int>(dof_chain.size()) - dof_chainadr[i];
+  }
+}
+
 template <class Real>
-ModelArrays<Real>::ModelArrays(const Model& m, const ConstraintCapacity& capacity) : model_(&m) {
+ModelArrays<Real>::ModelArrays(const Model& m, const ConstraintCapacity& capacity) : model_(&m), derived_(m) {
   detail::check_trees_contiguous(m);
   auto& v = sizes_;
   v.nq = m.nq; v.nv = m.nv; v.nbody = m.nbody; v.njnt = m.njnt; v.nu = m.nu;
@@ -133,7 +151,7 @@ ModelArrays<Real>::ModelArrays(const Model& m, const ConstraintCapacity& capacit
     v.gravity[k] = m.opt.gravity_enabled ? static_cast<Real>(m.opt.gravity[k]) : Real(0);
 
   kern::ModelView<Real> scratch = sizes_;
-  detail::visit_arrays(scratch, m, [this](auto& /*field*/, const auto& src) {
+  detail::visit_arrays(scratch, m, derived_, [this](auto& /*field*/, const auto& src) {
     using Elem = typename std::decay_t<decltype(src)>::value_type;
     if constexpr (std::is_same_v<Elem, double>) {
       offsets_.push_back(reals_.size());
@@ -152,7 +170,7 @@ template <class Real>
 kern::ModelView<Real> ModelArrays<Real>::bind(const Real* real_base, const int* int_base) const {
   kern::ModelView<Real> v = sizes_;
   std::size_t k = 0;
-  detail::visit_arrays(v, *model_, [&](auto& field, const auto& /*src*/) {
+  detail::visit_arrays(v, *model_, derived_, [&](auto& field, const auto& /*src*/) {
     using Ptr = std::decay_t<decltype(field)>;
     if constexpr (std::is_same_v<Ptr, const Real*>)
       field = real_base + offsets_[k++];

@@ -7,6 +7,7 @@
 #include "kernels/collision_driver.hpp"
 #include "kernels/data.hpp"
 #include "kernels/math3.hpp"
+#include "kernels/row_sparsity.hpp"
 
 namespace stiffgrad::kern {
 
@@ -119,7 +120,6 @@ struct RowParams {
 template <class Real, class L>
 SG_HD void finish_row(const ModelView<Real>& m, const Data<Real, L>& d, int i, int type, int id,
                       const RowParams<Real>& p, Real imp, Real dimp, bool zero_K) {
-  const int nv = m.nv;
   const Solimp<Real> si = clamp_solimp(p.solimp);
   Real K, B;
   reference_gains(m, p.solref, si.dmax, &K, &B);
@@ -140,8 +140,7 @@ SG_HD void finish_row(const ModelView<Real>& m, const Data<Real, L>& d, int i, i
   if (R < Real(kMinVal)) R = Real(kMinVal);
   d.efc_R[i] = R;
   d.efc_D[i] = Real(1) / R;
-  Real vel = Real(0);
-  for (int c = 0; c < nv; ++c) vel += d.efc_J[i * nv + c] * d.qvel[c];
+  const Real vel = row_dot(m, d.efc_J, i, row_chain(d, i), d.qvel);
   d.efc_vel[i] = vel;
   d.efc_aref[i] = -B * vel - K * imp * (p.pos - p.margin);
 }
@@ -164,19 +163,30 @@ SG_HD SG_INLINE void set_row_R(const Data<Real, L>& d, int i, Real R) {
   d.efc_diag_approx[i] = R * imp / (Real(1) - imp);
 }
 
+// Clears efc_J row i and records its structural chain (row_sparsity.hpp); the builder then
+// writes the row's entries in the slots row_slot / for_each_row_entry give.
+template <class Real, class L>
+SG_HD SG_INLINE void begin_row(const ModelView<Real>& m, const Data<Real, L>& d, int i, int chain) {
+  for (int c = 0; c < m.nv; ++c) d.efc_J[i * m.nv + c] = Real(0);
+  d.efc_chain[i] = Real(encode_chain(chain));
+}
+
 // A unit row on dof `dof` (friction loss) or its negative (upper limit) into efc_J row i.
 template <class Real, class L>
 SG_HD SG_INLINE void unit_row(const ModelView<Real>& m, const Data<Real, L>& d, int i, int dof, Real value) {
-  for (int c = 0; c < m.nv; ++c) d.efc_J[i * m.nv + c] = Real(0);
-  d.efc_J[i * m.nv + dof] = value;
+  begin_row(m, d, i, dof);
+  d.efc_J[i * m.nv + row_slot(m, dof, dof)] = value;
 }
 
 // Fixed tendon t's Jacobian times `scale` into efc_J row i (length = sum coef qpos[joint]).
 template <class Real, class L>
 SG_HD SG_INLINE void tendon_row(const ModelView<Real>& m, const Data<Real, L>& d, int i, int t, Real scale) {
-  for (int c = 0; c < m.nv; ++c) d.efc_J[i * m.nv + c] = Real(0);
+  int chain = kChainEmpty;
   for (int w = m.tendon_adr[t]; w < m.tendon_adr[t] + m.tendon_num[t]; ++w)
-    d.efc_J[i * m.nv + m.jnt_dofadr[m.wrap_jntid[w]]] += scale * m.wrap_coef[w];
+    chain = chain_union(m, chain, m.jnt_dofadr[m.wrap_jntid[w]]);
+  begin_row(m, d, i, chain);
+  for (int w = m.tendon_adr[t]; w < m.tendon_adr[t] + m.tendon_num[t]; ++w)
+    d.efc_J[i * m.nv + row_slot(m, chain, m.jnt_dofadr[m.wrap_jntid[w]])] += scale * m.wrap_coef[w];
 }
 
 template <class Real, class L>
@@ -235,9 +245,9 @@ SG_HD int joint_and_tendon_rows(const ModelView<Real>& m, const Data<Real, L>& d
         const Real dist = (range[0] > range[1] ? range[0] : range[1]) - angle;
         if (!(dist < margin)) continue;
         if (nefc >= m.nefc_max) return -1;
-        for (int c = 0; c < m.nv; ++c) d.efc_J[nefc * m.nv + c] = Real(0);
+        begin_row(m, d, nefc, da + 2);  // the ball's three dofs form a chain
         const Real inv = angle > Real(kMinVal) ? Real(1) / angle : Real(0);
-        for (int k = 0; k < 3; ++k) d.efc_J[nefc * m.nv + da + k] = -v[k] * inv;
+        for (int k = 0; k < 3; ++k) d.efc_J[nefc * m.nv + row_slot(m, da + 2, da + k)] = -v[k] * inv;
         const RowParams<Real> p{dist, margin, zero, m.dof_invweight0[da], m.jnt_solref + 2 * j,
                                 m.jnt_solimp + 5 * j};
         finish_row_own_impedance(m, d, nefc++, kCnstrLimitJoint, j, p, false);
@@ -300,8 +310,11 @@ SG_HD int contact_rows(const ModelView<Real>& m, const Data<Real, L>& d, int k, 
   impedance(clamp_solimp(m.cpair_solimp + 5 * c), dist - includemargin, &imp, &dimp);
   const Real zero = Real(0);
   const int first = nefc;
+  // the rows are non-zero only where jac is: the union of the two bodies' chains
+  const int chain = chain_union(m, last_dof_of_body(m, b1), last_dof_of_body(m, b2));
   if (dim == 1) {
-    for (int col = 0; col < nv; ++col) d.efc_J[nefc * nv + col] = frame_row(0, col);
+    begin_row(m, d, nefc, chain);
+    for_each_row_entry(m, chain, [&](int slot, int col) { d.efc_J[nefc * nv + slot] = frame_row(0, col); });
     const RowParams<Real> p{dist, includemargin, zero, W, m.cpair_solref + 2 * c, m.cpair_solimp + 5 * c};
     finish_row(m, d, nefc, kCnstrContactFrictionless, k, p, imp, dimp, false);
     set_row_R(d, nefc, (Real(1) - imp) / imp * W);
@@ -309,7 +322,8 @@ SG_HD int contact_rows(const ModelView<Real>& m, const Data<Real, L>& d, int k, 
   }
   if (elliptic) {
     for (int r = 0; r < dim; ++r) {
-      for (int col = 0; col < nv; ++col) d.efc_J[(nefc + r) * nv + col] = frame_row(r, col);
+      begin_row(m, d, nefc + r, chain);
+      for_each_row_entry(m, chain, [&](int slot, int col) { d.efc_J[(nefc + r) * nv + slot] = frame_row(r, col); });
       const RowParams<Real> p{r == 0 ? dist : zero, r == 0 ? includemargin : zero, zero, r < 3 ? W : Wrot,
                               m.cpair_solref + 2 * c, m.cpair_solimp + 5 * c};
       finish_row(m, d, nefc + r, kCnstrContactElliptic, k, p, imp, dimp, r > 0);
@@ -331,7 +345,10 @@ SG_HD int contact_rows(const ModelView<Real>& m, const Data<Real, L>& d, int k, 
   for (int kk = 1; kk < dim; ++kk) {
     for (int sgn = 0; sgn < 2; ++sgn) {
       const Real s = sgn == 0 ? fr[kk - 1] : -fr[kk - 1];
-      for (int col = 0; col < nv; ++col) d.efc_J[nefc * nv + col] = frame_row(0, col) + s * frame_row(kk, col);
+      begin_row(m, d, nefc, chain);
+      for_each_row_entry(m, chain, [&](int slot, int col) {
+        d.efc_J[nefc * nv + slot] = frame_row(0, col) + s * frame_row(kk, col);
+      });
       const Real w = kk < 3 ? W + fr[kk - 1] * fr[kk - 1] * W : W + fr[kk - 1] * fr[kk - 1] * Wrot;
       const RowParams<Real> p{dist, includemargin, zero, w, m.cpair_solref + 2 * c, m.cpair_solimp + 5 * c};
       finish_row(m, d, nefc, kCnstrContactPyramidal, k, p, imp, dimp, false);

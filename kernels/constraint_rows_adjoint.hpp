@@ -79,11 +79,11 @@ SG_HD void adj_finish_row(const ModelView<Real>& m, const Data<Real, L>& d, cons
   *imp_bar += -K * (d.efc_pos[i] - d.efc_margin[i]) * g;
   *pos_bar += -K * imp * g;
   const Real vel_bar = -B * g;
-  // vel = J qvel
-  for (int c = 0; c < nv; ++c) {
-    a.efc_J[i * nv + c] += vel_bar * d.qvel[c];
-    a.qvel[c] += vel_bar * d.efc_J[i * nv + c];
-  }
+  // vel = J qvel (over J's structural non-zeros, row_sparsity.hpp)
+  for_each_row_entry(m, row_chain(d, i), [&](int slot, int c) {
+    a.efc_J[i * nv + slot] += vel_bar * d.qvel[c];
+    a.qvel[c] += vel_bar * d.efc_J[i * nv + slot];
+  });
 }
 
 // imp = impedance(r): the adjoint of r.
@@ -114,7 +114,7 @@ SG_HD void adj_joint_and_tendon_rows(const ModelView<Real>& m, const Data<Real, 
     }
     const int qa = m.jnt_qposadr[id], da = m.jnt_dofadr[id];
     if (m.jnt_type[id] != kJntBall) {
-      a.qpos[qa] += d.efc_J[i * nv + da] * pos_bar;  // +1 lower side, -1 upper side
+      a.qpos[qa] += d.efc_J[i * nv + row_slot(m, row_chain(d, i), da)] * pos_bar;  // +1 lower, -1 upper side
       continue;
     }
     // ball: dist = max(range) - |v|, J = -v/|v| on the 3 dofs, v = quat_to_vel(q)
@@ -124,7 +124,7 @@ SG_HD void adj_joint_and_tendon_rows(const ModelView<Real>& m, const Data<Real, 
     const Real angle = sg_sqrt(dot3(v, v));
     if (!(angle > Real(kMinVal))) continue;
     Real u[3] = {v[0] / angle, v[1] / angle, v[2] / angle}, u_bar[3];
-    for (int k = 0; k < 3; ++k) u_bar[k] = -a.efc_J[i * nv + da + k];
+    for (int k = 0; k < 3; ++k) u_bar[k] = -a.efc_J[i * nv + row_slot(m, row_chain(d, i), da + k)];
     // u = v / |v|:  v_bar = (u_bar - u (u . u_bar)) / |v|;  |v|: v_bar += u angle_bar, angle_bar = -pos_bar
     const Real uu = dot3(u, u_bar);
     for (int k = 0; k < 3; ++k) v_bar[k] = (u_bar[k] - u[k] * uu) / angle - u[k] * pos_bar;
@@ -176,19 +176,21 @@ SG_HD void adj_contact_rows(const ModelView<Real>& m, const Data<Real, L>& d, co
       jac_bar[(blk + aa) * nv + col] += g * d.contact_frame[9 * k + 3 * f + aa];
     }
   };
+  // the rows' columns: the chain contact_rows recorded (the same for every row of the contact)
+  const int chain = row_chain(d, first);
   if (dim == 1 || elliptic) {
     for (int r = 0; r < nrows; ++r)
-      for (int col = 0; col < nv; ++col) adj_frame_row(r, col, a.efc_J[(first + r) * nv + col]);
+      for_each_row_entry(m, chain, [&](int slot, int col) { adj_frame_row(r, col, a.efc_J[(first + r) * nv + slot]); });
   } else {
     for (int kk = 1; kk < dim; ++kk)
       for (int sgn = 0; sgn < 2; ++sgn) {
         const int row = first + 2 * (kk - 1) + sgn;
         const Real s = sgn == 0 ? fr[kk - 1] : -fr[kk - 1];
-        for (int col = 0; col < nv; ++col) {
-          const Real g = a.efc_J[row * nv + col];
+        for_each_row_entry(m, chain, [&](int slot, int col) {
+          const Real g = a.efc_J[row * nv + slot];
           adj_frame_row(0, col, g);
           adj_frame_row(kk, col, s * g);
-        }
+        });
       }
   }
   for (int side = 0; side < 2; ++side) {

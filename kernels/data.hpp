@@ -44,6 +44,7 @@ struct DataLayout {
   int nefc;                             // 1  constraint rows this substep
   int efc_type, efc_id;                 // nefc_max  kCnstr*; dof/joint/tendon/contact id
   int efc_J;                            // nefc_max x nv  row-major
+  int efc_chain;                        // nefc_max  J's structural non-zeros (row_sparsity.hpp)
   int efc_pos, efc_margin;              // nefc_max
   int efc_frictionloss;                 // nefc_max  friction-loss rows: the loss f
   int efc_mu;                           // nefc_max  elliptic rows: row 0 mu_reg, row k friction[k-1]
@@ -87,6 +88,7 @@ struct DataLayout {
     d.contact_pair = take(nc);
     d.nefc = take(1);
     d.efc_type = take(ne); d.efc_id = take(ne); d.efc_J = take(ne * m.nv);
+    d.efc_chain = take(ne);
     d.efc_pos = take(ne); d.efc_margin = take(ne); d.efc_frictionloss = take(ne);
     d.efc_mu = take(ne); d.efc_dim = take(ne);
     d.efc_diag_approx = take(ne); d.efc_R = take(ne); d.efc_D = take(ne);
@@ -113,7 +115,7 @@ struct Data {
   V ten_length, ten_velocity;
   V qacc_smooth, qfrc_constraint, qacc_solver, geom_xpos, geom_xmat;
   V ncon, contact_dist, contact_pos, contact_frame, contact_pair;
-  V nefc, efc_type, efc_id, efc_J, efc_pos, efc_margin, efc_frictionloss, efc_mu, efc_dim;
+  V nefc, efc_type, efc_id, efc_J, efc_chain, efc_pos, efc_margin, efc_frictionloss, efc_mu, efc_dim;
   V efc_diag_approx, efc_R, efc_D, efc_KBIP, efc_vel, efc_aref, efc_force, efc_state;
   V solver_niter, solver_ws;
 
@@ -146,7 +148,7 @@ struct Data {
     d.contact_pos = base.at(o.contact_pos); d.contact_frame = base.at(o.contact_frame);
     d.contact_pair = base.at(o.contact_pair);
     d.nefc = base.at(o.nefc); d.efc_type = base.at(o.efc_type); d.efc_id = base.at(o.efc_id);
-    d.efc_J = base.at(o.efc_J); d.efc_pos = base.at(o.efc_pos); d.efc_margin = base.at(o.efc_margin);
+    d.efc_J = base.at(o.efc_J); d.efc_chain = base.at(o.efc_chain); d.efc_pos = base.at(o.efc_pos); d.efc_margin = base.at(o.efc_margin);
     d.efc_frictionloss = base.at(o.efc_frictionloss); d.efc_mu = base.at(o.efc_mu);
     d.efc_dim = base.at(o.efc_dim); d.efc_diag_approx = base.at(o.efc_diag_approx);
     d.efc_R = base.at(o.efc_R); d.efc_D = base.at(o.efc_D); d.efc_KBIP = base.at(o.efc_KBIP);

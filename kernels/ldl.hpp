@@ -1,43 +1,70 @@
 // Tree-sparse L^T D L factorization of a joint-space matrix (RBDA sec. 6.5, Table 6.3):
 // for a kinematic tree, H = L^T D L with L unit lower triangular and L_ki != 0 only when dof i
 // is an ancestor of dof k (dof_parentid chain), so the factor has no fill-in and costs
-// O(nv * depth^2). Storage: dense nv x nv row-major, strictly lower part = L, diagonal = D.
+// O(nv * depth^2). Two storages of the same pattern:
+//   dense    nv x nv row-major, strictly lower part = L, diagonal = D (qM, qLD);
+//   compact  row k's entries on dof k's chain (ModelView::dof_chain: k, parent(k), ..., root)
+//            in order at dof_chainadr[k] + s, s = 0 the diagonal (the solver's Hessian):
+//            the chain of the ancestor at position s is the tail of k's chain from s, so the
+//            elimination's inner loops run over contiguous memory.
 #pragma once
 
 #include "kernels/data.hpp"
 
 namespace stiffgrad::kern {
 
-// In place: on entry H's lower triangle holds the matrix, on exit its factor.
-template <class Real, class L>
-SG_HD void ltdl_factor(const ModelView<Real>& m, View<Real, L> H) {
+// Index of entry (row k, the s-th dof `col` of k's chain) in either storage.
+template <bool kCompact, class Real>
+SG_HD SG_INLINE int ltdl_index(const ModelView<Real>& m, int k, int s, int col) {
+  return kCompact ? m.dof_chainadr[k] + s : k * m.nv + col;
+}
+
+// In place: on entry H's lower triangle (its tree pattern) holds the matrix, on exit its factor.
+template <bool kCompact, class Real, class L>
+SG_HD void ltdl_factor_in(const ModelView<Real>& m, View<Real, L> H) {
   const int nv = m.nv;
   for (int k = nv - 1; k >= 0; --k) {
-    const Real inv_dk = Real(1) / H[k * nv + k];
-    for (int i = m.dof_parentid[k]; i >= 0; i = m.dof_parentid[i]) {
-      const Real a = H[k * nv + i] * inv_dk;
-      for (int j = i; j >= 0; j = m.dof_parentid[j]) H[i * nv + j] -= H[k * nv + j] * a;
-      H[k * nv + i] = a;
+    const Real inv_dk = Real(1) / H[ltdl_index<kCompact>(m, k, 0, k)];
+    const int* ch = m.dof_chain + m.dof_chainadr[k];
+    const int n = m.dof_chainnum[k];
+    for (int s = 1; s < n; ++s) {
+      const int i = ch[s];
+      const Real a = H[ltdl_index<kCompact>(m, k, s, i)] * inv_dk;
+      // row i's chain is k's from s on: entry (i, ch[t]) is row i's (t - s)-th
+      for (int t = s; t < n; ++t) H[ltdl_index<kCompact>(m, i, t - s, ch[t])] -= H[ltdl_index<kCompact>(m, k, t, ch[t])] * a;
+      H[ltdl_index<kCompact>(m, k, s, i)] = a;
     }
   }
 }
 
-// x <- H^-1 x using the factor from ltdl_factor.
-template <class Real, class L>
-SG_HD void ltdl_solve(const ModelView<Real>& m, View<Real, L> LD, View<Real, L> x) {
+// x <- H^-1 x using the factor from ltdl_factor_in.
+template <bool kCompact, class Real, class L>
+SG_HD void ltdl_solve_in(const ModelView<Real>& m, View<Real, L> LD, View<Real, L> x) {
   const int nv = m.nv;
   // L^T z = x, tip to base
   for (int k = nv - 1; k >= 0; --k) {
     const Real xk = x[k];
-    for (int i = m.dof_parentid[k]; i >= 0; i = m.dof_parentid[i]) x[i] -= LD[k * nv + i] * xk;
+    const int* ch = m.dof_chain + m.dof_chainadr[k];
+    for (int s = 1; s < m.dof_chainnum[k]; ++s) x[ch[s]] -= LD[ltdl_index<kCompact>(m, k, s, ch[s])] * xk;
   }
-  for (int k = 0; k < nv; ++k) x[k] = x[k] / LD[k * nv + k];
+  for (int k = 0; k < nv; ++k) x[k] = x[k] / LD[ltdl_index<kCompact>(m, k, 0, k)];
   // L x = z, base to tip
   for (int k = 0; k < nv; ++k) {
     Real xk = x[k];
-    for (int i = m.dof_parentid[k]; i >= 0; i = m.dof_parentid[i]) xk -= LD[k * nv + i] * x[i];
+    const int* ch = m.dof_chain + m.dof_chainadr[k];
+    for (int s = 1; s < m.dof_chainnum[k]; ++s) xk -= LD[ltdl_index<kCompact>(m, k, s, ch[s])] * x[ch[s]];
     x[k] = xk;
   }
+}
+
+// The dense storage (qM, qLD).
+template <class Real, class L>
+SG_HD SG_INLINE void ltdl_factor(const ModelView<Real>& m, View<Real, L> H) {
+  ltdl_factor_in<false>(m, H);
+}
+template <class Real, class L>
+SG_HD SG_INLINE void ltdl_solve(const ModelView<Real>& m, View<Real, L> LD, View<Real, L> x) {
+  ltdl_solve_in<false>(m, LD, x);
 }
 
 }  // namespace stiffgrad::kern

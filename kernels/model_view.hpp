@@ -69,6 +69,11 @@ struct ModelView {
 
   const int* dof_bodyid;      // nv
   const int* dof_parentid;    // nv
+  // Dof i's chain to the root as a list (derived from dof_parentid by ModelArrays), so that
+  // tree-sparse loops read an array instead of chasing parent links:
+  const int* dof_chainadr;    // nv  where dof i's chain starts in dof_chain
+  const int* dof_chainnum;    // nv  its length: i, parent(i), ..., the root dof
+  const int* dof_chain;       // sum of dof_chainnum
   const Real* dof_armature;   // nv
   const Real* dof_damping;    // nv
 

@@ -7,10 +7,15 @@
 // pass bit for bit (MuJoCo warm-starts from the previous step; both stop at the same optimum up
 // to the solver tolerance, since the problem is strictly convex).
 //
-// One iteration: H = M + Jᵀ diag(D on quadratic rows) J + elliptic cone Hessians, dense Cholesky,
+// One iteration: H = M + Jᵀ diag(D on quadratic rows) J + elliptic cone Hessians, factored,
 // search = −H⁻¹ g, then an exact 1-D line search on the piecewise-smooth convex cost along the
-// search direction. MuJoCo updates its factor with rank-1 changes when rows change state; we
-// refactor (same Newton direction up to rounding, simpler and branch-free per row).
+// search direction. MuJoCo updates a dense Cholesky factor with rank-1 changes when rows change
+// state; we refactor every iteration, which is cheap because of the rows' structure
+// (kernels/row_sparsity.hpp): when every row entering H lies on one root-to-leaf dof chain
+// (contacts with the world or within one limb, limits, dof friction loss), H has M's tree
+// sparsity and factors as LᵀDL without fill-in in O(nv·depth²) (ltdl_factor); otherwise a
+// dense Cholesky. Products with J and M visit the structural non-zeros only. Both give the
+// same Newton direction up to rounding.
 //
 // Building blocks kept apart for the implicit adjoint (DESIGN.md "Constraints"):
 //   constraint_rows_eval    row costs, forces f = −∂s/∂jar and states at jar (facts §5)
@@ -19,8 +24,13 @@
 #pragma once
 
 #include "kernels/data.hpp"
+#include "kernels/ldl.hpp"
+#include "kernels/row_sparsity.hpp"
 
 namespace stiffgrad::kern {
+#ifdef SG_COUNT_LS
+inline long sg_ls_evals = 0;
+#endif
 
 // Integer stored as a Real (counts, condim): the value part only, so a dual number works too.
 template <class Real>
@@ -31,14 +41,15 @@ SG_HD SG_INLINE int solver_int(const Real& x) {
 // The solver's scratch, carved from Data::solver_ws (size: newton_workspace_size).
 template <class Real, class L>
 struct NewtonWorkspace {
-  View<Real, L> H;        // nv x nv  Hessian at the current a (lower triangle used)
-  View<Real, L> chol;     // nv x nv  its Cholesky factor (lower triangle)
+  View<Real, L> H;        // nv x nv  Hessian at the current a: lower triangle, or compact (factor)
+  View<Real, L> chol;     // nv x nv  its factor, in the same storage
   View<Real, L> Ma;       // nv  M a
   View<Real, L> grad;     // nv  g = M a − qfrc_smooth − Jᵀ f
   View<Real, L> search;   // nv  Newton direction −H⁻¹ g
   View<Real, L> Msearch;  // nv  M search
   View<Real, L> jar;      // nefc_max  J a − aref
   View<Real, L> Jsearch;  // nefc_max  J search
+  View<Real, L> factor;   // 1  how chol holds H's factor: kFactorTree (LᵀDL) or kFactorDense (LLᵀ)
 
   static SG_HD NewtonWorkspace bind(View<Real, L> ws, int nv, int nefc_max) {
     NewtonWorkspace w;
@@ -47,6 +58,7 @@ struct NewtonWorkspace {
     w.H = take(nv * nv); w.chol = take(nv * nv);
     w.Ma = take(nv); w.grad = take(nv); w.search = take(nv); w.Msearch = take(nv);
     w.jar = take(nefc_max); w.Jsearch = take(nefc_max);
+    w.factor = take(1);
     return w;
   }
 };
@@ -206,12 +218,13 @@ SG_HD SG_INLINE int cone_rows(const Data<Real, L>& d, int i, int nefc, Real* fr,
 template <class Real>
 struct RowsTotal {
   Real cost, dphi, d2phi;
+  bool hessian_changed;  // with `write`: a row changed state, or a cone is in its middle zone
 };
 
 template <class Real, class L>
 SG_HD RowsTotal<Real> constraint_rows_eval(const Data<Real, L>& d, int nefc, View<Real, L> jar,
                                            View<Real, L> v, bool v_on, Real t, bool write) {
-  RowsTotal<Real> tot{Real(0), Real(0), Real(0)};
+  RowsTotal<Real> tot{Real(0), Real(0), Real(0), false};
   for (int i = 0; i < nefc;) {
     const int type = solver_int(d.efc_type[i]);
     if (type == kCnstrContactElliptic) {
@@ -223,8 +236,11 @@ SG_HD RowsTotal<Real> constraint_rows_eval(const Data<Real, L>& d, int nefc, Vie
       }
       const ConeValue<Real> c = cone_value(dim, j6, fr, D, f6, v_on ? v6 : nullptr);
       tot.cost += c.cost; tot.dphi += c.dphi; tot.d2phi += c.d2phi;
-      if (write)
+      if (write) {
+        // a middle-zone cone's Hessian moves with jar; any zone change changes H
+        tot.hessian_changed = tot.hessian_changed || c.state == kStateCone || solver_int(d.efc_state[i]) != c.state;
         for (int k = 0; k < dim; ++k) { d.efc_force[i + k] = f6[k]; d.efc_state[i + k] = Real(c.state); }
+      }
       i += dim;
     } else {
       const Real vi = v_on ? v[i] : Real(0);
@@ -232,7 +248,11 @@ SG_HD RowsTotal<Real> constraint_rows_eval(const Data<Real, L>& d, int nefc, Vie
       const RowValue<Real> r = scalar_row_value(type, ji, d.efc_D[i], d.efc_R[i], d.efc_frictionloss[i]);
       tot.cost += r.cost;
       if (v_on) { tot.dphi -= r.force * vi; tot.d2phi += r.curv * vi * vi; }
-      if (write) { d.efc_force[i] = r.force; d.efc_state[i] = Real(r.state); }
+      if (write) {
+        tot.hessian_changed = tot.hessian_changed || solver_int(d.efc_state[i]) != r.state;
+        d.efc_force[i] = r.force;
+        d.efc_state[i] = Real(r.state);
+      }
       ++i;
     }
   }
@@ -289,24 +309,22 @@ SG_HD void dense_cholesky_solve(int n, View<Real, L> Lf, View<Real, L> x) {
 // At a = d.qacc: jar = J a − aref, efc_force/efc_state, Ma = M a,
 // qfrc_constraint = Jᵀ f, g = M a − qfrc_smooth − Jᵀ f. Returns the total cost
 // ½(M a − qfrc_smooth)·(a − a_s) + Σ s_i (MuJoCo's Gauss term; its gradient is M a − qfrc_smooth).
+// When `hessian_changed` is given, it is set when H at the new states differs from H at the
+// states efc_state held before (some row changed zone, or a cone is in its middle zone, whose
+// Hessian depends on jar): otherwise the Hessian and its factor may be reused bit for bit.
+// newton_evaluate is the part after jar and Ma, which newton_update computes from a.
 template <class Real, class L>
-SG_HD Real newton_update(const ModelView<Real>& m, const Data<Real, L>& d, const NewtonWorkspace<Real, L>& w,
-                         int nefc) {
+SG_HD Real newton_evaluate(const ModelView<Real>& m, const Data<Real, L>& d, const NewtonWorkspace<Real, L>& w,
+                           int nefc, bool* hessian_changed) {
   const int nv = m.nv;
-  for (int i = 0; i < nefc; ++i) {
-    Real s = -d.efc_aref[i];
-    for (int c = 0; c < nv; ++c) s += d.efc_J[i * nv + c] * d.qacc[c];
-    w.jar[i] = s;
-  }
   const RowsTotal<Real> rows = constraint_rows_eval(d, nefc, w.jar, w.jar, false, Real(0), true);
-  solver_matvec(nv, d.qM, d.qacc, w.Ma);
+  if (hessian_changed) *hessian_changed = rows.hessian_changed;
   for (int c = 0; c < nv; ++c) d.qfrc_constraint[c] = Real(0);
   for (int i = 0; i < nefc; ++i) {
     // a satisfied row's force is the constant 0; any other row counts even at f = 0, whose
     // tangent (dual numbers) need not vanish
     if (solver_int(d.efc_state[i]) == kStateSatisfied) continue;
-    const Real f = d.efc_force[i];
-    for (int c = 0; c < nv; ++c) d.qfrc_constraint[c] += d.efc_J[i * nv + c] * f;
+    row_axpy(m, d.efc_J, i, row_chain(d, i), d.efc_force[i], d.qfrc_constraint);
   }
   Real gauss(0);
   for (int c = 0; c < nv; ++c) {
@@ -317,73 +335,142 @@ SG_HD Real newton_update(const ModelView<Real>& m, const Data<Real, L>& d, const
   return Real(0.5) * gauss + rows.cost;
 }
 
+template <class Real, class L>
+SG_HD Real newton_update(const ModelView<Real>& m, const Data<Real, L>& d, const NewtonWorkspace<Real, L>& w,
+                         int nefc, bool* hessian_changed = nullptr) {
+  for (int i = 0; i < nefc; ++i) w.jar[i] = row_dot(m, d.efc_J, i, row_chain(d, i), d.qacc) - d.efc_aref[i];
+  tree_matvec(m, d.qM, d.qacc, w.Ma);
+  return newton_evaluate(m, d, w, nefc, hessian_changed);
+}
+
+
+enum : int { kFactorDense = 0, kFactorTree = 1 };
+
+// Whether H at the current states keeps M's tree pattern: every row that enters it (quadratic
+// rows, middle-zone cones) is a chain row (row_sparsity.hpp).
+template <class Real, class L>
+SG_HD SG_INLINE bool hessian_is_tree(const Data<Real, L>& d, int nefc) {
+  for (int i = 0; i < nefc; ++i) {
+    const int state = solver_int(d.efc_state[i]);
+    if ((state == kStateQuadratic || state == kStateCone) && row_chain(d, i) == kChainDense) return false;
+  }
+  return true;
+}
+
 // H = M + Σ_{quadratic rows} D_i J_iᵀ J_i + Σ_{middle-zone cones} J_cᵀ Hc J_c at the states in
-// efc_state and jar in the workspace (both from newton_update). Lower triangle only. Zero
-// entries of J are skipped (contact rows touch few dofs).
+// efc_state and jar in the workspace (both from newton_update), lower triangle, in the storage
+// w.factor records: kFactorTree, H has M's tree pattern and is stored compactly (ldl.hpp: row
+// r's entries on r's chain at dof_chainadr[r] + s), or kFactorDense, nv x nv row-major.
+// A chain row's entries in slots p <= q (dofs r = ch[p] below c = ch[q] on the chain) meet at
+// H(r, c), which is row r's (q − p)-th compact entry: the inner loops run over contiguous slots.
 template <class Real, class L>
 SG_HD void newton_hessian_assemble(const ModelView<Real>& m, const Data<Real, L>& d,
                                    const NewtonWorkspace<Real, L>& w, int nefc) {
   const int nv = m.nv;
-  for (int r = 0; r < nv; ++r)
-    for (int c = 0; c <= r; ++c) w.H[r * nv + c] = d.qM[r * nv + c];
+  const auto J = d.efc_J;
+  const bool tree = hessian_is_tree(d, nefc);
+  w.factor[0] = Real(tree ? kFactorTree : kFactorDense);
+  if (tree) {
+    for (int r = 0; r < nv; ++r) {
+      const DofChain<Real> ch = dof_chain(m, r);
+      for (int s = 0; s < ch.n; ++s) w.H[m.dof_chainadr[r] + s] = d.qM[r * nv + ch.dof[s]];
+    }
+  } else {
+    for (int r = 0; r < nv; ++r)
+      for (int c = 0; c <= r; ++c) w.H[r * nv + c] = d.qM[r * nv + c];
+  }
+  // H(ch[p], ch[q]) for chain slots p <= q, and the offset that makes row ch[p] contiguous in q
+  const auto row_base = [&](const DofChain<Real>& ch, int p) {
+    return tree ? m.dof_chainadr[ch.dof[p]] - p : ch.dof[p] * nv;
+  };
+  const auto col_of = [&](const DofChain<Real>& ch, int q) { return tree ? q : ch.dof[q]; };
+  // H += Di J_iᵀ J_i (lower triangle)
+  const auto add_outer = [&](int i, int chain, Real Di) {
+    const int o = i * nv;
+    if (chain == kChainDense) {
+      for (int r = 0; r < nv; ++r) {
+        const Real jr = J[o + r];
+        if (jr == Real(0)) continue;
+        for (int c = 0; c <= r; ++c) w.H[r * nv + c] += Di * jr * J[o + c];
+      }
+    } else if (chain >= 0) {
+      const DofChain<Real> ch = dof_chain(m, chain);
+      for (int p = 0; p < ch.n; ++p) {
+        const Real djp = Di * J[o + p];
+        const int base = row_base(ch, p);
+        if (tree) {
+          for (int q = p; q < ch.n; ++q) w.H[base + q] += djp * J[o + q];
+        } else {
+          for (int q = p; q < ch.n; ++q) w.H[base + ch.dof[q]] += djp * J[o + q];
+        }
+      }
+    }
+  };
   for (int i = 0; i < nefc;) {
     const int type = solver_int(d.efc_type[i]);
     const int state = solver_int(d.efc_state[i]);
     if (type == kCnstrContactElliptic) {
       Real fr[6], D[6];
       const int dim = cone_rows(d, i, nefc, fr, D);
+      const int chain = row_chain(d, i);  // contact_rows gives every row of a contact one chain
       if (state == kStateQuadratic) {
-        for (int k = 0; k < dim; ++k) {
-          const Real Dk = D[k];
-          for (int r = 0; r < nv; ++r) {
-            const Real jr = d.efc_J[(i + k) * nv + r];
-            if (jr == Real(0)) continue;
-            for (int c = 0; c <= r; ++c) w.H[r * nv + c] += Dk * jr * d.efc_J[(i + k) * nv + c];
-          }
-        }
-      } else if (state == kStateCone) {
+        for (int k = 0; k < dim; ++k) add_outer(i + k, chain, D[k]);
+      } else if (state == kStateCone && chain != kChainEmpty) {
         Real j6[6], Hc[36];
         for (int k = 0; k < dim; ++k) j6[k] = w.jar[i + k];
         cone_hessian(dim, j6, fr, D[0], Hc);
-        // H[r][c] += Σ_j J_j[r] (Σ_k Hc[j][k] J_k[c]), one column c at a time
-        for (int c = 0; c < nv; ++c) {
+        // H(r, c) += Σ_j J_j(r) y_j(c), y(c) = Hc J(c): one column slot q at a time, rows r >= c
+        const bool dense_row = chain == kChainDense;
+        const DofChain<Real> ch = dense_row ? DofChain<Real>{nullptr, nv} : dof_chain(m, chain);
+        for (int q = 0; q < ch.n; ++q) {
           Real y[6];
           bool any = false;
           for (int j = 0; j < dim; ++j) {
-            Real s(0);
-            for (int k = 0; k < dim; ++k) s += Hc[j * dim + k] * d.efc_J[(i + k) * nv + c];
-            y[j] = s;
-            any = any || !(s == Real(0));
+            Real sum(0);
+            for (int k = 0; k < dim; ++k) sum += Hc[j * dim + k] * J[(i + k) * nv + q];
+            y[j] = sum;
+            any = any || !(sum == Real(0));
           }
           if (!any) continue;
-          for (int r = c; r < nv; ++r) {
-            Real s(0);
-            for (int j = 0; j < dim; ++j) s += d.efc_J[(i + j) * nv + r] * y[j];
-            w.H[r * nv + c] += s;
+          // dense: rows r = q..nv-1 at (r, q); chain: slots p <= q, i.e. dofs at or below c
+          const int p0 = dense_row ? q : 0, p1 = dense_row ? nv : q + 1;
+          for (int p = p0; p < p1; ++p) {
+            Real sum(0);
+            for (int j = 0; j < dim; ++j) sum += J[(i + j) * nv + p] * y[j];
+            w.H[dense_row ? p * nv + q : row_base(ch, p) + col_of(ch, q)] += sum;
           }
         }
       }
       i += dim;
     } else {
-      if (state == kStateQuadratic) {
-        const Real Di = d.efc_D[i];
-        for (int r = 0; r < nv; ++r) {
-          const Real jr = d.efc_J[i * nv + r];
-          if (jr == Real(0)) continue;
-          for (int c = 0; c <= r; ++c) w.H[r * nv + c] += Di * jr * d.efc_J[i * nv + c];
-        }
-      }
+      if (state == kStateQuadratic) add_outer(i, row_chain(d, i), d.efc_D[i]);
       ++i;
     }
   }
 }
 
-// chol = factor of H (lower triangle copied, then factored in place).
+// chol = the factor of H: LᵀDL in the compact tree storage (kFactorTree) or a dense Cholesky of
+// the lower triangle (kFactorDense), as newton_hessian_assemble stored H.
 template <class Real, class L>
-SG_HD SG_INLINE void newton_hessian_factor(int nv, const NewtonWorkspace<Real, L>& w) {
-  for (int r = 0; r < nv; ++r)
-    for (int c = 0; c <= r; ++c) w.chol[r * nv + c] = w.H[r * nv + c];
-  dense_cholesky(nv, w.chol);
+SG_HD SG_INLINE void newton_hessian_factor(const ModelView<Real>& m, const NewtonWorkspace<Real, L>& w) {
+  const int nv = m.nv;
+  if (solver_int(w.factor[0]) == kFactorTree) {
+    const int nnz = nv > 0 ? m.dof_chainadr[nv - 1] + m.dof_chainnum[nv - 1] : 0;
+    for (int k = 0; k < nnz; ++k) w.chol[k] = w.H[k];
+    ltdl_factor_in<true>(m, w.chol);
+  } else {
+    for (int r = 0; r < nv; ++r)
+      for (int c = 0; c <= r; ++c) w.chol[r * nv + c] = w.H[r * nv + c];
+    dense_cholesky(nv, w.chol);
+  }
+}
+
+// x <- H⁻¹ x with the factor of newton_hessian_factor.
+template <class Real, class L>
+SG_HD SG_INLINE void newton_hessian_solve(const ModelView<Real>& m, const NewtonWorkspace<Real, L>& w,
+                                          View<Real, L> x) {
+  if (solver_int(w.factor[0]) == kFactorTree) ltdl_solve_in<true>(m, w.chol, x);
+  else dense_cholesky_solve(m.nv, w.chol, x);
 }
 
 // The line-search function φ(t) = cost(a + t·search) − cost(a) and its first two derivatives.
@@ -421,12 +508,8 @@ template <class Real, class L>
 SG_HD Real newton_line_search(const ModelView<Real>& m, const Data<Real, L>& d, const NewtonWorkspace<Real, L>& w,
                               int nefc, Real gtol) {
   const int nv = m.nv;
-  for (int i = 0; i < nefc; ++i) {
-    Real s(0);
-    for (int c = 0; c < nv; ++c) s += d.efc_J[i * nv + c] * w.search[c];
-    w.Jsearch[i] = s;
-  }
-  solver_matvec(nv, d.qM, w.search, w.Msearch);
+  for (int i = 0; i < nefc; ++i) w.Jsearch[i] = row_dot(m, d.efc_J, i, row_chain(d, i), w.search);
+  tree_matvec(m, d.qM, w.search, w.Msearch);
   Real pr(0), pMp(0);
   for (int c = 0; c < nv; ++c) {
     pr += w.search[c] * (w.Ma[c] - d.qfrc_smooth[c]);
@@ -476,9 +559,9 @@ SG_HD void exact_solution_tangent(const ModelView<Real>& m, const Data<Real, L>&
   const int nv = m.nv;
   newton_update(m, d, w, nefc);  // gradient (value ~ 0, tangent g') and the final row states
   newton_hessian_assemble(m, d, w, nefc);
-  newton_hessian_factor(nv, w);
+  newton_hessian_factor(m, w);
   for (int c = 0; c < nv; ++c) w.search[c] = w.grad[c];
-  dense_cholesky_solve(nv, w.chol, w.search);
+  newton_hessian_solve(m, w, w.search);
   constexpr int N = sizeof(w.search[0].d) / sizeof(w.search[0].d[0]);
   for (int c = 0; c < nv; ++c)
     for (int k = 0; k < N; ++k) d.qacc[c].d[k] -= w.search[c].d[k];
@@ -505,20 +588,31 @@ SG_HD void constraint_solve(const ModelView<Real>& m, const Data<Real, L>& d) {
   const Real scale = Real(1) / (size_scale > Real(0) ? size_scale : Real(1));
   const Real tol = m.opt_tolerance;
   Real cost = newton_update(m, d, w, nefc);
+  // H depends on the row states only (and on jar for middle-zone cones): it is assembled and
+  // factored again only when they changed, as MuJoCo updates its factor only for changed rows
+  bool hessian_changed = true;
   int iter = 0;
   for (; iter < m.opt_iterations;) {
-    newton_hessian_assemble(m, d, w, nefc);
-    newton_hessian_factor(nv, w);
+    if (hessian_changed) {
+#ifdef SG_COUNT_LS
+      ++sg_ls_evals;
+#endif
+      newton_hessian_assemble(m, d, w, nefc);
+      newton_hessian_factor(m, w);
+    }
     Real snorm2(0);
     for (int c = 0; c < nv; ++c) w.search[c] = -w.grad[c];
-    dense_cholesky_solve(nv, w.chol, w.search);
+    newton_hessian_solve(m, w, w.search);
     for (int c = 0; c < nv; ++c) snorm2 += w.search[c] * w.search[c];
     const Real gtol = tol * Real(0.01) * sg_sqrt(snorm2) / scale;
     const Real alpha = newton_line_search(m, d, w, nefc, gtol);
     if (alpha == Real(0)) break;
     for (int c = 0; c < nv; ++c) d.qacc[c] += alpha * w.search[c];
     const Real old_cost = cost;
-    cost = newton_update(m, d, w, nefc);
+    // jar and Ma recomputed from a, not carried along the step as MuJoCo does: carrying them
+    // accumulates rounding that the solution keeps (measured: finite differences of the solve
+    // three times noisier on an elliptic heap)
+    cost = newton_update(m, d, w, nefc, &hessian_changed);
     ++iter;
     Real g2(0);
     for (int c = 0; c < nv; ++c) g2 += w.grad[c] * w.grad[c];
@@ -533,14 +627,14 @@ SG_HD void constraint_solve(const ModelView<Real>& m, const Data<Real, L>& d) {
 // For the implicit adjoint: at a = d.qacc (normally constraint_solve's result) recomputes jar,
 // efc_force/efc_state and the gradient, assembles H (the Jacobian of the optimality condition
 // g(a) = 0 on the final active set and cone zones) into the workspace's H and factors it into
-// its chol, so that H λ = ā is one dense_cholesky_solve(nv, w.chol, λ).
+// its chol, so that H λ = ā is one newton_hessian_solve(m, w, λ).
 template <class Real, class L>
 SG_HD NewtonWorkspace<Real, L> newton_hessian_at_solution(const ModelView<Real>& m, const Data<Real, L>& d) {
   const NewtonWorkspace<Real, L> w = newton_workspace(m, d);
   const int nefc = solver_nefc(m, d);
   newton_update(m, d, w, nefc);
   newton_hessian_assemble(m, d, w, nefc);
-  newton_hessian_factor(m.nv, w);
+  newton_hessian_factor(m, w);
   return w;
 }
 

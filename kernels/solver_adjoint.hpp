@@ -115,11 +115,9 @@ SG_HD SG_INLINE void adj_cone_value(int dim, int zone, const Real* jar, const Re
 template <class Real, class L, class Emit>
 SG_HD void adj_rows_force(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a,
                           const NewtonWorkspace<Real, L>& ws, int nefc, View<Real, L> w, bool w_on, Emit&& emit) {
-  const int nv = m.nv;
   const auto u_of = [&](int i) {
     Real s = a.efc_force[i];
-    if (w_on)
-      for (int c = 0; c < nv; ++c) s += d.efc_J[i * nv + c] * w[c];
+    if (w_on) s += row_dot(m, d.efc_J, i, row_chain(d, i), w);
     return s;
   };
   for (int i = 0; i < nefc;) {
@@ -164,11 +162,11 @@ SG_HD void adj_constraint_solve(const ModelView<Real>& m, const Data<Real, L>& d
   for (int c = 0; c < nv; ++c) lam[c] = a.qacc[c];
   adj_rows_force(m, d, a, ws, nefc, lam, false, [&](int i, Real y, Real) {
     if (y == Real(0)) return;
-    for (int c = 0; c < nv; ++c) lam[c] += d.efc_J[i * nv + c] * y;
+    row_axpy(m, d.efc_J, i, row_chain(d, i), y, lam);
   });
 
   // 2. λ = H⁻¹ ā_tot
-  dense_cholesky_solve(nv, ws.chol, lam);
+  newton_hessian_solve(m, ws, lam);
   for (int c = 0; c < nv; ++c) {
     a.qacc_smooth[c] = lam[c];
     a.qfrc_smooth[c] += lam[c];
@@ -178,7 +176,7 @@ SG_HD void adj_constraint_solve(const ModelView<Real>& m, const Data<Real, L>& d
   //    Satisfied rows have f = 0 and y = 0 (their force is the constant 0 in the forward too).
   adj_rows_force(m, d, a, ws, nefc, lam, true, [&](int i, Real y, Real Db) {
     const Real f = solver_int(d.efc_state[i]) == kStateSatisfied ? Real(0) : d.efc_force[i];
-    for (int c = 0; c < nv; ++c) a.efc_J[i * nv + c] += f * lam[c] + y * d.qacc[c];
+    for_each_row_entry(m, row_chain(d, i), [&](int slot, int c) { a.efc_J[i * nv + slot] += f * lam[c] + y * d.qacc[c]; });
     a.efc_aref[i] -= y;
     a.efc_D[i] += Db;
   });

@@ -67,7 +67,8 @@ template <class Real, class L>
 SG_HD SG_INLINE void factor_mass(const ModelView<Real>& m, const Data<Real, L>& d, Real h_damping) {
   const int nv = m.nv;
   for (int i = 0; i < nv; ++i) {
-    for (int j = m.dof_parentid[i]; j >= 0; j = m.dof_parentid[j]) d.qLD[i * nv + j] = d.qM[i * nv + j];
+    const int* ch = m.dof_chain + m.dof_chainadr[i];  // i, its parent, ..., the root dof
+    for (int k = 1; k < m.dof_chainnum[i]; ++k) d.qLD[i * nv + ch[k]] = d.qM[i * nv + ch[k]];
     d.qLD[i * nv + i] = d.qM[i * nv + i] + h_damping * m.dof_damping[i];
   }
   if (h_damping != Real(0)) add_implicit_actuator_damping(m, d, h_damping);

@@ -43,12 +43,10 @@ SG_HD void adj_constraint_forces(const ModelView<Real>& m, const Data<Real, L>& 
   const int nv = m.nv;
   const int nefc = sg_int(d.nefc[0]);
   for (int i = 0; i < nefc; ++i) {
-    Real g(0);
-    for (int c = 0; c < nv; ++c) {
-      g += d.efc_J[i * nv + c] * a.qacc[c];
-      a.efc_J[i * nv + c] += d.efc_force[i] * a.qacc[c];
-    }
-    a.efc_force[i] += g;
+    // J's structural zeros are constants and not stored (row_sparsity.hpp)
+    const int chain = row_chain(d, i);
+    a.efc_force[i] += row_dot(m, d.efc_J, i, chain, a.qacc);
+    for_each_row_entry(m, chain, [&](int slot, int c) { a.efc_J[i * nv + slot] += d.efc_force[i] * a.qacc[c]; });
   }
   // the solve's own qacc enters a_hat only through f: its adjoint is zero; keep lambda_1
   for (int c = 0; c < nv; ++c) {

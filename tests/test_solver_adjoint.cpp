@@ -82,13 +82,15 @@ Sample sample_of(const mjModel* mm, const mjData* md) {
 template <class Real>
 struct Solve {
   kern::ModelView<Real> m{};
+  sgtest::SerialDofChain chain;
   kern::DataLayout o{};
   std::vector<Real> buf;
   kern::Data<Real, LC> d;
 
-  Solve(const Sample& s, double tol, int iterations) {
+  Solve(const Sample& s, double tol, int iterations) : chain(s.th.nv) {
     m.nv = s.th.nv;
     m.nefc_max = std::max(1, s.th.nefc);
+    chain.bind(m);
     m.opt_iterations = iterations;
     m.opt_tolerance = Real(tol);
     m.stat_meaninertia = Real(s.rows.meaninertia);

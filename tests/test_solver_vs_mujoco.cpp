@@ -33,13 +33,15 @@ constexpr double kResidualTol = 1e-10;
 template <class Real>
 struct Problem {
   kern::ModelView<Real> m{};
+  sgtest::SerialDofChain chain;
   kern::DataLayout o{};
   std::vector<Real> buf;
   kern::Data<Real, kern::Contiguous> d;
 
-  Problem(int nv, int nefc_max, int iterations, double tolerance, double meaninertia) {
+  Problem(int nv, int nefc_max, int iterations, double tolerance, double meaninertia) : chain(nv) {
     m.nv = nv;
     m.nefc_max = nefc_max;
+    chain.bind(m);
     m.opt_iterations = iterations;
     m.opt_tolerance = Real(tolerance);
     m.stat_meaninertia = Real(meaninertia);

@@ -39,4 +39,29 @@ inline constexpr const char* kLimitedChainXml = R"(<mujoco><option timestep="0.0
 <tendon><fixed limited="true" range="-0.2 0.3" frictionloss="0.1"><joint joint="j1" coef="1"/></fixed></tendon>
 </mujoco>)";
 
+// Dof structure for a hand-built ModelView whose matrices are dense (a general SPD M, rows
+// written column by column): every dof is the child of the previous one, so each dof's chain
+// is all dofs before it, M's "tree pattern" is the whole lower triangle and the solver's
+// tree-sparse code paths are exact for any matrix. Keep the object alive with the view.
+struct SerialDofChain {
+  std::vector<int> parent, adr, num, list;
+  explicit SerialDofChain(int nv) {
+    for (int i = 0; i < nv; ++i) {
+      parent.push_back(i - 1);
+      adr.push_back(static_cast<int>(list.size()));
+      num.push_back(i + 1);
+      for (int j = i; j >= 0; --j) list.push_back(j);
+    }
+    list.push_back(0);  // never hand out the data() of an empty vector
+    parent.push_back(-1); adr.push_back(0); num.push_back(0);
+  }
+  template <class View>
+  void bind(View& m) const {
+    m.dof_parentid = parent.data();
+    m.dof_chainadr = adr.data();
+    m.dof_chainnum = num.data();
+    m.dof_chain = list.data();
+  }
+};
+
 }  // namespace sgtest
