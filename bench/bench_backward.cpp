@@ -166,6 +166,7 @@ class SgCase {
     o.precision = prec;
     o.nenv = w.nenv;
     o.substeps = substeps;
+    o.constraints = false;  // the smooth step, as MuJoCo with mjDSBL_CONSTRAINT beside it
     o.threads = threads;
     sim_ = std::make_unique<stiffgrad::Simulator>(model, o);
     // Throws where the backend has no gradients yet (the caller reports it).
@@ -307,6 +308,7 @@ double check_against_fd(const std::shared_ptr<const Model>& model, const Workloa
   one.ctrl.assign(w.ctrl.begin(), w.ctrl.begin() + nu + 1);
   stiffgrad::SimulatorOptions o;
   o.precision = Precision::Double;
+  o.constraints = false;  // the smooth step, as MuJoCo with mjDSBL_CONSTRAINT beside it
   o.substeps = 1;
   o.threads = 1;
   stiffgrad::Simulator sim(model, o);

@@ -68,7 +68,7 @@ constexpr int kSegment = 50;  // steps between (untimed) resets
 
 struct Row {
   double ours = 0, mujoco = 0, contacts_ours = 0, contacts_mj = 0, fwd = 0, fwd_bwd = 0;
-  double newton = 0;
+  double newton = 0, newton_mj = 0, newton_mj_cold = 0, mujoco_cold = 0;
   std::size_t bytes = 0, rollout_bytes = 0;
 };
 
@@ -109,26 +109,38 @@ Row measure(const std::shared_ptr<const Model>& model, const mjModel* mm, const 
     }
   }
   if (ours_only) return r;
-  // MuJoCo: nenv mjData, a loop
+  // MuJoCo: nenv mjData, a loop; as the model ships (warm start) and with warm start disabled
+  // (cold, as ours: the same algorithm side by side)
   std::vector<MjDataPtr> ds;
   for (int e = 0; e < nenv; ++e) ds.emplace_back(mj_makeData(mm));
-  double tm = 0, cm = 0;
-  for (int done = 0; done < steps; done += kSegment) {
-    for (int e = 0; e < nenv; ++e) {
-      mjData* d = ds[static_cast<std::size_t>(e)].get();
-      mj_resetData(mm, d);
-      std::memcpy(d->qpos, b.qpos.data() + static_cast<std::size_t>(e) * nq, sizeof(double) * nq);
-      std::memcpy(d->qvel, b.qvel.data() + static_cast<std::size_t>(e) * nv, sizeof(double) * nv);
-      std::memcpy(d->ctrl, b.ctrl.data() + static_cast<std::size_t>(e) * nu, sizeof(double) * nu);
+  const auto run_mujoco = [&](const mjModel* mx, double* contacts, double* iterations) {
+    double tm = 0, cm = 0, it = 0;
+    for (int done = 0; done < steps; done += kSegment) {
+      for (int e = 0; e < nenv; ++e) {
+        mjData* d = ds[static_cast<std::size_t>(e)].get();
+        mj_resetData(mx, d);
+        std::memcpy(d->qpos, b.qpos.data() + static_cast<std::size_t>(e) * nq, sizeof(double) * nq);
+        std::memcpy(d->qvel, b.qvel.data() + static_cast<std::size_t>(e) * nv, sizeof(double) * nv);
+        std::memcpy(d->ctrl, b.ctrl.data() + static_cast<std::size_t>(e) * nu, sizeof(double) * nu);
+      }
+      const auto t0 = Clock::now();
+      for (int e = 0; e < nenv; ++e)
+        for (int s = 0; s < kSegment; ++s) mj_step(mx, ds[static_cast<std::size_t>(e)].get());
+      tm += seconds_since(t0);
+      for (int e = 0; e < nenv; ++e) {
+        cm += ds[static_cast<std::size_t>(e)]->ncon;
+        it += ds[static_cast<std::size_t>(e)]->solver_iter;
+      }
     }
-    const auto t0 = Clock::now();
-    for (int e = 0; e < nenv; ++e)
-      for (int s = 0; s < kSegment; ++s) mj_step(mm, ds[static_cast<std::size_t>(e)].get());
-    tm += seconds_since(t0);
-    for (int e = 0; e < nenv; ++e) cm += ds[static_cast<std::size_t>(e)]->ncon;
-  }
-  r.mujoco = static_cast<double>(steps) * nenv / tm;
-  r.contacts_mj = cm / (static_cast<double>(steps / kSegment) * nenv);
+    *contacts = cm / (static_cast<double>(steps / kSegment) * nenv);
+    *iterations = it / (static_cast<double>(steps / kSegment) * nenv);
+    return static_cast<double>(steps) * nenv / tm;
+  };
+  r.mujoco = run_mujoco(mm, &r.contacts_mj, &r.newton_mj);
+  MjModelPtr cold(mj_copyModel(nullptr, mm));
+  cold->opt.disableflags |= mjDSBL_WARMSTART;
+  double unused = 0;
+  r.mujoco_cold = run_mujoco(cold.get(), &unused, &r.newton_mj_cold);
   // gradient cost: Rollout of T = 32 steps, forward alone vs forward + backward
   constexpr int T = 32;
   Rollout ro(sim, T);
@@ -175,12 +187,16 @@ int main(int argc, char** argv) {
   const int steps = quick ? 100 : 300;
   std::printf("bench_contact: constrained control step (1 substep), one thread, double\n");
   std::printf("machine: %s, load average %s at start\n", cpu_model().c_str(), load_average().c_str());
-  std::printf("MuJoCo 2.2.2: mj_step on nenv mjData (a loop), the model's solver settings (warm start on);\n"
+  std::printf("MuJoCo 2.2.2: mj_step on nenv mjData (a loop), the model's solver settings (warm start on:\n"
+              "'MJ warm'), and the same with warm start disabled ('MJ cold', the algorithm ours runs);\n"
               "stiffgrad: SimulatorOptions::constraints, the same settings, cold start. %d steps per row,\n"
-              "reset every %d (untimed); contacts: mean active contacts per environment and step\n\n",
+              "reset every %d (untimed). con: mean active contacts per environment and step; newton: Newton\n"
+              "iterations per step (ours: at the benchmark state; MuJoCo: mean over the run); target: ours\n"
+              ">= 1.5x 'MJ warm' and backward <= 3x forward\n\n",
               steps, kSegment);
-  std::printf("%-9s %5s %14s %14s %7s %9s %9s %7s %10s %11s %8s %8s\n", "model", "nenv", "stiffgrad env/s",
-              "MuJoCo env/s", "ratio", "con ours", "con MJ", "newton", "bytes/env", "rollout B/e", "bwd/fwd", "target");
+  std::printf("%-9s %5s %12s %12s %7s %12s %7s %8s %6s %13s %9s %11s %7s %7s\n", "model", "nenv", "ours env/s",
+              "MJ warm", "ratio", "MJ cold", "ratio", "con o/MJ", "", "newton o/w/c", "bytes/env", "rollout B/e",
+              "bwd/fwd", "target");
   const std::vector<Scene> scenes = {{"humanoid", model_path("humanoid"), nullptr, 600},
                                      {"g1", model_path("g1"), "home", 200}};
   for (const Scene& sc : scenes) {
@@ -194,9 +210,10 @@ int main(int argc, char** argv) {
     const Start st = settle(mm.get(), sc);
     for (int nenv : nenvs) {
       const Row r = measure(model, mm.get(), st, nenv, steps, ours_only);
-      const double ratio = r.ours / r.mujoco, bwd = (r.fwd_bwd - r.fwd) / r.fwd;
-      std::printf("%-9s %5d %14.4g %14.4g %6.2fx %9.2f %9.2f %7.0f %10zu %11zu %7.2fx %s\n", sc.name.c_str(), nenv,
-                  r.ours, r.mujoco, ratio, r.contacts_ours, r.contacts_mj, r.newton, r.bytes, r.rollout_bytes, bwd,
+      const double ratio = r.ours / r.mujoco, ratio_cold = r.ours / r.mujoco_cold, bwd = (r.fwd_bwd - r.fwd) / r.fwd;
+      std::printf("%-9s %5d %12.4g %12.4g %6.2fx %12.4g %6.2fx %8.2f %6.2f %4.0f %3.1f %4.1f %9zu %11zu %6.2fx %s\n",
+                  sc.name.c_str(), nenv, r.ours, r.mujoco, ratio, r.mujoco_cold, ratio_cold, r.contacts_ours,
+                  r.contacts_mj, r.newton, r.newton_mj, r.newton_mj_cold, r.bytes, r.rollout_bytes, bwd,
                   ratio >= 1.5 && bwd <= 3.0 ? "met" : "MISSED");
       std::fflush(stdout);
     }

@@ -149,6 +149,7 @@ class SgRunner {
     o.precision = prec;
     o.nenv = w.nenv;
     o.substeps = 1;
+    o.constraints = false;  // the smooth step, as MuJoCo with mjDSBL_CONSTRAINT beside it
     o.threads = threads;
     return o;
   }

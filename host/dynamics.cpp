@@ -114,7 +114,7 @@ ConstrainedDynamics constrained_dynamics(const Model& model, const double* qpos,
 }
 
 void rollout_host(const Model& model, double* qpos, double* qvel, const double* ctrl, int steps) {
-  rollout_host(model, qpos, qvel, ctrl, steps, Integrator::SemiImplicitEuler);
+  rollout_host(model, qpos, qvel, ctrl, steps, Integrator::SemiImplicitEuler, /*constraints=*/true);
 }
 
 void rollout_host(const Model& model, double* qpos, double* qvel, const double* ctrl, int steps,

@@ -9,6 +9,6 @@ namespace stiffgrad {
 // model's contacts, limits and friction loss (SimulatorOptions::constraints), so that a run with
 // Integrator::ImplicitDampingEuler can be checked against the same single-state path.
 void rollout_host(const Model& model, double* qpos, double* qvel, const double* ctrl, int steps,
-                  Integrator integrator, bool constraints = false);
+                  Integrator integrator, bool constraints = true);
 
 }  // namespace stiffgrad

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Device check: build with the CUDA backend and run the GPU tests on a machine with a GPU:
-# CPU-vs-GPU agreement (finite bounds calibrated on the CPU), bitwise replay of the forward
-# pass by the backward pass on the device (GpuRollout.ReplayIsBitwise, required to pass), the
-# stream-ordering contract (GpuStream.*), then the forward/backward benchmarks.
+# CPU-vs-GPU agreement (finite bounds calibrated on the CPU), smooth and with contact (the
+# *_contact cases and GpuRollout.ContactGradientsAgreeWithCpu: constraints on, from states in
+# persistent contact), bitwise replay of the forward pass by the backward pass on the device
+# with and without contact (GpuRollout.ReplayIsBitwise, required to pass), the stream-ordering
+# contract (GpuStream.*), then the forward/backward benchmarks.
 #
 # Run from the repository root on the device machine (H200, CUDA 13, fresh Debian):
 #   scripts/device_check.sh
@@ -166,6 +168,8 @@ grep -E "\[ info     \]|\[gpu rollout\]|\[ calib    \]" "$GPU_LOG" | head -n 80 
 # bitwise replay on the device (forward kernel vs the backward pass's replay), run-to-run
 # determinism, and the stream-ordering contract of step_backend_ctrl.
 for t in 'GpuRollout\.ReplayIsBitwise' 'GpuRollout\.GradientsAgreeWithCpu' \
+         'GpuRollout\.ContactGradientsAgreeWithCpu' 'GpuAgreement\.DoubleMatchesCpu/humanoid_contact' \
+         'GpuAgreement\.DoubleMatchesCpu/g1_contact' \
          'GpuAgreement\.CudaIsDeterministic/humanoid' 'GpuStream\.OwnStreamIsBlockingAndNonNull' \
          'GpuStream\.ControlsWrittenOnLegacyDefaultStreamAreOrdered' \
          'GpuStream\.ControlsWrittenOnOtherStreamAreOrderedByWaitForStream'; do

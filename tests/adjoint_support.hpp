@@ -201,9 +201,11 @@ struct Kit {
   kern::ModelView<D> mD;
   kern::DataLayout o;
 
-  explicit Kit(std::shared_ptr<const stiffgrad::Model> mod)
-      : model(std::move(mod)), arr_d(*model), arr_D(*model), m(arr_d.host_view()), mD(arr_D.host_view()),
-        o(kern::DataLayout::make(m)) {}
+  // `capacity`: the constraint capacities of the Simulator the kernels are compared with
+  // (default: none, the smooth pipeline).
+  explicit Kit(std::shared_ptr<const stiffgrad::Model> mod, const stiffgrad::ConstraintCapacity& capacity = {})
+      : model(std::move(mod)), arr_d(*model, capacity), arr_D(*model, capacity), m(arr_d.host_view()),
+        mD(arr_D.host_view()), o(kern::DataLayout::make(m)) {}
   Kit(const Kit&) = delete;
   Kit& operator=(const Kit&) = delete;
 };

@@ -47,8 +47,10 @@ void check_model(const std::string& path) {
   std::vector<double> ref_q(nenv * M.nq), ref_v(nenv * M.nv), ref_u(T * nenv * M.nu);
   ro.backward_raw(dlq.data(), dlv.data(), ref_q.data(), ref_v.data(), ref_u.data());
 
-  // device layout on the host: checkpoints, adjoints and workspaces all environment-minor
-  ModelArrays<double> arrays(M);
+  // device layout on the host: checkpoints, adjoints and workspaces all environment-minor;
+  // the Simulator's constraint capacities (constraints are on by default), so that contact
+  // rows, the solver workspace and their adjoints are laid out as on the device too
+  ModelArrays<double> arrays(M, sim.capacity());
   const auto m = arrays.host_view();
   const auto layout = kern::DataLayout::make(m);
   using V = kern::View<double, kern::Strided>;

@@ -179,12 +179,18 @@ DualTrajectory dual_rollout(Kit& k, const Inputs& in, int e, int S, const std::v
 }
 
 // ------------------------------------------------------------------------ simulator helpers
-SimulatorOptions sim_options(int nenv, int S, Precision p = Precision::Double) {
+// Most tests here exercise the smooth pipeline's adjoint machinery on wild, unphysical inputs
+// (random unit quaternions, offsets of ~1 m: a G1 starting under its floor blows up under
+// contact, in MuJoCo too), so constraints are off unless asked for; the constrained variants
+// below use moderate inputs. Contact gradients in persistent contact against finite
+// differences: test_constraint_adjoint.cpp.
+SimulatorOptions sim_options(int nenv, int S, Precision p = Precision::Double, bool constraints = false) {
   SimulatorOptions o;
   o.nenv = nenv;
   o.substeps = S;
   o.threads = 1;
   o.precision = p;
+  o.constraints = constraints;
   return o;
 }
 
@@ -354,17 +360,18 @@ std::vector<double> tangent_to_raw(Kit& k, const double* q, const std::vector<do
 // coordinates) and Rollout::backward (tangent convention; the Dual run starts along the raw
 // image of a tangent direction). The Dual value parts must reproduce the recorded checkpoints
 // bit for bit.
-TEST_P(AdjointRollout, PublicRolloutDotProduct) {
-  const RolloutModel& pm = GetParam();
+// With `constraints`, contacts, limits and friction loss are on (moderate inputs): the same
+// test through the constraint solve's implicit adjoint and the contact geometry.
+void public_rollout_dot_product(const RolloutModel& pm, bool constraints) {
   auto md = load_cached(pm.key);
-  Kit k(md);
-  const auto& m = k.m;
   const int T = 20, S = 4, nenv = pm.nenv;
+  Kit k(md, stiffgrad::constraint_capacity(*md, sim_options(nenv, S, Precision::Double, constraints)));
+  const auto& m = k.m;
   Worst worst_raw, worst_tan;
   for (int seed = 0; seed < 2; ++seed) {
     Rng rng(5200 + seed);
-    const Inputs in = make_inputs(*md, rng, nenv, T, /*moderate=*/false);
-    Simulator sim(md, sim_options(nenv, S));
+    const Inputs in = make_inputs(*md, rng, nenv, T, /*moderate=*/constraints);
+    Simulator sim(md, sim_options(nenv, S, Precision::Double, constraints));
     Rollout ro(sim, T);
     record(sim, ro, in);
     ASSERT_EQ(sim.num_failed(), 0);
@@ -404,10 +411,13 @@ TEST_P(AdjointRollout, PublicRolloutDotProduct) {
       }
     }
   }
-  std::printf("[adjoint] %-13s Rollout T=20 S=4 nenv=%d worst dot-product rel residual: backward_raw %.2e, "
+  std::printf("[adjoint] %-13s Rollout T=20 S=4 nenv=%d%s worst dot-product rel residual: backward_raw %.2e, "
               "backward (tangent) %.2e\n",
-              pm.name, nenv, worst_raw.v, worst_tan.v);
+              pm.name, nenv, constraints ? " constrained" : "", worst_raw.v, worst_tan.v);
 }
+
+TEST_P(AdjointRollout, PublicRolloutDotProduct) { public_rollout_dot_product(GetParam(), false); }
+TEST_P(AdjointRollout, PublicRolloutDotProductConstrained) { public_rollout_dot_product(GetParam(), true); }
 
 // ======================================================================== b, c. finite differences
 
@@ -642,18 +652,21 @@ std::vector<RolloutModel> replay_models() {
 TEST(AdjointReplay, BitwiseInBothPrecisions) {
   for (const auto& pm : replay_models()) {
     auto md = load_cached(pm.key);
-    for (Precision p : {Precision::Double, Precision::Float}) {
-      Rng rng(7000);
-      const int T = 10, S = 4;
-      const Inputs in = make_inputs(*md, rng, pm.nenv, T, /*moderate=*/false);
-      Simulator sim(md, sim_options(pm.nenv, S, p));
-      Rollout ro(sim, T);
-      record(sim, ro, in);
-      ASSERT_EQ(sim.num_failed(), 0);
-      const auto dv = rng.normals((T + 1) * pm.nenv * md->nv);
-      run_backward(ro, *md, pm.nenv, T, {}, dv, false);
-      EXPECT_TRUE(ro.replay_bitwise()) << pm.name << (p == Precision::Float ? " float" : " double");
-    }
+    for (Precision p : {Precision::Double, Precision::Float})
+      for (bool constraints : {false, true}) {  // constrained: moderate inputs (see sim_options)
+        Rng rng(7000);
+        const int T = 10, S = 4;
+        const Inputs in = make_inputs(*md, rng, pm.nenv, T, /*moderate=*/constraints);
+        Simulator sim(md, sim_options(pm.nenv, S, p, constraints));
+        Rollout ro(sim, T);
+        record(sim, ro, in);
+        const std::string what = pm.name + std::string(p == Precision::Float ? " float" : " double") +
+                                 (constraints ? " constrained" : "");
+        ASSERT_EQ(sim.num_failed(), 0) << what;
+        const auto dv = rng.normals((T + 1) * pm.nenv * md->nv);
+        run_backward(ro, *md, pm.nenv, T, {}, dv, false);
+        EXPECT_TRUE(ro.replay_bitwise()) << what;
+      }
   }
 }
 
@@ -852,11 +865,12 @@ TEST(AdjointMemory, LinearInHorizonAndSubsteps) {
                                                             : std::string("inline:features");
     auto md = load_cached(path);
     const long nq = md->nq, nv = md->nv, nu = md->nu;
-    for (Precision p : {Precision::Double, Precision::Float}) {
+    for (Precision p : {Precision::Double, Precision::Float})
+      for (bool constraints : {false, true}) {
       const long r = p == Precision::Double ? 8 : 4;
       for (int nenv : {1, 3}) {
         auto bytes = [&](int T, int S) {
-          Simulator sim(md, sim_options(nenv, S, p));
+          Simulator sim(md, sim_options(nenv, S, p, constraints));
           Rollout ro(sim, T);
           return static_cast<long>(ro.bytes_per_env());
         };
@@ -876,17 +890,18 @@ TEST(AdjointMemory, LinearInHorizonAndSubsteps) {
           EXPECT_LE(db, dS * (nq + nv) * r + r) << key << " nenv " << nenv << " S " << Ss[i - 1] << " -> " << Ss[i];
         }
         // the fixed part: three Data buffers (the replay's primal, the kept last replayed
-        // substep, the adjoint) and O(nq + nv + nu) staging, independent of T and S
-        stiffgrad::ModelArrays<double> arr(*md);
+        // substep, the adjoint; with constraints sized by the Simulator's capacities) and
+        // O(nq + nv + nu) staging, independent of T and S
+        stiffgrad::ModelArrays<double> arr(*md, stiffgrad::constraint_capacity(*md, sim_options(nenv, 4, p, constraints)));
         const long layout = kern::DataLayout::make(arr.host_view()).size;
         const long fixed = b1 - r * (2 * (nq + nv) + nu + 4 * (nq + nv));
         EXPECT_LE(fixed, r * (3 * layout + 8 * (nq + nv + nu) + 8)) << key;
         if (p == Precision::Double && nenv == 1)
-          std::printf("[adjoint] memory %-9s nq=%ld nv=%ld nu=%ld: bytes_per_env(T=1,S=4)=%ld, +%ld per step, "
+          std::printf("[adjoint] memory %-9s nq=%ld nv=%ld nu=%ld%s: bytes_per_env(T=1,S=4)=%ld, +%ld per step, "
                       "+%ld per substep (double)\n",
-                      key, nq, nv, nu, b1, bytes(2, 4) - b1, bytes(1, 5) - b1);
+                      key, nq, nv, nu, constraints ? " constrained" : "", b1, bytes(2, 4) - b1, bytes(1, 5) - b1);
       }
-    }
+      }
   }
 }
 

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "host/dynamics_host.hpp"
 #include "adjoint_support.hpp"
 #include "mujoco_bridge.hpp"
 #include "stiffgrad/dynamics.hpp"
@@ -113,7 +114,9 @@ RolloutResult compare_rollouts(const stiffgrad::Model& ours, mjModel* mm, std::u
       const double self = std::max(rel_diff(twin->qpos, md->qpos, mm->nq),
                                    rel_diff(twin->qvel, md->qvel, mm->nv));
       if (!(self <= kTwinLimit)) break;
-      stiffgrad::rollout_host(ours, s.qpos.data(), s.qvel.data(), s.ctrl.data(), 1);
+      // MuJoCo runs with its constraint flags off here (mujoco_bridge): the smooth step
+      stiffgrad::rollout_host(ours, s.qpos.data(), s.qvel.data(), s.ctrl.data(), 1,
+                              stiffgrad::Integrator::SemiImplicitEuler, /*constraints=*/false);
       r.qpos_err = std::max(r.qpos_err, rel_diff(s.qpos.data(), md->qpos, mm->nq));
       r.qvel_err = std::max(r.qvel_err, rel_diff(s.qvel.data(), md->qvel, mm->nv));
       horizon = t;

@@ -53,7 +53,8 @@ ConstrainedDynamics constrained_dynamics(const Model& model, const double* qpos,
                                          const double* ctrl);
 
 // `steps` Euler steps (each of model.opt.timestep, damping implicit) from (qpos, qvel) with
-// ctrl held, on the host in double; qpos and qvel are updated in place.
+// ctrl held, on the host in double, with the model's constraints (as a default Simulator);
+// qpos and qvel are updated in place.
 void rollout_host(const Model& model, double* qpos, double* qvel, const double* ctrl, int steps);
 
 }  // namespace stiffgrad

@@ -19,7 +19,7 @@ std::vector<double> rollout_jvp(const Model& model, const double* qpos, const do
                                 const double* dqvel, const double* dctrl,
                                 Precision precision = Precision::Double,
                                 Integrator integrator = Integrator::SemiImplicitEuler,
-                                bool constraints = false);
+                                bool constraints = true);
 
 // L = w . [qpos_T; qvel_T] of a single-environment rollout (ctrl: T x nu) computed by the same
 // kernels in 80-bit extended precision: a finite-difference reference whose rounding noise
@@ -27,7 +27,7 @@ std::vector<double> rollout_jvp(const Model& model, const double* qpos, const do
 long double rollout_loss_extended(const Model& model, const double* qpos, const double* qvel,
                                   const double* ctrl, int T, int substeps, const double* w,
                                   Integrator integrator = Integrator::SemiImplicitEuler,
-                                  bool constraints = false);
+                                  bool constraints = true);
 
 // Perturb qpos by delta (nv) the way mj_integratePos(qpos, delta, 1) does.
 void integrate_tangent(const Model& model, double* qpos, const double* delta);
@@ -38,7 +38,7 @@ struct GradcheckOptions {
   int samples = 12;      // inputs checked against finite differences
   Precision precision = Precision::Double;
   Integrator integrator = Integrator::SemiImplicitEuler;
-  bool constraints = false;  // contacts, limits, friction loss (SimulatorOptions::constraints)
+  bool constraints = true;  // contacts, limits, friction loss (SimulatorOptions::constraints; on as there)
   std::uint64_t seed = 1;
   double fd_step = 1e-5;  // h of the 4-point central stencil (extended precision)
   // initial state; empty: qpos0 with hinge/slide offsets ~N(0, 0.1^2), qvel ~N(0, 0.1^2),

@@ -27,10 +27,11 @@ struct SimulatorOptions {
   // Rollouts. Ignored by the CPU backend. See "Streams" below.
   void* cuda_stream = nullptr;
   // Constraints: contacts, joint and tendon limits and friction loss with MuJoCo 2.2.2's soft
-  // model and Newton solver (also subject to the model's <flag> settings). FORWARD ONLY for
-  // now: their adjoint is not implemented yet, so a Rollout refuses a Simulator with active
-  // constraints. Off by default until it lands.
-  bool constraints = false;
+  // model and cold-started Newton solver, forward and adjoint (Rollout), as MuJoCo steps a
+  // model: on unless the model disables them (<flag constraint="disable"/>, or contact, limit
+  // and frictionloss each). false: the smooth dynamics alone (MuJoCo's constraint flag off),
+  // e.g. to compare with an unconstrained reference.
+  bool constraints = true;
   // Per-environment capacities, sized at creation (0: derived from the model: the sum over
   // candidate geom pairs of their narrow phase's most contacts, and the rows those and every
   // limit and friction loss can produce). An environment that would exceed them gets the

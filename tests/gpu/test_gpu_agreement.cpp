@@ -23,6 +23,7 @@
 #include <tuple>
 #include <vector>
 
+#include "contact_states.hpp"
 #include "stiffgrad/mjcf.hpp"
 #include "stiffgrad/simulator.hpp"
 #include "test_support.hpp"
@@ -92,11 +93,31 @@ constexpr Tolerance kHumanoidDouble{5e-13, 1e-12, 2e-11};
 constexpr Tolerance kHumanoidFloat{2e-4, 1e-3, 1e-1};
 constexpr Tolerance kG1Double{5e-14, 5e-14, 1e-13};
 constexpr Tolerance kG1Float{2e-5, 2e-5, 1e-3};
+// contact cases (kSafety x the larger of qpos and qvel, rounded up as above), measured
+// 2026-12-01 by GpuToleranceCalibration:
+//                      double, 2-ulp perturbed          float (vs double | 2-ulp perturbed)
+//                      p50      p90      max            p50      p90      max
+//   humanoid lying     4.0e-14  5.8e-14  9.3e-14        3.1e-5   5.0e-5   8.7e-3
+//   G1 at home         2.4e-14  4.5e-14  1.6e-13        1.3e-5   2.5e-5   1.8e-3
+constexpr Tolerance kHumanoidContactDouble{5e-13, 1e-12, 2e-12};
+constexpr Tolerance kHumanoidContactFloat{5e-4, 1e-3, 1e-1};
+constexpr Tolerance kG1ContactDouble{5e-13, 5e-13, 2e-12};
+constexpr Tolerance kG1ContactFloat{2e-4, 5e-4, 5e-2};
+// Contact cases (constraints on: contacts, limits, friction loss): kContactSteps control steps
+// from a state in persistent contact (contact_states.hpp: humanoid.xml lying on its floor, the
+// G1 settled at `home`), velocities + N(0, 0.05^2), controls + N(0, 0.02^2). Contact onsets
+// and lift-offs amplify a rounding difference by orders of magnitude (chaotic events, not a
+// backend defect): hence the short horizon and the settled start. Bounds from the same CPU
+// calibration (GpuToleranceCalibration; figures beside the constants above).
+constexpr int kContactSteps = 10;
 struct ModelCase {
   const char* name;
   std::string path;
   Tolerance tol_double, tol_float;
   stiffgrad::Integrator integrator;
+  bool contact = false;      // constraints on, settled start (see above); else the smooth step
+  const char* key = "";      // contact: keyframe to settle from ("" : qpos0)
+  int settle_steps = 0;      // contact: control steps of 4 substeps to settle
 };
 
 // gtest prints a parameter in test names and ctest listings: the model's name.
@@ -111,6 +132,9 @@ std::vector<ModelCase> model_cases() {
       {"humanoid", sgtest::humanoid_xml(), kHumanoidDouble, kHumanoidFloat, kExplicit},
       {"g1_mujoco222", g1 + "g1_mjx_mujoco222.xml", kG1Double, kG1Float, kImplicit},
       {"g1_scene", g1 + "scene_mjx.xml", kG1Double, kG1Float, kImplicit},
+      {"humanoid_contact", sgtest::humanoid_xml(), kHumanoidContactDouble, kHumanoidContactFloat, kExplicit, true,
+       "", 150},
+      {"g1_contact", g1 + "g1_mjx_mujoco222.xml", kG1ContactDouble, kG1ContactFloat, kImplicit, true, "home", 100},
   };
 }
 
@@ -195,6 +219,15 @@ Inputs random_inputs(const Model& m, int nenv, int steps, std::uint64_t seed) {
   return in;
 }
 
+// The inputs of a case: random_inputs for the smooth cases, the settled contact batch else.
+int case_steps(const ModelCase& c) { return c.contact ? kContactSteps : kSteps; }
+Inputs case_inputs(const ModelCase& c, const std::shared_ptr<const Model>& model, int steps, std::uint64_t seed) {
+  if (!c.contact) return random_inputs(*model, kNenv, steps, seed);
+  const sggpu::Settled st = sggpu::settle(model, c.key, c.settle_steps, c.integrator);
+  const sggpu::Batch b = sggpu::contact_batch(st, kNenv, steps, 0.05, 0.02, seed);
+  return Inputs{b.qpos, b.qvel, b.ctrl};
+}
+
 struct Result {
   std::vector<double> qpos, qvel;
   std::vector<int> status;
@@ -204,13 +237,14 @@ struct Result {
 // multiplied by 1 +- perturb_ulps x epsilon of the precision, with a random sign.
 Result run(const std::shared_ptr<const Model>& model, Backend backend, Precision precision,
            const Inputs& in, int nenv, int steps,
-           stiffgrad::Integrator integrator = kExplicit, double perturb_ulps = 0) {
+           stiffgrad::Integrator integrator = kExplicit, double perturb_ulps = 0, bool constraints = false) {
   SimulatorOptions opt;
   opt.backend = backend;
   opt.precision = precision;
   opt.nenv = nenv;
   opt.substeps = kSubsteps;
   opt.integrator = integrator;
+  opt.constraints = constraints;
   Simulator sim(model, opt);
   sim.set_state(in.qpos.data(), in.qvel.data());
   const std::size_t per_step = static_cast<std::size_t>(nenv) * model->nu;
@@ -330,10 +364,12 @@ TEST_P(GpuAgreement, DoubleMatchesCpu) {
   SG_REQUIRE_CUDA();
   const auto model = load_or_null(GetParam().path);
   if (!model) GTEST_SKIP() << "model file not found: " << GetParam().path;
-  const Inputs in = random_inputs(*model, kNenv, kSteps, 20240611);
+  const int steps = case_steps(GetParam());
+  const bool con = GetParam().contact;
+  const Inputs in = case_inputs(GetParam(), model, steps, 20240611);
   const auto integ = GetParam().integrator;
-  const Result cpu = run(model, Backend::Cpu, Precision::Double, in, kNenv, kSteps, integ);
-  const Result gpu = run(model, Backend::Cuda, Precision::Double, in, kNenv, kSteps, integ);
+  const Result cpu = run(model, Backend::Cpu, Precision::Double, in, kNenv, steps, integ, 0, con);
+  const Result gpu = run(model, Backend::Cuda, Precision::Double, in, kNenv, steps, integ, 0, con);
   expect_all_ok(cpu, "cpu double");
   expect_all_ok(gpu, "cuda double");
   expect_close(*model, gpu, cpu, cpu, GetParam().tol_double, "cuda double vs cpu double");
@@ -343,11 +379,13 @@ TEST_P(GpuAgreement, FloatMatchesCpu) {
   SG_REQUIRE_CUDA();
   const auto model = load_or_null(GetParam().path);
   if (!model) GTEST_SKIP() << "model file not found: " << GetParam().path;
-  const Inputs in = random_inputs(*model, kNenv, kSteps, 20240612);
+  const int steps = case_steps(GetParam());
+  const bool con = GetParam().contact;
+  const Inputs in = case_inputs(GetParam(), model, steps, 20240612);
   const auto integ = GetParam().integrator;
-  const Result cpu_d = run(model, Backend::Cpu, Precision::Double, in, kNenv, kSteps, integ);
-  const Result cpu_f = run(model, Backend::Cpu, Precision::Float, in, kNenv, kSteps, integ);
-  const Result gpu_f = run(model, Backend::Cuda, Precision::Float, in, kNenv, kSteps, integ);
+  const Result cpu_d = run(model, Backend::Cpu, Precision::Double, in, kNenv, steps, integ, 0, con);
+  const Result cpu_f = run(model, Backend::Cpu, Precision::Float, in, kNenv, steps, integ, 0, con);
+  const Result gpu_f = run(model, Backend::Cuda, Precision::Float, in, kNenv, steps, integ, 0, con);
   expect_all_ok(cpu_d, "cpu double");
   expect_all_ok(cpu_f, "cpu float");
   expect_all_ok(gpu_f, "cuda float");
@@ -361,10 +399,10 @@ TEST_P(GpuAgreement, CudaIsDeterministic) {
   SG_REQUIRE_CUDA();
   const auto model = load_or_null(GetParam().path);
   if (!model) GTEST_SKIP() << "model file not found: " << GetParam().path;
-  const Inputs in = random_inputs(*model, kNenv, 10, 7);
+  const Inputs in = case_inputs(GetParam(), model, 10, 7);
   for (Precision p : {Precision::Float, Precision::Double}) {
-    const Result a = run(model, Backend::Cuda, p, in, kNenv, 10, GetParam().integrator);
-    const Result b = run(model, Backend::Cuda, p, in, kNenv, 10, GetParam().integrator);
+    const Result a = run(model, Backend::Cuda, p, in, kNenv, 10, GetParam().integrator, 0, GetParam().contact);
+    const Result b = run(model, Backend::Cuda, p, in, kNenv, 10, GetParam().integrator, 0, GetParam().contact);
     EXPECT_TRUE(a.qpos == b.qpos && a.qvel == b.qvel && a.status == b.status)
         << "two identical CUDA runs differ (" << (p == Precision::Float ? "float" : "double") << ")";
   }
@@ -392,14 +430,16 @@ TEST_P(GpuToleranceCalibration, BoundsCoverTenTimesCpuMeasurement) {
     }
   };
   // the inputs of DoubleMatchesCpu and FloatMatchesCpu
-  const Inputs in_d = random_inputs(m, kNenv, kSteps, 20240611);
-  const Result d = run(model, Backend::Cpu, Precision::Double, in_d, kNenv, kSteps, integ);
-  const Result d_pert = run(model, Backend::Cpu, Precision::Double, in_d, kNenv, kSteps, integ, 2);
+  const int steps = case_steps(GetParam());
+  const bool con = GetParam().contact;
+  const Inputs in_d = case_inputs(GetParam(), model, steps, 20240611);
+  const Result d = run(model, Backend::Cpu, Precision::Double, in_d, kNenv, steps, integ, 0, con);
+  const Result d_pert = run(model, Backend::Cpu, Precision::Double, in_d, kNenv, steps, integ, 2, con);
   covers(d_pert, d, GetParam().tol_double, "double, 2-ulp perturbed");
-  const Inputs in_f = random_inputs(m, kNenv, kSteps, 20240612);
-  const Result fd = run(model, Backend::Cpu, Precision::Double, in_f, kNenv, kSteps, integ);
-  const Result f = run(model, Backend::Cpu, Precision::Float, in_f, kNenv, kSteps, integ);
-  const Result f_pert = run(model, Backend::Cpu, Precision::Float, in_f, kNenv, kSteps, integ, 2);
+  const Inputs in_f = case_inputs(GetParam(), model, steps, 20240612);
+  const Result fd = run(model, Backend::Cpu, Precision::Double, in_f, kNenv, steps, integ, 0, con);
+  const Result f = run(model, Backend::Cpu, Precision::Float, in_f, kNenv, steps, integ, 0, con);
+  const Result f_pert = run(model, Backend::Cpu, Precision::Float, in_f, kNenv, steps, integ, 2, con);
   covers(f, fd, GetParam().tol_float, "float vs double");
   covers(f_pert, f, GetParam().tol_float, "float, 2-ulp perturbed");
 }

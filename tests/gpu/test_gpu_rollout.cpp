@@ -27,6 +27,7 @@
 #include <random>
 #include <vector>
 
+#include "contact_states.hpp"
 #include "stiffgrad/stiffgrad.hpp"
 #include "test_support.hpp"
 
@@ -41,12 +42,19 @@ struct Grad {
 
 constexpr double kSafety = 10;
 constexpr double kTolFloat = 2e-5, kTolDouble = 1e-13;
+// With contact (constraints on; humanoid.xml lying on its floor, contact_states.hpp), the same
+// calibration (2026-12-01): float vs double 1.4e-2 (stiff contact amplifies float rounding in
+// the gradient); scaled by 2^-29 2.7e-11; double 2-ulp perturbed 7.0e-13. Bounds: 10 x the
+// larger figure, rounded up to a 1-2-5 step.
+constexpr double kTolContactFloat = 2e-1, kTolContactDouble = 5e-10;
 
 // `perturb_ulps` > 0 (calibration): the initial state and the controls are multiplied by
-// 1 +- perturb_ulps x epsilon(double), random signs.
+// 1 +- perturb_ulps x epsilon(double), random signs. `contact`: constraints on, starting
+// from that settled state (velocities + N(0, 0.05^2), controls N(0, 0.02^2)); else the smooth
+// step from qpos0 with hinge offsets.
 Grad gradient(const std::shared_ptr<const Model>& model, Backend backend, Precision precision,
               double perturb_ulps = 0, int T = 10,
-              Integrator integrator = Integrator::SemiImplicitEuler) {
+              Integrator integrator = Integrator::SemiImplicitEuler, const sggpu::Settled* contact = nullptr) {
   const Model& M = *model;
   const int nenv = 130;  // 130: a partial last block of 128
   SimulatorOptions opt;
@@ -55,17 +63,25 @@ Grad gradient(const std::shared_ptr<const Model>& model, Backend backend, Precis
   opt.backend = backend;
   opt.precision = precision;
   opt.integrator = integrator;
+  opt.constraints = contact != nullptr;
   Simulator sim(model, opt);
   std::mt19937_64 rng(5);
   std::normal_distribution<double> n01;
   std::vector<double> q(nenv * M.nq), v(nenv * M.nv), u(T * nenv * M.nu);
-  for (int e = 0; e < nenv; ++e) {
-    for (int i = 0; i < M.nq; ++i) q[e * M.nq + i] = M.qpos0[i];
-    for (int j = 0; j < M.njnt; ++j)
-      if (M.jnt_type[j] == JointType::Hinge) q[e * M.nq + M.jnt_qposadr[j]] += 0.1 * n01(rng);
+  if (contact) {
+    const sggpu::Batch b = sggpu::contact_batch(*contact, nenv, T, 0.05, 0.02, 5);
+    q = b.qpos;
+    v = b.qvel;
+    u = b.ctrl;
+  } else {
+    for (int e = 0; e < nenv; ++e) {
+      for (int i = 0; i < M.nq; ++i) q[e * M.nq + i] = M.qpos0[i];
+      for (int j = 0; j < M.njnt; ++j)
+        if (M.jnt_type[j] == JointType::Hinge) q[e * M.nq + M.jnt_qposadr[j]] += 0.1 * n01(rng);
+    }
+    for (double& x : v) x = 0.1 * n01(rng);
+    for (double& x : u) x = 0.1 * n01(rng);
   }
-  for (double& x : v) x = 0.1 * n01(rng);
-  for (double& x : u) x = 0.1 * n01(rng);
   std::vector<double> dlq((T + 1) * nenv * M.nq), dlv((T + 1) * nenv * M.nv);
   for (double& x : dlq) x = n01(rng);
   for (double& x : dlv) x = n01(rng);
@@ -95,14 +111,17 @@ double rel(const std::vector<double>& a, const std::vector<double>& b) {
   return num / den;
 }
 
-TEST(GpuRollout, GradientsAgreeWithCpu) {
-  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the CUDA Rollout runs on a device machine (scripts/device_check.sh)";
-  const auto model = load_mjcf(sgtest::humanoid_xml());
+// CPU and CUDA Rollout gradients of one setting agree within the bounds, and the device replays
+// its own forward pass bit for bit.
+void expect_gradients_agree(const std::shared_ptr<const Model>& model, const sggpu::Settled* contact,
+                            double tol_double, double tol_float) {
   for (Precision p : {Precision::Double, Precision::Float}) {
-    const Grad cpu = gradient(model, Backend::Cpu, p), gpu = gradient(model, Backend::Cuda, p);
-    const double tol = p == Precision::Double ? kTolDouble : kTolFloat;
+    const auto integ = Integrator::SemiImplicitEuler;
+    const Grad cpu = gradient(model, Backend::Cpu, p, 0, 10, integ, contact);
+    const Grad gpu = gradient(model, Backend::Cuda, p, 0, 10, integ, contact);
+    const double tol = p == Precision::Double ? tol_double : tol_float;
     const double eq = rel(gpu.q0, cpu.q0), ev = rel(gpu.v0, cpu.v0), eu = rel(gpu.u, cpu.u);
-    std::printf("[gpu rollout] %s: dL/dqpos0 %.2e dL/dqvel0 %.2e dL/dctrl %.2e\n",
+    std::printf("[gpu rollout] %s%s: dL/dqpos0 %.2e dL/dqvel0 %.2e dL/dctrl %.2e\n", contact ? "contact " : "",
                 p == Precision::Double ? "double" : "float", eq, ev, eu);
     EXPECT_LE(eq, tol);
     EXPECT_LE(ev, tol);
@@ -111,19 +130,41 @@ TEST(GpuRollout, GradientsAgreeWithCpu) {
   }
 }
 
-// The measurement behind kTolFloat / kTolDouble (see the header), on the CPU: no device needed.
+TEST(GpuRollout, GradientsAgreeWithCpu) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the CUDA Rollout runs on a device machine (scripts/device_check.sh)";
+  expect_gradients_agree(load_mjcf(sgtest::humanoid_xml()), nullptr, kTolDouble, kTolFloat);
+}
+
+// Humanoid.xml lying on its floor (150 control steps from qpos0), the contact tests' start.
+const sggpu::Settled& humanoid_lying(const std::shared_ptr<const Model>& model) {
+  static const sggpu::Settled s = sggpu::settle(model, "", 150, Integrator::SemiImplicitEuler);
+  return s;
+}
+
+// With contact: the same agreement from a state in persistent contact (the constraint solve's
+// implicit adjoint, the contact rows and the narrow phase's adjoint on the device).
+TEST(GpuRollout, ContactGradientsAgreeWithCpu) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the CUDA Rollout runs on a device machine (scripts/device_check.sh)";
+  const auto model = load_mjcf(sgtest::humanoid_xml());
+  expect_gradients_agree(model, &humanoid_lying(model), kTolContactDouble, kTolContactFloat);
+}
+
+// The measurement behind the bounds (see the header), on the CPU: no device needed.
 TEST(GpuRolloutCalibration, BoundsCoverTenTimesCpuMeasurement) {
   const auto model = load_mjcf(sgtest::humanoid_xml());
-  const Grad d = gradient(model, Backend::Cpu, Precision::Double);
-  const Grad f = gradient(model, Backend::Cpu, Precision::Float);
-  const Grad d_pert = gradient(model, Backend::Cpu, Precision::Double, 2);
-  const double fvd = std::max({rel(f.q0, d.q0), rel(f.v0, d.v0), rel(f.u, d.u)});
-  const double pert = std::max({rel(d_pert.q0, d.q0), rel(d_pert.v0, d.v0), rel(d_pert.u, d.u)});
-  const double scaled = fvd * std::ldexp(1.0, -29);
-  std::printf("[ calib    ] float vs double %.2e; scaled by 2^-29 %.2e; double 2-ulp perturbed %.2e\n",
-              fvd, scaled, pert);
-  EXPECT_LE(kSafety * fvd, kTolFloat);
-  EXPECT_LE(kSafety * std::max(scaled, pert), kTolDouble);
+  for (const sggpu::Settled* contact : {static_cast<const sggpu::Settled*>(nullptr), &humanoid_lying(model)}) {
+    const auto integ = Integrator::SemiImplicitEuler;
+    const Grad d = gradient(model, Backend::Cpu, Precision::Double, 0, 10, integ, contact);
+    const Grad f = gradient(model, Backend::Cpu, Precision::Float, 0, 10, integ, contact);
+    const Grad d_pert = gradient(model, Backend::Cpu, Precision::Double, 2, 10, integ, contact);
+    const double fvd = std::max({rel(f.q0, d.q0), rel(f.v0, d.v0), rel(f.u, d.u)});
+    const double pert = std::max({rel(d_pert.q0, d.q0), rel(d_pert.v0, d.v0), rel(d_pert.u, d.u)});
+    const double scaled = fvd * std::ldexp(1.0, -29);
+    std::printf("[ calib    ] %s: float vs double %.2e; scaled by 2^-29 %.2e; double 2-ulp perturbed %.2e\n",
+                contact ? "contact" : "smooth", fvd, scaled, pert);
+    EXPECT_LE(kSafety * fvd, contact ? kTolContactFloat : kTolFloat);
+    EXPECT_LE(kSafety * std::max(scaled, pert), contact ? kTolContactDouble : kTolDouble);
+  }
 }
 
 // The checkpointing invariant on the device: forward (control_step_kernel) and replay
@@ -136,14 +177,19 @@ TEST(GpuRollout, ReplayIsBitwise) {
   if (sgtest::file_exists(g1)) paths.push_back(g1);
   for (const std::string& path : paths) {
     const auto model = load_mjcf(path);
-    for (Integrator integ : {Integrator::SemiImplicitEuler, Integrator::ImplicitDampingEuler})
-      for (Precision p : {Precision::Double, Precision::Float}) {
-        const Grad g = gradient(model, Backend::Cuda, p, 0, 20, integ);
-        EXPECT_TRUE(g.replay_bitwise)
-            << path << (p == Precision::Double ? " double" : " float")
-            << (integ == Integrator::ImplicitDampingEuler ? " implicit" : " explicit")
-            << ": the device replay did not reproduce the device's forward pass bit for bit";
-      }
+    // with contact: the model settled on its floor (G1: at `home`), constraints on
+    const sggpu::Settled settled =
+        sggpu::settle(model, model->keyframe_id("home") >= 0 ? "home" : "", 150, Integrator::ImplicitDampingEuler);
+    for (const sggpu::Settled* contact : {static_cast<const sggpu::Settled*>(nullptr), &settled})
+      for (Integrator integ : {Integrator::SemiImplicitEuler, Integrator::ImplicitDampingEuler})
+        for (Precision p : {Precision::Double, Precision::Float}) {
+          const Grad g = gradient(model, Backend::Cuda, p, 0, 20, integ, contact);
+          EXPECT_TRUE(g.replay_bitwise)
+              << path << (p == Precision::Double ? " double" : " float")
+              << (integ == Integrator::ImplicitDampingEuler ? " implicit" : " explicit")
+              << (contact ? " with contact" : "")
+              << ": the device replay did not reproduce the device's forward pass bit for bit";
+        }
   }
 }
 
