@@ -147,6 +147,8 @@ ModelArrays<Real>::ModelArrays(const Model& m, const ConstraintCapacity& capacit
   v.opt_tolerance = static_cast<Real>(m.opt.tolerance);
   v.stat_meaninertia = static_cast<Real>(m.stat_meaninertia);
   v.implicit_actuator_damping = 0;
+  v.dof_damping_any = 0;
+  for (double b : m.dof_damping) v.dof_damping_any = v.dof_damping_any || b > 0.0;
   for (int k = 0; k < 3; ++k)
     v.gravity[k] = m.opt.gravity_enabled ? static_cast<Real>(m.opt.gravity[k]) : Real(0);
 

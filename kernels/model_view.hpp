@@ -34,6 +34,7 @@ struct ModelView {
   Real opt_tolerance;      // option/tolerance: scaled early-exit threshold (facts §5)
   Real stat_meaninertia;   // mean of diag(M) at qpos0: the solver's scale (facts §5)
   int implicit_actuator_damping;  // 1: Integrator::ImplicitDampingEuler (set by the backend)
+  int dof_damping_any;            // 1: some dof has damping > 0 (MuJoCo's Euler then solves)
   Real gravity[3];  // zero when gravity is disabled
   // constraint options (Model::Options; read only when nefc_max > 0)
   Real impratio;              // option/impratio

@@ -75,10 +75,19 @@ SG_HD SG_INLINE void factor_mass(const ModelView<Real>& m, const Data<Real, L>& 
   ltdl_factor(m, d.qLD);
 }
 
+// Whether the Euler step solves (M + h D) a = qfrc_smooth + qfrc_constraint after the constraint
+// solve (facts §7): only when some dof has damping (or actuator damping is made implicit);
+// otherwise MuJoCo integrates the solver's qacc itself.
+template <class Real>
+SG_HD SG_INLINE bool euler_solves_damping(const ModelView<Real>& m) {
+  return m.dof_damping_any != 0 || m.implicit_actuator_damping != 0;
+}
+
 // qacc = (M + h_damping D)^-1 (qfrc_smooth [+ qfrc_constraint]); h_damping = 0 gives the plain
 // forward dynamics (MuJoCo's mjData.qacc), h_damping = h the acceleration MuJoCo's Euler
 // integrates: (M + h D) a = qfrc_smooth + qfrc_constraint (facts §7; joint damping implicit, the
-// constraint force held). With constraints (m.nefc_max > 0) the constraint solve runs first
+// constraint force held), or with constraints and no damping the solver's qacc itself, as
+// MuJoCo's Euler (facts §7). With constraints (m.nefc_max > 0) the constraint solve runs first
 // (kernels/constraint.hpp); it returns the environment status bits it raised (0: none).
 template <class Real, class L>
 SG_HD int fwd_acceleration(const ModelView<Real>& m, const Data<Real, L>& d, Real h_damping) {
@@ -91,7 +100,7 @@ SG_HD int fwd_acceleration(const ModelView<Real>& m, const Data<Real, L>& d, Rea
     ltdl_solve(m, d.qLD, d.qacc_smooth);
     status = fwd_constraint(m, d);  // d.qacc: the constrained forward dynamics
     for (int i = 0; i < nv; ++i) d.qacc_solver[i] = d.qacc[i];  // kept for the adjoint
-    if (h_damping == Real(0)) return status;
+    if (h_damping == Real(0) || !euler_solves_damping(m)) return status;
     for (int i = 0; i < nv; ++i) d.qacc[i] = d.qfrc_smooth[i] + d.qfrc_constraint[i];
   } else {
     for (int i = 0; i < nv; ++i) d.qacc[i] = d.qfrc_smooth[i];

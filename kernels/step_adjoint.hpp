@@ -38,20 +38,27 @@ SG_HD void clear_adjoint_scratch(const DataLayout& o, View<Real, L> adj_buffer) 
 //   with -lambda_2, and +lambda_2 into the passive and actuator adjoints
 //   rows -> contact geometry, cdof, subtree_com, qpos, qvel; contacts -> geom poses -> bodies.
 // On return a.qacc holds lambda_1 again (the caller's RNEA at a_hat uses it).
+// Without the Euler solve (no damping: euler_solves_damping false) the step integrates a_c
+// itself: a.qacc is then a_c's adjoint, handed to the solve's adjoint directly, f has no
+// adjoint of its own, and lambda_1 = 0 on return.
 template <class Real, class L>
 SG_HD void adj_constraint_forces(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a) {
   const int nv = m.nv;
   const int nefc = sg_int(d.nefc[0]);
-  for (int i = 0; i < nefc; ++i) {
-    // J's structural zeros are constants and not stored (row_sparsity.hpp)
-    const int chain = row_chain(d, i);
-    a.efc_force[i] += row_dot(m, d.efc_J, i, chain, a.qacc);
-    for_each_row_entry(m, chain, [&](int slot, int c) { a.efc_J[i * nv + slot] += d.efc_force[i] * a.qacc[c]; });
-  }
-  // the solve's own qacc enters a_hat only through f: its adjoint is zero; keep lambda_1
-  for (int c = 0; c < nv; ++c) {
-    a.qacc_solver[c] = a.qacc[c];
-    a.qacc[c] = Real(0);
+  if (euler_solves_damping(m)) {
+    for (int i = 0; i < nefc; ++i) {
+      // J's structural zeros are constants and not stored (row_sparsity.hpp)
+      const int chain = row_chain(d, i);
+      a.efc_force[i] += row_dot(m, d.efc_J, i, chain, a.qacc);
+      for_each_row_entry(m, chain, [&](int slot, int c) { a.efc_J[i * nv + slot] += d.efc_force[i] * a.qacc[c]; });
+    }
+    // the solve's own qacc enters a_hat only through f: its adjoint is zero; keep lambda_1
+    for (int c = 0; c < nv; ++c) {
+      a.qacc_solver[c] = a.qacc[c];
+      a.qacc[c] = Real(0);
+    }
+  } else {
+    for (int c = 0; c < nv; ++c) a.qacc_solver[c] = Real(0);  // lambda_1 = 0; a.qacc: a_c's adjoint
   }
   for (int c = 0; c < nv; ++c) d.qacc_smooth[c] = d.qacc[c];  // a_hat, restored below
   for (int c = 0; c < nv; ++c) d.qacc[c] = d.qacc_solver[c];  // the solver's a_c
@@ -96,13 +103,16 @@ SG_HD void adj_substep(const ModelView<Real>& m, const DataLayout& o, const Data
   adj_integrate_pos(m, d.qpos, d.qfrc_bias, h, a.qpos, a.qvel);
   for (int i = 0; i < m.nv; ++i) a.qacc[i] = h * a.qvel[i];
 
-  // lambda = (M + h D)^-1 qacc_bar, in a.qacc
-  adj_ltdl_solve(m, d.qLD, a.qacc);
+  // lambda = (M + h D)^-1 qacc_bar, in a.qacc; with constraints and no damping the step
+  // integrates the solver's qacc itself (euler_solves_damping): qacc_bar goes to the solve's
+  // adjoint (adj_constraint_forces) and lambda = 0 here
+  const bool direct = m.nefc_max > 0 && !euler_solves_damping(m);
+  if (!direct) adj_ltdl_solve(m, d.qLD, a.qacc);
 
   // f = passive + actuator - bias: the passive and actuator parts
   for (int i = 0; i < m.nv; ++i) {
-    a.qfrc_passive[i] = a.qacc[i];
-    a.qfrc_actuator[i] = a.qacc[i];
+    a.qfrc_passive[i] = direct ? Real(0) : a.qacc[i];
+    a.qfrc_actuator[i] = direct ? Real(0) : a.qacc[i];
   }
   if (m.nefc_max > 0) adj_constraint_forces(m, d, a);
   adj_passive_forces(m, d, a);
