@@ -9,6 +9,7 @@
 // after settling at home), copied to every environment with small velocity noise; controls held
 // (the keyframe's); every 50 steps the states are reset (untimed). Both engines run their
 // default solver settings from the model (MuJoCo: warm start on, as it ships; ours: cold start).
+// The engines take turns segment by segment (ratios from one run on a shared machine).
 // Reported: environment-steps per second of each, their ratio (target >= 1.5x at nenv >= 64),
 // mean active contacts per step, our Newton iterations per step, bytes per environment; and the
 // gradient's cost: Rollout forward + backward over T = 32 steps against the forward alone
@@ -84,7 +85,37 @@ Row measure(const std::shared_ptr<const Model>& model, const mjModel* mm, const 
   so.threads = 1;
   Simulator sim(model, so);
   sim.set_ctrl(b.ctrl.data());
-  double t = 0, contacts = 0;
+  r.bytes = sim.bytes() / static_cast<std::size_t>(nenv);
+  // Newton iterations at the benchmark state (one environment, host path)
+  r.newton = constrained_dynamics(*model, st.qpos.data(), st.qvel.data(), st.ctrl.data()).solver_iterations;
+  // MuJoCo: nenv mjData, a loop; as the model ships (warm start) and with warm start disabled
+  // (cold, as ours: the same algorithm side by side)
+  MjModelPtr cold(mj_copyModel(nullptr, mm));
+  cold->opt.disableflags |= mjDSBL_WARMSTART;
+  std::vector<MjDataPtr> ds;
+  for (int e = 0; e < nenv; ++e) ds.emplace_back(mj_makeData(mm));
+  // one segment of MuJoCo: seconds; adds contacts and solver iterations per environment
+  const auto mujoco_segment = [&](const mjModel* mx, double* contacts, double* iterations) {
+    for (int e = 0; e < nenv; ++e) {
+      mjData* d = ds[static_cast<std::size_t>(e)].get();
+      mj_resetData(mx, d);
+      std::memcpy(d->qpos, b.qpos.data() + static_cast<std::size_t>(e) * nq, sizeof(double) * nq);
+      std::memcpy(d->qvel, b.qvel.data() + static_cast<std::size_t>(e) * nv, sizeof(double) * nv);
+      std::memcpy(d->ctrl, b.ctrl.data() + static_cast<std::size_t>(e) * nu, sizeof(double) * nu);
+    }
+    const auto t0 = Clock::now();
+    for (int e = 0; e < nenv; ++e)
+      for (int s = 0; s < kSegment; ++s) mj_step(mx, ds[static_cast<std::size_t>(e)].get());
+    const double dt = seconds_since(t0);
+    for (int e = 0; e < nenv; ++e) {
+      *contacts += ds[static_cast<std::size_t>(e)]->ncon;
+      *iterations += ds[static_cast<std::size_t>(e)]->solver_iter;
+    }
+    return dt;
+  };
+  // the three engines take turns segment by segment, so that a slow spell of this shared
+  // machine falls on all of them alike
+  double t = 0, tw = 0, tc = 0, contacts = 0, unused = 0;
   for (int done = 0; done < steps; done += kSegment) {
     sim.set_state(b.qpos.data(), b.qvel.data());
     const auto t0 = Clock::now();
@@ -92,55 +123,19 @@ Row measure(const std::shared_ptr<const Model>& model, const mjModel* mm, const 
     t += seconds_since(t0);
     const auto stats = sim.contact_stats();
     for (int e = 0; e < nenv; ++e) contacts += stats[static_cast<std::size_t>(4 * e)];
+    if (ours_only) continue;
+    tw += mujoco_segment(mm, &r.contacts_mj, &r.newton_mj);
+    tc += mujoco_segment(cold.get(), &unused, &r.newton_mj_cold);
   }
+  const double segments_x_nenv = static_cast<double>(steps / kSegment) * nenv;
   r.ours = static_cast<double>(steps) * nenv / t;
-  r.contacts_ours = contacts / (static_cast<double>(steps / kSegment) * nenv);
-  r.bytes = sim.bytes() / static_cast<std::size_t>(nenv);
-  // Newton iterations at the benchmark state (one environment, host path)
-  {
-    const ConstrainedDynamics cd = constrained_dynamics(*model, st.qpos.data(), st.qvel.data(), st.ctrl.data());
-    r.newton = cd.solver_iterations;
-    if (getenv("SG_DEBUG_ROWS")) {
-      int nz = 0;
-      for (double x : cd.efc_J) nz += x != 0;
-      std::fprintf(stderr, "nefc %d nv %d nnz/row %.1f types:", cd.nefc, nv, double(nz) / cd.nefc);
-      for (int t : cd.efc_type) std::fprintf(stderr, " %d", t);
-      std::fprintf(stderr, "\n");
-    }
-  }
+  r.contacts_ours = contacts / segments_x_nenv;
   if (ours_only) return r;
-  // MuJoCo: nenv mjData, a loop; as the model ships (warm start) and with warm start disabled
-  // (cold, as ours: the same algorithm side by side)
-  std::vector<MjDataPtr> ds;
-  for (int e = 0; e < nenv; ++e) ds.emplace_back(mj_makeData(mm));
-  const auto run_mujoco = [&](const mjModel* mx, double* contacts, double* iterations) {
-    double tm = 0, cm = 0, it = 0;
-    for (int done = 0; done < steps; done += kSegment) {
-      for (int e = 0; e < nenv; ++e) {
-        mjData* d = ds[static_cast<std::size_t>(e)].get();
-        mj_resetData(mx, d);
-        std::memcpy(d->qpos, b.qpos.data() + static_cast<std::size_t>(e) * nq, sizeof(double) * nq);
-        std::memcpy(d->qvel, b.qvel.data() + static_cast<std::size_t>(e) * nv, sizeof(double) * nv);
-        std::memcpy(d->ctrl, b.ctrl.data() + static_cast<std::size_t>(e) * nu, sizeof(double) * nu);
-      }
-      const auto t0 = Clock::now();
-      for (int e = 0; e < nenv; ++e)
-        for (int s = 0; s < kSegment; ++s) mj_step(mx, ds[static_cast<std::size_t>(e)].get());
-      tm += seconds_since(t0);
-      for (int e = 0; e < nenv; ++e) {
-        cm += ds[static_cast<std::size_t>(e)]->ncon;
-        it += ds[static_cast<std::size_t>(e)]->solver_iter;
-      }
-    }
-    *contacts = cm / (static_cast<double>(steps / kSegment) * nenv);
-    *iterations = it / (static_cast<double>(steps / kSegment) * nenv);
-    return static_cast<double>(steps) * nenv / tm;
-  };
-  r.mujoco = run_mujoco(mm, &r.contacts_mj, &r.newton_mj);
-  MjModelPtr cold(mj_copyModel(nullptr, mm));
-  cold->opt.disableflags |= mjDSBL_WARMSTART;
-  double unused = 0;
-  r.mujoco_cold = run_mujoco(cold.get(), &unused, &r.newton_mj_cold);
+  r.mujoco = static_cast<double>(steps) * nenv / tw;
+  r.mujoco_cold = static_cast<double>(steps) * nenv / tc;
+  r.contacts_mj /= segments_x_nenv;
+  r.newton_mj /= segments_x_nenv;
+  r.newton_mj_cold /= segments_x_nenv;
   // gradient cost: Rollout of T = 32 steps, forward alone vs forward + backward
   constexpr int T = 32;
   Rollout ro(sim, T);

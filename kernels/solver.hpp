@@ -28,9 +28,6 @@
 #include "kernels/row_sparsity.hpp"
 
 namespace stiffgrad::kern {
-#ifdef SG_COUNT_LS
-inline long sg_ls_evals = 0;
-#endif
 
 // Integer stored as a Real (counts, condim): the value part only, so a dual number works too.
 template <class Real>
@@ -50,6 +47,7 @@ struct NewtonWorkspace {
   View<Real, L> jar;      // nefc_max  J a − aref
   View<Real, L> Jsearch;  // nefc_max  J search
   View<Real, L> factor;   // 1  how chol holds H's factor: kFactorTree (LᵀDL) or kFactorDense (LLᵀ)
+  View<Real, L> H_state;  // nefc_max  efc_state when H was last brought up to date
 
   static SG_HD NewtonWorkspace bind(View<Real, L> ws, int nv, int nefc_max) {
     NewtonWorkspace w;
@@ -59,6 +57,7 @@ struct NewtonWorkspace {
     w.Ma = take(nv); w.grad = take(nv); w.search = take(nv); w.Msearch = take(nv);
     w.jar = take(nefc_max); w.Jsearch = take(nefc_max);
     w.factor = take(1);
+    w.H_state = take(nefc_max);
     return w;
   }
 };
@@ -346,6 +345,35 @@ SG_HD Real newton_update(const ModelView<Real>& m, const Data<Real, L>& d, const
 
 enum : int { kFactorDense = 0, kFactorTree = 1 };
 
+// H += Di J_iᵀ J_i (lower triangle) in the storage `tree` selects (see newton_hessian_assemble).
+// A chain row's entries in slots p <= q (dofs r = ch[p] below c = ch[q] on the chain) meet at
+// H(r, c), which is row r's (q − p)-th compact entry: the inner loop runs over contiguous slots.
+template <class Real, class L>
+SG_HD SG_INLINE void hessian_add_row(const ModelView<Real>& m, const Data<Real, L>& d, const NewtonWorkspace<Real, L>& w,
+                                     bool tree, int i, int chain, Real Di) {
+  const int nv = m.nv, o = i * nv;
+  const auto J = d.efc_J;
+  if (chain == kChainDense) {
+    for (int r = 0; r < nv; ++r) {
+      const Real jr = J[o + r];
+      if (jr == Real(0)) continue;
+      for (int c = 0; c <= r; ++c) w.H[r * nv + c] += Di * jr * J[o + c];
+    }
+  } else if (chain >= 0) {
+    const DofChain<Real> ch = dof_chain(m, chain);
+    for (int p = 0; p < ch.n; ++p) {
+      const Real djp = Di * J[o + p];
+      if (tree) {
+        const int base = m.dof_chainadr[ch.dof[p]] - p;
+        for (int q = p; q < ch.n; ++q) w.H[base + q] += djp * J[o + q];
+      } else {
+        const int base = ch.dof[p] * nv;
+        for (int q = p; q < ch.n; ++q) w.H[base + ch.dof[q]] += djp * J[o + q];
+      }
+    }
+  }
+}
+
 // Whether H at the current states keeps M's tree pattern: every row that enters it (quadratic
 // rows, middle-zone cones) is a chain row (row_sparsity.hpp).
 template <class Real, class L>
@@ -384,28 +412,7 @@ SG_HD void newton_hessian_assemble(const ModelView<Real>& m, const Data<Real, L>
     return tree ? m.dof_chainadr[ch.dof[p]] - p : ch.dof[p] * nv;
   };
   const auto col_of = [&](const DofChain<Real>& ch, int q) { return tree ? q : ch.dof[q]; };
-  // H += Di J_iᵀ J_i (lower triangle)
-  const auto add_outer = [&](int i, int chain, Real Di) {
-    const int o = i * nv;
-    if (chain == kChainDense) {
-      for (int r = 0; r < nv; ++r) {
-        const Real jr = J[o + r];
-        if (jr == Real(0)) continue;
-        for (int c = 0; c <= r; ++c) w.H[r * nv + c] += Di * jr * J[o + c];
-      }
-    } else if (chain >= 0) {
-      const DofChain<Real> ch = dof_chain(m, chain);
-      for (int p = 0; p < ch.n; ++p) {
-        const Real djp = Di * J[o + p];
-        const int base = row_base(ch, p);
-        if (tree) {
-          for (int q = p; q < ch.n; ++q) w.H[base + q] += djp * J[o + q];
-        } else {
-          for (int q = p; q < ch.n; ++q) w.H[base + ch.dof[q]] += djp * J[o + q];
-        }
-      }
-    }
-  };
+  const auto add_outer = [&](int i, int chain, Real Di) { hessian_add_row(m, d, w, tree, i, chain, Di); };
   for (int i = 0; i < nefc;) {
     const int type = solver_int(d.efc_type[i]);
     const int state = solver_int(d.efc_state[i]);
@@ -447,6 +454,31 @@ SG_HD void newton_hessian_assemble(const ModelView<Real>& m, const Data<Real, L>
       ++i;
     }
   }
+  for (int i = 0; i < nefc; ++i) w.H_state[i] = d.efc_state[i];
+}
+
+// Brings H (assembled at the states in w.H_state) up to the current efc_state by adding the
+// rows that became quadratic and subtracting those that left, as MuJoCo updates its factor
+// only for changed rows; returns false, leaving H as it was, where that cannot be done (the
+// storage would change, or an elliptic contact is or was in its middle zone, whose Hessian
+// depends on jar): then assemble afresh. Subtracting what was added leaves rounding-sized
+// residue in H, which only perturbs the Newton direction (the line search and the convergence
+// test use the exact gradient; the adjoint assembles H afresh at the solution).
+template <class Real, class L>
+SG_HD bool newton_hessian_update(const ModelView<Real>& m, const Data<Real, L>& d, const NewtonWorkspace<Real, L>& w,
+                                 int nefc) {
+  const bool tree = solver_int(w.factor[0]) == kFactorTree;
+  if (hessian_is_tree(d, nefc) != tree) return false;
+  for (int i = 0; i < nefc; ++i)
+    if (solver_int(d.efc_type[i]) == kCnstrContactElliptic &&
+        (solver_int(w.H_state[i]) == kStateCone || solver_int(d.efc_state[i]) == kStateCone))
+      return false;
+  for (int i = 0; i < nefc; ++i) {
+    const bool was = solver_int(w.H_state[i]) == kStateQuadratic, is = solver_int(d.efc_state[i]) == kStateQuadratic;
+    if (was != is) hessian_add_row(m, d, w, tree, i, row_chain(d, i), is ? d.efc_D[i] : -d.efc_D[i]);
+    w.H_state[i] = d.efc_state[i];
+  }
+  return true;
 }
 
 // chol = the factor of H: LᵀDL in the compact tree storage (kFactorTree) or a dense Cholesky of
@@ -595,16 +627,13 @@ SG_HD void constraint_solve(const ModelView<Real>& m, const Data<Real, L>& d) {
   const Real scale = Real(1) / (size_scale > Real(0) ? size_scale : Real(1));
   const Real tol = m.opt_tolerance;
   Real cost = newton_update(m, d, w, nefc);
-  // H depends on the row states only (and on jar for middle-zone cones): it is assembled and
-  // factored again only when they changed, as MuJoCo updates its factor only for changed rows
+  // H depends on the row states only (and on jar for middle-zone cones): it is updated for the
+  // rows that changed zone (newton_hessian_update) and factored again only when some did
   bool hessian_changed = true;
   int iter = 0;
   for (; iter < m.opt_iterations;) {
     if (hessian_changed) {
-#ifdef SG_COUNT_LS
-      ++sg_ls_evals;
-#endif
-      newton_hessian_assemble(m, d, w, nefc);
+      if (iter == 0 || !newton_hessian_update(m, d, w, nefc)) newton_hessian_assemble(m, d, w, nefc);
       newton_hessian_factor(m, w);
     }
     Real snorm2(0);
