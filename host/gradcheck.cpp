@@ -99,6 +99,8 @@ GradcheckReport run_gradcheck(const std::shared_ptr<const Model>& model, const G
 
   GradcheckReport rep;
   rep.replay_bitwise = ro.replay_bitwise();
+  rollout_solver_iterations(m, p.qpos.data(), p.qvel.data(), p.ctrl.data(), T, opt.substeps, opt.integrator,
+                            opt.constraints, &rep.constraint_solves, &rep.solves_at_iteration_cap);
   const GradcheckTolerance tol = gradcheck_tolerance(opt.precision);
   rep.tolerance = tol.relative;
   rep.dot_tolerance = tol.dot;

@@ -84,6 +84,29 @@ long double rollout_loss_extended(const Model& model, const double* qpos, const 
   return L;
 }
 
+void rollout_solver_iterations(const Model& model, const double* qpos, const double* qvel, const double* ctrl,
+                               int T, int substeps, Integrator integrator, bool constraints, int* solves,
+                               int* at_cap) {
+  ModelArrays<double> arrays(model, capacity_for(model, constraints));
+  auto m = arrays.host_view();
+  m.implicit_actuator_damping = integrator == Integrator::ImplicitDampingEuler;
+  const auto layout = kern::DataLayout::make(m);
+  std::vector<double> buffer(static_cast<std::size_t>(layout.size) + 1);
+  const auto d = kern::Data<double, kern::Contiguous>::bind({buffer.data(), {}}, layout);
+  for (int i = 0; i < m.nq; ++i) d.qpos[i] = qpos[i];
+  for (int i = 0; i < m.nv; ++i) d.qvel[i] = qvel[i];
+  *solves = *at_cap = 0;
+  for (int t = 0; t < T; ++t) {
+    for (int i = 0; i < m.nu; ++i) d.ctrl[i] = ctrl[t * m.nu + i];
+    for (int s = 0; s < substeps; ++s) {
+      kern::substep(m, d);
+      if (m.nefc_max == 0 || d.nefc[0] == 0) continue;
+      ++*solves;
+      *at_cap += static_cast<int>(d.solver_niter[0]) >= m.opt_iterations;
+    }
+  }
+}
+
 void integrate_tangent(const Model& model, double* qpos, const double* delta) {
   ModelArrays<double> arrays(model);
   const auto m = arrays.host_view();

@@ -294,6 +294,12 @@ int cmd_gradcheck(const Args& a) {
               rep.tolerance, rep.max_rel_error_double_fd);
   std::printf("dot-product residual    %.2e (tolerance %.0e)\n", rep.dot_residual, rep.dot_tolerance);
   std::printf("replay bitwise          %s\n", rep.replay_bitwise ? "yes" : "NO");
+  if (rep.solves_at_iteration_cap > 0)
+    std::printf("note: %d of %d constraint solves stopped at the model's iterations cap (%d): the adjoint is\n"
+                "      the implicit gradient at the point returned, finite differences follow the truncated\n"
+                "      iteration, so they need not agree; raise <option iterations> to compare (README\n"
+                "      \"Constraints\")\n",
+                rep.solves_at_iteration_cap, rep.constraint_solves, m->opt.iterations);
   std::printf("%s\n", rep.passed ? "PASSED" : "FAILED");
   return rep.passed ? 0 : 1;
 }

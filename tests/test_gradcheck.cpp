@@ -38,10 +38,22 @@ TEST(Gradcheck, NativeTimestepT50S4) {
     for (bool raise : {false, true}) {
       if (raise && !truncated) continue;
       const auto rep = run_gradcheck(raise ? with_iterations(model, 50) : model, opt);
-      std::printf("[gradcheck] %-60s iterations %2d  FD(extended) %.2e  FD(double) %.2e  dot %.2e  replay %s\n",
+      std::printf("[gradcheck] %-60s iterations %2d  FD(extended) %.2e  FD(double) %.2e  dot %.2e  replay %s  "
+                  "solves at the cap %d/%d\n",
                   path.c_str(), raise ? 50 : model->opt.iterations, rep.max_rel_error, rep.max_rel_error_double_fd,
-                  rep.dot_residual, rep.replay_bitwise ? "bitwise" : "NO");
-      if (!truncated || raise) EXPECT_LE(rep.max_rel_error, 1e-6) << path;
+                  rep.dot_residual, rep.replay_bitwise ? "bitwise" : "NO", rep.solves_at_iteration_cap,
+                  rep.constraint_solves);
+      // the G1 at its own 5 iterations is the documented case: FD sees the truncated iteration,
+      // and the report names the cause (solves cut short by the cap). Everywhere else FD must
+      // agree, with raised iterations because every solve converged, and on the ant at its own
+      // 4 because the few capped solves there stop close enough to the optimum.
+      if (!raise && path.find("unitree_g1") != std::string::npos) {
+        EXPECT_GT(rep.solves_at_iteration_cap, 0) << path;
+      } else {
+        EXPECT_LE(rep.max_rel_error, 1e-6) << path;
+        if (raise) EXPECT_EQ(rep.solves_at_iteration_cap, 0) << path;
+      }
+      EXPECT_GT(rep.constraint_solves, 0) << path;
       EXPECT_LE(rep.dot_residual, 1e-10) << path;
       EXPECT_TRUE(rep.replay_bitwise) << path;
     }

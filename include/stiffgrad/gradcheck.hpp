@@ -21,6 +21,13 @@ std::vector<double> rollout_jvp(const Model& model, const double* qpos, const do
                                 Integrator integrator = Integrator::SemiImplicitEuler,
                                 bool constraints = true);
 
+// Along a single-environment rollout in double (ctrl: T x nu): the number of substeps with
+// constraint rows (*solves) and of those whose Newton solve stopped at the model's iteration
+// cap (*at_cap).
+void rollout_solver_iterations(const Model& model, const double* qpos, const double* qvel, const double* ctrl,
+                               int T, int substeps, Integrator integrator, bool constraints, int* solves,
+                               int* at_cap);
+
 // L = w . [qpos_T; qvel_T] of a single-environment rollout (ctrl: T x nu) computed by the same
 // kernels in 80-bit extended precision: a finite-difference reference whose rounding noise
 // (amplified along the rollout) stays far below the 1e-6 that double would allow.
@@ -76,6 +83,12 @@ struct GradcheckReport {
   double dot_tolerance = 0;
   bool replay_bitwise = false;
   bool passed = false;
+  // Constraint solves along the nominal rollout (one per substep with rows) and how many of
+  // them stopped at the model's `iterations` cap: there the adjoint is the implicit gradient
+  // at the point returned, while finite differences follow the truncated iteration, so the
+  // two need not agree (README "Constraints"). Not part of `passed`.
+  int constraint_solves = 0;
+  int solves_at_iteration_cap = 0;
 };
 
 // The fixed loss is L = w . [qpos_T; qvel_T] with w ~ N(0, 1) drawn from `seed`. Throws
