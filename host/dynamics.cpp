@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "host/host_run.hpp"
 #include "host/model_arrays.hpp"
 #include "kernels/row_sparsity.hpp"
 #include "kernels/step.hpp"
@@ -14,24 +15,7 @@ namespace stiffgrad {
 
 namespace {
 
-struct HostData {
-  ModelArrays<double> arrays;
-  kern::ModelView<double> view;
-  kern::DataLayout layout;
-  std::vector<double> buffer;
-  kern::Data<double, kern::Contiguous> d;
-
-  explicit HostData(const Model& m, const ConstraintCapacity& capacity = {})
-      : arrays(m, capacity), view(arrays.host_view()), layout(kern::DataLayout::make(view)),
-        buffer(static_cast<std::size_t>(layout.size) + 1, 0.0),
-        d(kern::Data<double, kern::Contiguous>::bind({buffer.data(), {}}, layout)) {}
-
-  void load(const double* qpos, const double* qvel, const double* ctrl) {
-    for (int i = 0; i < view.nq; ++i) d.qpos[i] = qpos[i];
-    for (int i = 0; i < view.nv; ++i) d.qvel[i] = qvel[i];
-    for (int i = 0; i < view.nu; ++i) d.ctrl[i] = ctrl[i];
-  }
-};
+using HostData = HostRun<double>;
 
 std::vector<double> copy_out(const kern::View<double, kern::Contiguous>& v, int n) {
   return std::vector<double>(v.p, v.p + n);

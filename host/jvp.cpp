@@ -1,6 +1,7 @@
 // Forward-mode derivatives on the host: the simulator's kernels instantiated with Dual<double>.
 #include <stdexcept>
 
+#include "host/host_run.hpp"
 #include "host/model_arrays_impl.hpp"
 #include "kernels/dual.hpp"
 #include "kernels/step.hpp"
@@ -21,18 +22,16 @@ ConstraintCapacity capacity_for(const Model& model, bool constraints) {
   return constraint_capacity(model, so);
 }
 
+
 template <class Scalar>
 std::vector<double> rollout_jvp_in(const Model& model, const double* qpos, const double* qvel,
                                    const double* ctrl, int T, int substeps, const double* dqpos,
                                    const double* dqvel, const double* dctrl, Integrator integrator,
                                    bool constraints) {
-  using D = kern::Dual<Scalar, 1>;
-  ModelArrays<D> arrays(model, capacity_for(model, constraints));
-  auto m = arrays.host_view();
-  m.implicit_actuator_damping = integrator == Integrator::ImplicitDampingEuler;
-  const auto layout = kern::DataLayout::make(m);
-  std::vector<D> buffer(static_cast<std::size_t>(layout.size) + 1);
-  const auto d = kern::Data<D, kern::Contiguous>::bind({buffer.data(), {}}, layout);
+  HostRun<kern::Dual<Scalar, 1>> run(model, capacity_for(model, constraints));
+  run.view.implicit_actuator_damping = integrator == Integrator::ImplicitDampingEuler;
+  const auto& m = run.view;
+  const auto& d = run.d;
   const auto S = [](double x) { return static_cast<Scalar>(x); };
   for (int i = 0; i < m.nq; ++i) { d.qpos[i] = S(qpos[i]); d.qpos[i].d[0] = S(dqpos[i]); }
   for (int i = 0; i < m.nv; ++i) { d.qvel[i] = S(qvel[i]); d.qvel[i].d[0] = S(dqvel[i]); }
@@ -66,14 +65,11 @@ long double rollout_loss_extended(const Model& model, const double* qpos, const 
                                   const double* ctrl, int T, int substeps, const double* w,
                                   Integrator integrator, bool constraints) {
   using E = long double;
-  ModelArrays<E> arrays(model, capacity_for(model, constraints));
-  auto m = arrays.host_view();
-  m.implicit_actuator_damping = integrator == Integrator::ImplicitDampingEuler;
-  const auto layout = kern::DataLayout::make(m);
-  std::vector<E> buffer(static_cast<std::size_t>(layout.size) + 1);
-  const auto d = kern::Data<E, kern::Contiguous>::bind({buffer.data(), {}}, layout);
-  for (int i = 0; i < m.nq; ++i) d.qpos[i] = qpos[i];
-  for (int i = 0; i < m.nv; ++i) d.qvel[i] = qvel[i];
+  HostRun<E> run(model, capacity_for(model, constraints));
+  run.view.implicit_actuator_damping = integrator == Integrator::ImplicitDampingEuler;
+  const auto& m = run.view;
+  const auto& d = run.d;
+  run.load(qpos, qvel);
   for (int t = 0; t < T; ++t) {
     for (int i = 0; i < m.nu; ++i) d.ctrl[i] = ctrl[t * m.nu + i];
     for (int s = 0; s < substeps; ++s) kern::substep(m, d);
@@ -87,14 +83,11 @@ long double rollout_loss_extended(const Model& model, const double* qpos, const 
 void rollout_solver_iterations(const Model& model, const double* qpos, const double* qvel, const double* ctrl,
                                int T, int substeps, Integrator integrator, bool constraints, int* solves,
                                int* at_cap) {
-  ModelArrays<double> arrays(model, capacity_for(model, constraints));
-  auto m = arrays.host_view();
-  m.implicit_actuator_damping = integrator == Integrator::ImplicitDampingEuler;
-  const auto layout = kern::DataLayout::make(m);
-  std::vector<double> buffer(static_cast<std::size_t>(layout.size) + 1);
-  const auto d = kern::Data<double, kern::Contiguous>::bind({buffer.data(), {}}, layout);
-  for (int i = 0; i < m.nq; ++i) d.qpos[i] = qpos[i];
-  for (int i = 0; i < m.nv; ++i) d.qvel[i] = qvel[i];
+  HostRun<double> run(model, capacity_for(model, constraints));
+  run.view.implicit_actuator_damping = integrator == Integrator::ImplicitDampingEuler;
+  const auto& m = run.view;
+  const auto& d = run.d;
+  run.load(qpos, qvel);
   *solves = *at_cap = 0;
   for (int t = 0; t < T; ++t) {
     for (int i = 0; i < m.nu; ++i) d.ctrl[i] = ctrl[t * m.nu + i];

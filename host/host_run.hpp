@@ -1,0 +1,39 @@
+// One environment's kernels on the host: the model view in scalar E and a contiguous Data bound
+// to its own zeroed buffer, for the single-state paths (host/dynamics.cpp, host/jvp.cpp) that
+// run the same kernel stages as the batched backends.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "host/model_arrays.hpp"
+#include "kernels/data.hpp"
+
+namespace stiffgrad {
+
+template <class E>
+struct HostRun {
+  ModelArrays<E> arrays;
+  kern::ModelView<E> view;
+  kern::DataLayout layout;
+  std::vector<E> buffer;
+  kern::Data<E, kern::Contiguous> d;
+
+  // `capacity`: the constraint capacities (zero: the smooth dynamics only)
+  explicit HostRun(const Model& m, const ConstraintCapacity& capacity = {})
+      : arrays(m, capacity), view(arrays.host_view()), layout(kern::DataLayout::make(view)),
+        buffer(static_cast<std::size_t>(layout.size) + 1, E(0)),
+        d(kern::Data<E, kern::Contiguous>::bind({buffer.data(), {}}, layout)) {}
+  HostRun(const HostRun&) = delete;
+  HostRun& operator=(const HostRun&) = delete;
+
+  // qpos (nq), qvel (nv) and, when given, ctrl (nu)
+  void load(const double* qpos, const double* qvel, const double* ctrl = nullptr) {
+    for (int i = 0; i < view.nq; ++i) d.qpos[i] = E(qpos[i]);
+    for (int i = 0; i < view.nv; ++i) d.qvel[i] = E(qvel[i]);
+    if (ctrl)
+      for (int i = 0; i < view.nu; ++i) d.ctrl[i] = E(ctrl[i]);
+  }
+};
+
+}  // namespace stiffgrad
