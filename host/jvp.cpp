@@ -23,6 +23,21 @@ ConstraintCapacity capacity_for(const Model& model, bool constraints) {
 }
 
 
+// T control steps of `substeps` from the state in run.d, ctrl (T x nu, raw doubles) held per
+// step; after_substep() runs after every substep.
+template <class E, class After>
+void host_rollout(HostRun<E>& run, const double* ctrl, int T, int substeps, After&& after_substep) {
+  const auto& m = run.view;
+  const auto& d = run.d;
+  for (int t = 0; t < T; ++t) {
+    for (int i = 0; i < m.nu; ++i) d.ctrl[i] = E(ctrl[t * m.nu + i]);
+    for (int s = 0; s < substeps; ++s) {
+      kern::substep(m, d);
+      after_substep();
+    }
+  }
+}
+
 template <class Scalar>
 std::vector<double> rollout_jvp_in(const Model& model, const double* qpos, const double* qvel,
                                    const double* ctrl, int T, int substeps, const double* dqpos,
@@ -70,10 +85,7 @@ long double rollout_loss_extended(const Model& model, const double* qpos, const 
   const auto& m = run.view;
   const auto& d = run.d;
   run.load(qpos, qvel);
-  for (int t = 0; t < T; ++t) {
-    for (int i = 0; i < m.nu; ++i) d.ctrl[i] = ctrl[t * m.nu + i];
-    for (int s = 0; s < substeps; ++s) kern::substep(m, d);
-  }
+  host_rollout(run, ctrl, T, substeps, [] {});
   E L = 0;
   for (int i = 0; i < m.nq; ++i) L += w[i] * d.qpos[i];
   for (int i = 0; i < m.nv; ++i) L += w[m.nq + i] * d.qvel[i];
@@ -89,15 +101,11 @@ void rollout_solver_iterations(const Model& model, const double* qpos, const dou
   const auto& d = run.d;
   run.load(qpos, qvel);
   *solves = *at_cap = 0;
-  for (int t = 0; t < T; ++t) {
-    for (int i = 0; i < m.nu; ++i) d.ctrl[i] = ctrl[t * m.nu + i];
-    for (int s = 0; s < substeps; ++s) {
-      kern::substep(m, d);
-      if (m.nefc_max == 0 || d.nefc[0] == 0) continue;
-      ++*solves;
-      *at_cap += static_cast<int>(d.solver_niter[0]) >= m.opt_iterations;
-    }
-  }
+  host_rollout(run, ctrl, T, substeps, [&] {
+    if (m.nefc_max == 0 || d.nefc[0] == 0) return;
+    ++*solves;
+    *at_cap += static_cast<int>(d.solver_niter[0]) >= m.opt_iterations;
+  });
 }
 
 void integrate_tangent(const Model& model, double* qpos, const double* delta) {

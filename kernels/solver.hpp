@@ -260,16 +260,6 @@ SG_HD RowsTotal<Real> constraint_rows_eval(const Data<Real, L>& d, int nefc, Vie
 
 // ---- dense linear algebra on nv x nv row-major blocks ----
 
-// y = A x (A symmetric, both triangles filled: qM).
-template <class Real, class L>
-SG_HD SG_INLINE void solver_matvec(int n, View<Real, L> A, View<Real, L> x, View<Real, L> y) {
-  for (int r = 0; r < n; ++r) {
-    Real s(0);
-    for (int c = 0; c < n; ++c) s += A[r * n + c] * x[c];
-    y[r] = s;
-  }
-}
-
 // In place: the lower triangle of A (SPD) becomes L with A = L Lᵀ. H ⪰ M ≻ 0, so pivots are
 // positive; a pivot lost to rounding is floored at mjMINVAL rather than producing NaN.
 template <class Real, class L>

@@ -223,6 +223,30 @@ struct Buf {
   Real& operator[](int i) { return v[static_cast<std::size_t>(i)]; }
 };
 
+// The dot-product test of nsub substeps: reverse substeps in `d`/`a` from the states before each
+// substep (`before`, qpos and qvel), seeded with the output adjoints (wq, wv), against the Dual
+// run bD, whose tangents came from the input directions (uq, uv, uc).
+inline DotTest reverse_substeps_dot_test(const kern::ModelView<double>& m, const kern::DataLayout& o, Buf<double>& d,
+                                         Buf<double>& a, const Buf<D>& bD,
+                                         const std::vector<std::vector<double>>& before, const std::vector<double>& wq,
+                                         const std::vector<double>& wv, const std::vector<double>& uq,
+                                         const std::vector<double>& uv, const std::vector<double>& uc) {
+  const auto sz = [](int i) { return static_cast<std::size_t>(i); };
+  for (int i = 0; i < m.nq; ++i) a.d.qpos[i] = wq[sz(i)];
+  for (int i = 0; i < m.nv; ++i) a.d.qvel[i] = wv[sz(i)];
+  for (int s = static_cast<int>(before.size()) - 1; s >= 0; --s) {
+    std::copy(before[sz(s)].begin(), before[sz(s)].end(), d.v.begin() + o.qpos);
+    kern::adj_substep(m, o, d.d, a.d, a.view());
+  }
+  DotTest t;
+  for (int i = 0; i < m.nq; ++i) t.out(wq[sz(i)], bD.d.qpos[i].d[0]);
+  for (int i = 0; i < m.nv; ++i) t.out(wv[sz(i)], bD.d.qvel[i].d[0]);
+  for (int i = 0; i < m.nq; ++i) t.in(a.d.qpos[i], uq[sz(i)]);
+  for (int i = 0; i < m.nv; ++i) t.in(a.d.qvel[i], uv[sz(i)]);
+  for (int i = 0; i < m.nu; ++i) t.in(a.d.ctrl[i], uc[sz(i)]);
+  return t;
+}
+
 // A field of the Data buffer: offset and length (in Reals).
 struct Field {
   const char* name;

@@ -261,18 +261,7 @@ TEST_P(AdjointRollout, SubstepDotProduct) {
       for (int i = 0; i < m.nq; ++i) EXPECT_EQ(d.d.qpos[i], bD.d.qpos[i].v) << "Dual value parts differ from the primal";
       for (int i = 0; i < m.nv; ++i) EXPECT_EQ(d.d.qvel[i], bD.d.qvel[i].v) << "Dual value parts differ from the primal";
       // reverse
-      for (int i = 0; i < m.nq; ++i) a.d.qpos[i] = wq[sz(i)];
-      for (int i = 0; i < m.nv; ++i) a.d.qvel[i] = wv[sz(i)];
-      for (int s = nsub - 1; s >= 0; --s) {
-        std::copy(before[sz(s)].begin(), before[sz(s)].end(), d.v.begin() + o.qpos);
-        kern::adj_substep(m, o, d.d, a.d, a.view());
-      }
-      DotTest t;
-      for (int i = 0; i < m.nq; ++i) t.out(wq[sz(i)], bD.d.qpos[i].d[0]);
-      for (int i = 0; i < m.nv; ++i) t.out(wv[sz(i)], bD.d.qvel[i].d[0]);
-      for (int i = 0; i < m.nq; ++i) t.in(a.d.qpos[i], uq[sz(i)]);
-      for (int i = 0; i < m.nv; ++i) t.in(a.d.qvel[i], uv[sz(i)]);
-      for (int i = 0; i < m.nu; ++i) t.in(a.d.ctrl[i], uc[sz(i)]);
+      const DotTest t = reverse_substeps_dot_test(m, o, d, a, bD, before, wq, wv, uq, uv, uc);
       worst.add(t.rel());
       EXPECT_TRUE(t.ok()) << pm.name << " " << nsub << " substeps seed " << seed << ": " << t.str();
     }

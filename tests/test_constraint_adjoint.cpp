@@ -189,18 +189,7 @@ TEST(ConstraintAdjoint, SubstepDotProduct) {
           contacts += static_cast<int>(d.d.ncon[0]);
         }
         for (int i = 0; i < m.nv; ++i) ASSERT_EQ(d.d.qvel[i], bD.d.qvel[i].v) << c.name << ": Dual value parts differ";
-        for (int i = 0; i < m.nq; ++i) a.d.qpos[i] = wq[sz(i)];
-        for (int i = 0; i < m.nv; ++i) a.d.qvel[i] = wv[sz(i)];
-        for (int s = nsub - 1; s >= 0; --s) {
-          std::copy(before[sz(s)].begin(), before[sz(s)].end(), d.v.begin() + k.o.qpos);
-          kern::adj_substep(m, k.o, d.d, a.d, a.view());
-        }
-        DotTest t;
-        for (int i = 0; i < m.nq; ++i) t.out(wq[sz(i)], bD.d.qpos[i].d[0]);
-        for (int i = 0; i < m.nv; ++i) t.out(wv[sz(i)], bD.d.qvel[i].d[0]);
-        for (int i = 0; i < m.nq; ++i) t.in(a.d.qpos[i], uq[sz(i)]);
-        for (int i = 0; i < m.nv; ++i) t.in(a.d.qvel[i], uv[sz(i)]);
-        for (int i = 0; i < m.nu; ++i) t.in(a.d.ctrl[i], uc[sz(i)]);
+        const DotTest t = reverse_substeps_dot_test(m, k.o, d, a, bD, before, wq, wv, uq, uv, uc);
         worst.add(t.rel());
         EXPECT_TRUE(t.ok(kConstraintDotTol)) << c.name << " state " << si << " " << nsub << " substeps: " << t.str();
       }
