@@ -166,16 +166,18 @@ int main(int argc, char** argv) {
   return 2;
 #else
   bool quick = false, ours_only = false;
+  std::string only_model;
   std::vector<int> nenvs = {64, 256};
   for (int i = 1; i < argc; ++i) {
     const std::string k = argv[i];
     if (k == "--quick") quick = true;
     else if (k == "--ours-only") ours_only = true;
+    else if (k == "--model" && i + 1 < argc) only_model = argv[++i];
     else if (k == "--nenv" && i + 1 < argc) {
       nenvs.clear();
       for (const auto& s : split(argv[++i], ',')) nenvs.push_back(std::stoi(s));
     } else {
-      std::fprintf(stderr, "usage: bench_contact [--quick] [--nenv 64,256] [--ours-only]\n");
+      std::fprintf(stderr, "usage: bench_contact [--quick] [--nenv 64,256] [--ours-only] [--model humanoid|g1]\n");
       return 2;
     }
   }
@@ -195,6 +197,7 @@ int main(int argc, char** argv) {
   const std::vector<Scene> scenes = {{"humanoid", model_path("humanoid"), nullptr, 600},
                                      {"g1", model_path("g1"), "home", 200}};
   for (const Scene& sc : scenes) {
+    if (!only_model.empty() && sc.name != only_model) continue;
     auto model = load_mjcf(sc.path);
     char error[1024] = "";
     MjModelPtr mm(mj_loadXML(sc.path.c_str(), nullptr, error, sizeof error));
