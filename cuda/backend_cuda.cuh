@@ -237,7 +237,7 @@ class CudaBackend final : public BackendImpl {
     SG_CUDA_CHECK(cudaGetDevice(&device_));
 
     const ModelArrays<Real> arrays(model, constraint_capacity(model, opt));
-    const kern::ModelView<Real> host_view = arrays.host_view();
+    const kern::ModelView<Real> host_view = with_integrator(arrays.host_view(), opt.integrator, opt.adaptive);
     layout_ = kern::DataLayout::make(host_view);
 
     // kern::Strided indexes with int (i * nenv): every batched index must fit in an int.
@@ -315,8 +315,7 @@ class CudaBackend final : public BackendImpl {
       SG_CUDA_CHECK(cudaMemsetAsync(workspace_.get(), 0, workspace_.bytes(), stream_));
       SG_CUDA_CHECK(cudaEventRecord(upload_done_, stream_));
       SG_CUDA_CHECK(cudaStreamSynchronize(stream_));
-      view_ = arrays.bind(model_reals_.get(), model_ints_.get());
-      view_.implicit_actuator_damping = opt.integrator == Integrator::ImplicitDampingEuler;
+      view_ = with_integrator(arrays.bind(model_reals_.get(), model_ints_.get()), opt.integrator, opt.adaptive);
     } catch (...) {
       release_stream();
       throw;

@@ -20,7 +20,7 @@ class CpuBackend final : public BackendImpl {
  public:
   CpuBackend(const Model& model, const SimulatorOptions& opt)
       : arrays_(model, constraint_capacity(model, opt)),
-        view_(arrays_.host_view()),
+        view_(with_integrator(arrays_.host_view(), opt.integrator, opt.adaptive)),
         layout_(kern::DataLayout::make(view_)),
         nenv_(opt.nenv),
         // never more threads than environments: idle threads only add fork/join cost
@@ -30,9 +30,7 @@ class CpuBackend final : public BackendImpl {
         ctrl_(static_cast<std::size_t>(std::max(model.nu, 0)) * nenv_ + 1),
         status_(nenv_, 0),
         contact_stats_(static_cast<std::size_t>(kern::kContactStats) * nenv_, Real(0)),
-        workspace_(static_cast<std::size_t>(layout_.size) * threads_ + 1) {
-    view_.implicit_actuator_damping = opt.integrator == Integrator::ImplicitDampingEuler;
-  }
+        workspace_(static_cast<std::size_t>(layout_.size) * threads_ + 1) {}
 
   void set_state(const double* qpos, const double* qvel) override {
     to_env_minor(qpos_.data(), qpos, nenv_, view_.nq);

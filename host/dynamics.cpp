@@ -8,7 +8,7 @@
 #include "host/host_run.hpp"
 #include "host/model_arrays.hpp"
 #include "kernels/row_sparsity.hpp"
-#include "kernels/step.hpp"
+#include "kernels/substep.hpp"
 #include "stiffgrad/simulator.hpp"
 
 namespace stiffgrad {
@@ -105,8 +105,7 @@ void rollout_host(const Model& model, double* qpos, double* qvel, const double* 
                   Integrator integrator, bool constraints) {
   SimulatorOptions so;
   so.constraints = constraints;
-  HostData h(model, constraint_capacity(model, so));
-  h.view.implicit_actuator_damping = integrator == Integrator::ImplicitDampingEuler;
+  HostData h(model, constraint_capacity(model, so), integrator);
   h.load(qpos, qvel, ctrl);
   for (int s = 0; s < steps; ++s) kern::substep(h.view, h.d);
   std::copy(h.d.qpos.p, h.d.qpos.p + model.nq, qpos);

@@ -19,9 +19,12 @@ struct HostRun {
   std::vector<E> buffer;
   kern::Data<E, kern::Contiguous> d;
 
-  // `capacity`: the constraint capacities (zero: the smooth dynamics only)
-  explicit HostRun(const Model& m, const ConstraintCapacity& capacity = {})
-      : arrays(m, capacity), view(arrays.host_view()), layout(kern::DataLayout::make(view)),
+  // `capacity`: the constraint capacities (zero: the smooth dynamics only); `integrator` and
+  // `tol`: the substep integrator (with_integrator)
+  explicit HostRun(const Model& m, const ConstraintCapacity& capacity = {},
+                   Integrator integrator = Integrator::SemiImplicitEuler, const AdaptiveTolerances& tol = {})
+      : arrays(m, capacity), view(with_integrator(arrays.host_view(), integrator, tol)),
+        layout(kern::DataLayout::make(view)),
         buffer(static_cast<std::size_t>(layout.size) + 1, E(0)),
         d(kern::Data<E, kern::Contiguous>::bind({buffer.data(), {}}, layout)) {}
   HostRun(const HostRun&) = delete;

@@ -4,7 +4,7 @@
 #include "host/host_run.hpp"
 #include "host/model_arrays_impl.hpp"
 #include "kernels/dual.hpp"
-#include "kernels/step.hpp"
+#include "kernels/substep.hpp"
 #include "stiffgrad/gradcheck.hpp"
 #include "stiffgrad/simulator.hpp"
 
@@ -43,8 +43,7 @@ std::vector<double> rollout_jvp_in(const Model& model, const double* qpos, const
                                    const double* ctrl, int T, int substeps, const double* dqpos,
                                    const double* dqvel, const double* dctrl, Integrator integrator,
                                    bool constraints) {
-  HostRun<kern::Dual<Scalar, 1>> run(model, capacity_for(model, constraints));
-  run.view.implicit_actuator_damping = integrator == Integrator::ImplicitDampingEuler;
+  HostRun<kern::Dual<Scalar, 1>> run(model, capacity_for(model, constraints), integrator);
   const auto& m = run.view;
   const auto& d = run.d;
   const auto S = [](double x) { return static_cast<Scalar>(x); };
@@ -80,8 +79,7 @@ long double rollout_loss_extended(const Model& model, const double* qpos, const 
                                   const double* ctrl, int T, int substeps, const double* w,
                                   Integrator integrator, bool constraints) {
   using E = long double;
-  HostRun<E> run(model, capacity_for(model, constraints));
-  run.view.implicit_actuator_damping = integrator == Integrator::ImplicitDampingEuler;
+  HostRun<E> run(model, capacity_for(model, constraints), integrator);
   const auto& m = run.view;
   const auto& d = run.d;
   run.load(qpos, qvel);
@@ -95,8 +93,7 @@ long double rollout_loss_extended(const Model& model, const double* qpos, const 
 void rollout_solver_iterations(const Model& model, const double* qpos, const double* qvel, const double* ctrl,
                                int T, int substeps, Integrator integrator, bool constraints, int* solves,
                                int* at_cap) {
-  HostRun<double> run(model, capacity_for(model, constraints));
-  run.view.implicit_actuator_damping = integrator == Integrator::ImplicitDampingEuler;
+  HostRun<double> run(model, capacity_for(model, constraints), integrator);
   const auto& m = run.view;
   const auto& d = run.d;
   run.load(qpos, qvel);

@@ -43,6 +43,26 @@ class ModelArrays {
   std::vector<int> ints_;
 };
 
+// `view` set up for a substep integrator: ImplicitDampingEuler's implicit actuator damping, or
+// a Runge–Kutta method with its tolerances (kernels/integrator_rk.hpp). Set before the
+// DataLayout is made: a Runge–Kutta method adds its scratch to every environment's Data.
+template <class Real>
+kern::ModelView<Real> with_integrator(kern::ModelView<Real> view, Integrator integrator,
+                                      const AdaptiveTolerances& tol = {}) {
+  view.implicit_actuator_damping = integrator == Integrator::ImplicitDampingEuler;
+  switch (integrator) {
+    case Integrator::RK4: view.rk_integrator = kern::kIntRK4; break;
+    case Integrator::Tsit5: view.rk_integrator = kern::kIntTsit5; break;
+    case Integrator::Dopri5: view.rk_integrator = kern::kIntDopri5; break;
+    case Integrator::Bosh3: view.rk_integrator = kern::kIntBosh3; break;
+    default: view.rk_integrator = kern::kIntEuler; break;
+  }
+  view.rk_rtol = static_cast<Real>(tol.rtol);
+  view.rk_atol = static_cast<Real>(tol.atol);
+  view.rk_max_steps = tol.max_steps;
+  return view;
+}
+
 extern template class ModelArrays<float>;
 extern template class ModelArrays<double>;
 

@@ -147,6 +147,10 @@ ModelArrays<Real>::ModelArrays(const Model& m, const ConstraintCapacity& capacit
   v.opt_tolerance = static_cast<Real>(m.opt.tolerance);
   v.stat_meaninertia = static_cast<Real>(m.stat_meaninertia);
   v.implicit_actuator_damping = 0;
+  v.rk_integrator = kern::kIntEuler;
+  v.rk_rtol = static_cast<Real>(AdaptiveTolerances{}.rtol);
+  v.rk_atol = static_cast<Real>(AdaptiveTolerances{}.atol);
+  v.rk_max_steps = AdaptiveTolerances{}.max_steps;
   v.dof_damping_any = 0;
   for (double b : m.dof_damping) v.dof_damping_any = v.dof_damping_any || b > 0.0;
   for (int k = 0; k < 3; ++k)

@@ -11,11 +11,39 @@ std::string backend_name(Backend b) { return b == Backend::Cpu ? "cpu" : "cuda";
 
 bool cuda_available() { return cuda_backend_available(); }
 
+namespace {
+constexpr struct {
+  Integrator integrator;
+  const char* name;
+} kIntegratorNames[] = {{Integrator::SemiImplicitEuler, "euler"}, {Integrator::ImplicitDampingEuler, "implicit-actuators"},
+                        {Integrator::RK4, "rk4"},                  {Integrator::Tsit5, "tsit5"},
+                        {Integrator::Dopri5, "dopri5"},            {Integrator::Bosh3, "bosh3"}};
+}  // namespace
+
+const char* integrator_name(Integrator integrator) {
+  for (const auto& e : kIntegratorNames)
+    if (e.integrator == integrator) return e.name;
+  return "unknown";
+}
+
+bool parse_integrator(const std::string& name, Integrator* integrator) {
+  for (const auto& e : kIntegratorNames)
+    if (name == e.name) {
+      *integrator = e.integrator;
+      return true;
+    }
+  return false;
+}
+
 Simulator::Simulator(std::shared_ptr<const Model> model, SimulatorOptions options)
     : model_(std::move(model)), options_(options) {
   if (!model_) throw std::invalid_argument("Simulator: null model");
   if (options_.nenv < 1) throw std::invalid_argument("Simulator: nenv must be >= 1");
   if (options_.substeps < 1) throw std::invalid_argument("Simulator: substeps must be >= 1");
+  const AdaptiveTolerances& tol = options_.adaptive;
+  if (!(tol.rtol >= 0.0) || !(tol.atol >= 0.0) || tol.rtol + tol.atol <= 0.0)
+    throw std::invalid_argument("Simulator: adaptive rtol and atol must be >= 0, not both 0");
+  if (tol.max_steps < 1) throw std::invalid_argument("Simulator: adaptive max_steps must be >= 1");
   capacity_ = constraint_capacity(*model_, options_);
   impl_ = options_.backend == Backend::Cuda ? make_cuda_backend(*model_, options_)
                                             : make_cpu_backend(*model_, options_);

@@ -6,7 +6,7 @@
 
 #include "kernels/contact_stats.hpp"
 #include "kernels/status.hpp"
-#include "kernels/step.hpp"
+#include "kernels/substep.hpp"
 
 namespace stiffgrad::kern {
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "kernels/batch.hpp"
+#include "kernels/integrator_rk_adjoint.hpp"
 #include "kernels/step_adjoint.hpp"
 
 namespace stiffgrad::kern {
@@ -35,6 +36,31 @@ SG_HD bool adj_control_step_env(const ModelView<Real>& m, const DataLayout& o,
                                 const Data<Real, LW>& d_keep, const Data<Real, LW>& a,
                                 View<Real, LW> adj_buffer, View<Real, LW> replay, int substeps) {
   const int nx = m.nq + m.nv;
+  if (m.rk_integrator != kIntEuler) {
+    // Runge–Kutta: replay every substep (the last one too, for the bitwise check), keeping the
+    // state before each; each substep's adjoint replays it once more with its step record
+    load_env(m, qpos, qvel, ctrl, d);
+    for (int s = 0; s < substeps; ++s) {
+      for (int i = 0; i < m.nq; ++i) replay[s * nx + i] = d.qpos[i];
+      for (int i = 0; i < m.nv; ++i) replay[s * nx + m.nq + i] = d.qvel[i];
+      substep(m, d);
+    }
+    bool identical = true;
+    for (int i = 0; i < m.nq; ++i) identical = identical && d.qpos[i] == next_qpos[i];
+    for (int i = 0; i < m.nv; ++i) identical = identical && d.qvel[i] == next_qvel[i];
+    for (int i = 0; i < m.nq; ++i) a.qpos[i] = adj_qpos[i];
+    for (int i = 0; i < m.nv; ++i) a.qvel[i] = adj_qvel[i];
+    for (int i = 0; i < m.nu; ++i) a.ctrl[i] = Real(0);
+    for (int s = substeps - 1; s >= 0; --s) {
+      for (int i = 0; i < m.nq; ++i) d.qpos[i] = replay[s * nx + i];
+      for (int i = 0; i < m.nv; ++i) d.qvel[i] = replay[s * nx + m.nq + i];
+      adj_rk_substep(m, o, d, a, adj_buffer);
+    }
+    for (int i = 0; i < m.nq; ++i) adj_qpos[i] = a.qpos[i];
+    for (int i = 0; i < m.nv; ++i) adj_qvel[i] = a.qvel[i];
+    for (int i = 0; i < m.nu; ++i) adj_ctrl[i] = a.ctrl[i];
+    return identical;
+  }
   const int kept = substeps - 2;  // substep whose primal stays in d_keep (none if S = 1)
   // replay, keeping the state before every substep
   load_env(m, qpos, qvel, ctrl, d);

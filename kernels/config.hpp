@@ -23,6 +23,8 @@ template <class Real> SG_HD SG_INLINE Real sg_pow(Real x, Real y) { using std::p
 // A count or id stored as a Real in Data (exact below 2^24), back to int; kernels/dual.hpp
 // overloads it for dual numbers (their value part).
 template <class Real> SG_HD SG_INLINE int sg_int(Real x) { return static_cast<int>(x); }
+// The value as a double, without derivative parts (step-size control, which is not differentiated).
+template <class Real> SG_HD SG_INLINE double sg_double(Real x) { return static_cast<double>(x); }
 template <class Real> SG_HD SG_INLINE Real sg_abs(Real x) { return x < Real(0) ? -x : x; }
 template <class Real> SG_HD SG_INLINE Real sg_clamp(Real x, Real lo, Real hi) {
   return x < lo ? lo : (hi < x ? hi : x);

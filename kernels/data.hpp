@@ -55,6 +55,14 @@ struct DataLayout {
   int efc_force, efc_state;             // nefc_max  solver output (kState*)
   int solver_niter;                     // 1  Newton iterations of the last solve
   int solver_ws;                        // newton_workspace_size(nv, nefc_max) (kernels/solver.hpp)
+  // ---- Runge–Kutta substeps (kernels/integrator_rk.hpp; empty for the Euler family). Last in
+  // the buffer: clear_adjoint_scratch stops before them, the adjoint keeps its sums there ----
+  int rk_y0;                            // nq + nv  the step's start state
+  int rk_tmp;                           // nv  the velocity integrate_pos is given
+  int rk_stage_q;                       // kRkMaxStages x nq  stage positions
+  int rk_stage_k;                       // kRkMaxStages x 2nv  stage velocity V_i, then qacc_i
+  int rk_steps;                         // rk_max_steps x (nq + nv + 1)  accepted steps: start, size
+  int rk_count;                         // 2  accepted steps, dynamics evaluations of the substep
   int size;                             // total Reals per environment
 
   template <class Real>
@@ -96,6 +104,14 @@ struct DataLayout {
     d.efc_force = take(ne); d.efc_state = take(ne);
     d.solver_niter = take(1);
     d.solver_ws = take(ne > 0 ? newton_workspace_size(m.nv, ne) : 0);
+    const bool rk = m.rk_integrator != kIntEuler;
+    const int rk_records = rk ? (m.rk_max_steps > 1 ? m.rk_max_steps : 1) : 0;
+    d.rk_y0 = take(rk ? m.nq + m.nv : 0);
+    d.rk_tmp = take(rk ? m.nv : 0);
+    d.rk_stage_q = take(rk ? kRkMaxStages * m.nq : 0);
+    d.rk_stage_k = take(rk ? kRkMaxStages * 2 * m.nv : 0);
+    d.rk_steps = take(rk_records * (m.nq + m.nv + 1));
+    d.rk_count = take(rk ? 2 : 0);
     d.size = o;
     return d;
   }
@@ -118,6 +134,7 @@ struct Data {
   V nefc, efc_type, efc_id, efc_J, efc_chain, efc_pos, efc_margin, efc_frictionloss, efc_mu, efc_dim;
   V efc_diag_approx, efc_R, efc_D, efc_KBIP, efc_vel, efc_aref, efc_force, efc_state;
   V solver_niter, solver_ws;
+  V rk_y0, rk_tmp, rk_stage_q, rk_stage_k, rk_steps, rk_count;
 
   // `base` views element 0 of this environment's buffer.
   static SG_HD Data bind(V base, const DataLayout& o) {
@@ -155,6 +172,8 @@ struct Data {
     d.efc_vel = base.at(o.efc_vel); d.efc_aref = base.at(o.efc_aref);
     d.efc_force = base.at(o.efc_force); d.efc_state = base.at(o.efc_state);
     d.solver_niter = base.at(o.solver_niter); d.solver_ws = base.at(o.solver_ws);
+    d.rk_y0 = base.at(o.rk_y0); d.rk_tmp = base.at(o.rk_tmp); d.rk_stage_q = base.at(o.rk_stage_q);
+    d.rk_stage_k = base.at(o.rk_stage_k); d.rk_steps = base.at(o.rk_steps); d.rk_count = base.at(o.rk_count);
     return d;
   }
 };

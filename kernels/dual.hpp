@@ -80,6 +80,7 @@ template <class T, int N> struct is_dual_number<Dual<T, N>> { static constexpr b
 
 // A count or id stored in a dual-number Data field (its value part).
 template <class T, int N> SG_HD SG_INLINE int sg_int(const Dual<T, N>& a) { return static_cast<int>(a.v); }
+template <class T, int N> SG_HD SG_INLINE double sg_double(const Dual<T, N>& a) { return sg_double(a.v); }
 
 // Elementary functions, found by argument-dependent lookup from sg_sqrt & co.
 template <class T, int N> SG_HD Dual<T, N> sqrt(const Dual<T, N>& a) {

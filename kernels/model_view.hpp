@@ -22,6 +22,11 @@ enum : int {
   kStateSatisfied = 0, kStateQuadratic = 1, kStateLinearNeg = 2, kStateLinearPos = 3, kStateCone = 4
 };
 
+// Integrators of a substep (stiffgrad::Integrator): the Euler family (kernels/step.hpp), or an
+// explicit Runge–Kutta method (kernels/integrator_rk.hpp).
+enum : int { kIntEuler = 0, kIntRK4 = 1, kIntTsit5 = 2, kIntDopri5 = 3, kIntBosh3 = 4 };
+constexpr int kRkMaxStages = 7;
+
 template <class Real>
 struct ModelView {
   int nq, nv, nbody, njnt, nu, ntendon;
@@ -35,6 +40,9 @@ struct ModelView {
   Real stat_meaninertia;   // mean of diag(M) at qpos0: the solver's scale (facts §5)
   int implicit_actuator_damping;  // 1: Integrator::ImplicitDampingEuler (set by the backend)
   int dof_damping_any;            // 1: some dof has damping > 0 (MuJoCo's Euler then solves)
+  int rk_integrator;              // kInt*: kIntEuler, or the Runge–Kutta method (set by the backend)
+  Real rk_rtol, rk_atol;          // adaptive methods: relative and absolute error tolerances
+  int rk_max_steps;               // adaptive methods: trial steps per timestep, at most
   Real gravity[3];  // zero when gravity is disabled
   // constraint options (Model::Options; read only when nefc_max > 0)
   Real impratio;              // option/impratio

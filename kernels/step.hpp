@@ -4,6 +4,7 @@
 //   fwd_actuation    actuator forces
 //   fwd_acceleration qfrc_smooth = passive + actuator - bias, qacc = (M + h_d D)^-1 qfrc_smooth
 //   integrate        semi-implicit Euler: qvel += h qacc, qpos <- qpos (+) h qvel
+//                    (the Runge–Kutta methods: kernels/integrator_rk.hpp, kernels/substep.hpp)
 // With h_d = h this is MuJoCo's Euler integrator, implicit in joint damping:
 // (M + h diag(damping)) dv = h qfrc_smooth; with m.implicit_actuator_damping the actuators'
 // velocity gains join the implicit diagonal. With h_d = 0, qacc is MuJoCo's mjData.qacc.
@@ -126,9 +127,10 @@ SG_HD void integrate_euler(const ModelView<Real>& m, const Data<Real, L>& d) {
   integrate_pos(m, d.qpos, d.qvel, h);
 }
 
-// One substep of length m.timestep; returns status bits (0: none).
+// One Euler substep of length m.timestep; returns status bits (0: none). kernels/substep.hpp
+// chooses between it and the Runge–Kutta methods.
 template <class Real, class L>
-SG_HD int substep(const ModelView<Real>& m, const Data<Real, L>& d) {
+SG_HD int euler_substep(const ModelView<Real>& m, const Data<Real, L>& d) {
   const int status = fwd_dynamics(m, d, m.timestep);
   integrate_euler(m, d);
   return status;

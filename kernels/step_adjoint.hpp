@@ -16,15 +16,17 @@
 #include "kernels/ldl_adjoint.hpp"
 #include "kernels/passive_adjoint.hpp"
 #include "kernels/rnea_adjoint.hpp"
-#include "kernels/step.hpp"
+#include "kernels/substep.hpp"
 
 namespace stiffgrad::kern {
 
 // Zero every adjoint field except the state and control adjoints, which carry across
 // substeps.
+// The Runge–Kutta fields at the end of the buffer are kept: the integrator's adjoint holds
+// its running sums there (integrator_rk_adjoint.hpp).
 template <class Real, class L>
 SG_HD void clear_adjoint_scratch(const DataLayout& o, View<Real, L> adj_buffer) {
-  for (int i = o.tree_origin; i < o.size; ++i)  // every field after qpos, qvel, ctrl
+  for (int i = o.tree_origin; i < o.rk_y0; ++i)  // every field after qpos, qvel, ctrl
     adj_buffer[i] = Real(0);
 }
 
@@ -38,14 +40,15 @@ SG_HD void clear_adjoint_scratch(const DataLayout& o, View<Real, L> adj_buffer) 
 //   with -lambda_2, and +lambda_2 into the passive and actuator adjoints
 //   rows -> contact geometry, cdof, subtree_com, qpos, qvel; contacts -> geom poses -> bodies.
 // On return a.qacc holds lambda_1 again (the caller's RNEA at a_hat uses it).
-// Without the Euler solve (no damping: euler_solves_damping false) the step integrates a_c
-// itself: a.qacc is then a_c's adjoint, handed to the solve's adjoint directly, f has no
-// adjoint of its own, and lambda_1 = 0 on return.
+// Without the Euler solve (`euler_solve` false: no damping, or h_damping = 0 as in the
+// Runge–Kutta stages) the step integrates a_c itself: a.qacc is then a_c's adjoint, handed to
+// the solve's adjoint directly, f has no adjoint of its own, and lambda_1 = 0 on return.
 template <class Real, class L>
-SG_HD void adj_constraint_forces(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a) {
+SG_HD void adj_constraint_forces(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a,
+                                 bool euler_solve) {
   const int nv = m.nv;
   const int nefc = sg_int(d.nefc[0]);
-  if (euler_solves_damping(m)) {
+  if (euler_solve) {
     for (int i = 0; i < nefc; ++i) {
       // J's structural zeros are constants and not stored (row_sparsity.hpp)
       const int chain = row_chain(d, i);
@@ -78,7 +81,37 @@ SG_HD void adj_constraint_forces(const ModelView<Real>& m, const Data<Real, L>& 
   }
 }
 
-// Adjoint of substep(). On entry: d.qpos, d.qvel, d.ctrl hold the state and control BEFORE
+// Adjoint of fwd_dynamics(m, d, h_damping): a.qacc holds the adjoint of d.qacc, every other
+// scratch field of a is zero (clear_adjoint_scratch); adds the adjoints of d.qpos, d.qvel and
+// d.ctrl into a.qpos, a.qvel, a.ctrl. d holds the primal (fwd_dynamics at the same state).
+template <class Real, class L>
+SG_HD void adj_fwd_dynamics(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a, Real h_damping) {
+  // lambda = (M + h D)^-1 qacc_bar, in a.qacc; with constraints and without the Euler solve
+  // (no damping, or h_damping = 0) qacc is the solver's own: qacc_bar goes to the solve's
+  // adjoint (adj_constraint_forces) and lambda = 0 here
+  const bool euler_solve = h_damping != Real(0) && euler_solves_damping(m);
+  const bool direct = m.nefc_max > 0 && !euler_solve;
+  if (!direct) adj_ltdl_solve(m, d.qLD, a.qacc);
+
+  // f = passive + actuator - bias: the passive and actuator parts
+  for (int i = 0; i < m.nv; ++i) {
+    a.qfrc_passive[i] = direct ? Real(0) : a.qacc[i];
+    a.qfrc_actuator[i] = direct ? Real(0) : a.qacc[i];
+  }
+  if (m.nefc_max > 0) adj_constraint_forces(m, d, a, euler_solve);
+  adj_passive_forces(m, d, a);
+  adj_actuator_forces(m, d, a);
+
+  // inverse dynamics at fixed qacc, adjoint -lambda: recompute RNEA with qacc (cacc, cfrc)
+  rnea(m, d, /*use_qacc=*/true, d.qfrc_bias);
+  for (int i = 0; i < m.nv; ++i) a.qfrc_bias[i] = -a.qacc[i];
+  adj_rnea(m, d, a, a.qfrc_bias);
+  adj_com_velocity_base_to_tip(m, d, a);
+  adj_com_inertia_and_dofs(m, d, a);
+  adj_fwd_kinematics_base_to_tip(m, d, a);
+}
+
+// Adjoint of euler_substep(). On entry: d.qpos, d.qvel, d.ctrl hold the state and control BEFORE
 // the substep (everything else in d is recomputed here); a.qpos (nq, raw coordinates) and
 // a.qvel (nv) hold the adjoints of the state AFTER it. On exit a.qpos / a.qvel hold the
 // adjoints of the state before, and a.ctrl has accumulated the control adjoint. d ends up
@@ -102,29 +135,7 @@ SG_HD void adj_substep(const ModelView<Real>& m, const DataLayout& o, const Data
   for (int i = 0; i < m.nv; ++i) d.qfrc_bias[i] = d.qvel[i] + h * d.qacc[i];
   adj_integrate_pos(m, d.qpos, d.qfrc_bias, h, a.qpos, a.qvel);
   for (int i = 0; i < m.nv; ++i) a.qacc[i] = h * a.qvel[i];
-
-  // lambda = (M + h D)^-1 qacc_bar, in a.qacc; with constraints and no damping the step
-  // integrates the solver's qacc itself (euler_solves_damping): qacc_bar goes to the solve's
-  // adjoint (adj_constraint_forces) and lambda = 0 here
-  const bool direct = m.nefc_max > 0 && !euler_solves_damping(m);
-  if (!direct) adj_ltdl_solve(m, d.qLD, a.qacc);
-
-  // f = passive + actuator - bias: the passive and actuator parts
-  for (int i = 0; i < m.nv; ++i) {
-    a.qfrc_passive[i] = direct ? Real(0) : a.qacc[i];
-    a.qfrc_actuator[i] = direct ? Real(0) : a.qacc[i];
-  }
-  if (m.nefc_max > 0) adj_constraint_forces(m, d, a);
-  adj_passive_forces(m, d, a);
-  adj_actuator_forces(m, d, a);
-
-  // inverse dynamics at fixed qacc, adjoint -lambda: recompute RNEA with qacc (cacc, cfrc)
-  rnea(m, d, /*use_qacc=*/true, d.qfrc_bias);
-  for (int i = 0; i < m.nv; ++i) a.qfrc_bias[i] = -a.qacc[i];
-  adj_rnea(m, d, a, a.qfrc_bias);
-  adj_com_velocity_base_to_tip(m, d, a);
-  adj_com_inertia_and_dofs(m, d, a);
-  adj_fwd_kinematics_base_to_tip(m, d, a);
+  adj_fwd_dynamics(m, d, a, h);
 }
 
 }  // namespace stiffgrad::kern

@@ -9,6 +9,8 @@
 // MuJoCo twin started from the same state with qvel perturbed by 1e-10 relative, its largest
 // over steps <= t): contact onsets amplify any difference, MuJoCo's own included, and the twin
 // measures how much. Metric: max|a - b| / max(1, max|b|) over qpos and over qvel.
+// The same with MuJoCo's RK4 (mjINT_RK4) against Integrator::RK4 (issue 8): four constrained
+// forward evaluations per step on both sides.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -39,13 +41,15 @@ struct Case {
   const char* key;  // keyframe ("" : qpos0, zero control)
 };
 
-void compare(const Case& c) {
+void compare(const Case& c, Integrator integrator = Integrator::SemiImplicitEuler) {
+  const bool rk4 = integrator == Integrator::RK4;
   std::string error;
   sgtest::MjModelPtr mm = sgtest::mujoco_load(c.path, &error);
   ASSERT_TRUE(mm) << error;
   mm->opt.tolerance = kTolerance;
   mm->opt.iterations = kIterations;
   mm->opt.disableflags |= mjDSBL_WARMSTART;
+  if (rk4) mm->opt.integrator = mjINT_RK4;
   sgtest::MjDataPtr md(mj_makeData(mm.get())), twin(mj_makeData(mm.get()));
   const int key = *c.key ? mj_name2id(mm.get(), mjOBJ_KEY, c.key) : -1;
   for (mjData* d : {md.get(), twin.get()}) {
@@ -67,6 +71,7 @@ void compare(const Case& c) {
   SimulatorOptions opt;
   opt.substeps = 1;
   opt.constraints = true;
+  opt.integrator = integrator;
   Simulator sim(model, opt);
   sim.set_state(md->qpos, md->qvel);
   sim.set_ctrl(md->ctrl);
@@ -96,9 +101,9 @@ void compare(const Case& c) {
   }
   EXPECT_EQ(sim.num_failed(), 0);
   EXPECT_GT(contact_steps, kSteps / 3) << c.name << ": the rollout was meant to be contact-rich";
-  std::printf("[constraint rollout] %-9s %d steps (%d with contact, up to %d contacts): qpos %.1e qvel %.1e; "
+  std::printf("[constraint rollout] %-9s %-5s %d steps (%d with contact, up to %d contacts): qpos %.1e qvel %.1e; "
               "MuJoCo twin (1e-10) %.1e; worst error / bound %.2f (step %d)\n",
-              c.name, kSteps, contact_steps, max_contacts, worst_q, worst_v, twin_div, worst_ratio, worst_step);
+              c.name, rk4 ? "rk4" : "euler", kSteps, contact_steps, max_contacts, worst_q, worst_v, twin_div, worst_ratio, worst_step);
 }
 
 TEST(ConstraintRollout, HumanoidFallingOntoTheFloorMatchesMjStep) {
@@ -109,6 +114,16 @@ TEST(ConstraintRollout, G1AtHomeUnderServosMatchesMjStep) {
   const std::string path = sgtest::shared_data() + "/models/unitree_g1/g1_mjx_mujoco222.xml";
   if (!sgtest::file_exists(path)) GTEST_FAIL() << "G1 model missing: " << path;
   compare({"g1", path, "home"});
+}
+
+TEST(ConstraintRollout, HumanoidRK4MatchesMjStepRK4) {
+  compare({"humanoid", sgtest::humanoid_xml(), ""}, Integrator::RK4);
+}
+
+TEST(ConstraintRollout, G1RK4MatchesMjStepRK4) {
+  const std::string path = sgtest::shared_data() + "/models/unitree_g1/g1_mjx_mujoco222.xml";
+  if (!sgtest::file_exists(path)) GTEST_FAIL() << "G1 model missing: " << path;
+  compare({"g1", path, "home"}, Integrator::RK4);
 }
 
 }  // namespace

@@ -26,7 +26,26 @@ enum class BiasType : int { None = 0, Affine = 1 };
 //                      (M + h (D + K)) dv = h f, K_ii = -sum gear^2 b2 over the (unclamped)
 //                      affine actuators of dof i. This is the diagonal part of MuJoCo's
 //                      implicitfast, and keeps position servos with kv stable at large steps.
-enum class Integrator : int { SemiImplicitEuler = 0, ImplicitDampingEuler = 1 };
+//   RK4                MuJoCo 2.2.2's RK4 (mj_RungeKutta): four dynamics evaluations per
+//                      substep, joint damping explicit.
+//   Tsit5, Dopri5, Bosh3  embedded adaptive Runge–Kutta (DiffMJX): each environment takes its
+//                      own steps inside every substep, with AdaptiveTolerances
+//                      (kernels/integrator_rk.hpp).
+enum class Integrator : int {
+  SemiImplicitEuler = 0, ImplicitDampingEuler = 1, RK4 = 2, Tsit5 = 3, Dopri5 = 4, Bosh3 = 5
+};
+
+// Error control of the adaptive integrators (DiffMJX's defaults).
+struct AdaptiveTolerances {
+  double rtol = 1e-3;  // relative tolerance
+  double atol = 1e-6;  // absolute tolerance
+  int max_steps = 16;  // trial steps per substep at most; the last takes the time left (status bit 4)
+};
+
+// "euler", "implicit-actuators", "rk4", "tsit5", "dopri5", "bosh3" (the CLI's names).
+const char* integrator_name(Integrator integrator);
+// The integrator of that name; false for an unknown name.
+bool parse_integrator(const std::string& name, Integrator* integrator);
 
 struct Options {
   double timestep = 0.002;                 // seconds per substep (MJCF option/timestep)

@@ -20,6 +20,7 @@ struct SimulatorOptions {
   int substeps = 1;    // substeps of length model.opt.timestep per control step
   int threads = 0;     // CPU backend: OpenMP threads (0 = OpenMP's default)
   Integrator integrator = Integrator::SemiImplicitEuler;
+  AdaptiveTolerances adaptive;  // Tsit5, Dopri5, Bosh3: error control (model.hpp)
   // CUDA backend: the cudaStream_t (passed as void* so that this header needs no CUDA) on
   // which the simulator enqueues all its work, or nullptr to let the simulator create its
   // own (pass cudaStreamLegacy for the legacy default stream). A given stream is not owned:
@@ -130,7 +131,9 @@ class Simulator {
 
   // Per-environment status bits (0 = ok; 1 = the state became non-finite: frozen at its last
   // finite state until reset; 2 = contacts or constraint rows exceeded their capacity: the
-  // excess was dropped, the environment keeps stepping). Cleared only by reset/set_state.
+  // excess was dropped, the environment keeps stepping; 4 = an adaptive integrator reached
+  // its max_steps in a substep and took the time left in one step that failed the tolerance).
+  // Cleared only by reset/set_state.
   // Environments never affect each other.
   std::vector<int> status() const;
   int num_failed() const;  // environments with the non-finite bit
