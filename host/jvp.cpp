@@ -42,8 +42,8 @@ template <class Scalar>
 std::vector<double> rollout_jvp_in(const Model& model, const double* qpos, const double* qvel,
                                    const double* ctrl, int T, int substeps, const double* dqpos,
                                    const double* dqvel, const double* dctrl, Integrator integrator,
-                                   bool constraints) {
-  HostRun<kern::Dual<Scalar, 1>> run(model, capacity_for(model, constraints), integrator);
+                                   bool constraints, const AdaptiveTolerances& adaptive) {
+  HostRun<kern::Dual<Scalar, 1>> run(model, capacity_for(model, constraints), integrator, adaptive);
   const auto& m = run.view;
   const auto& d = run.d;
   const auto S = [](double x) { return static_cast<Scalar>(x); };
@@ -67,19 +67,21 @@ std::vector<double> rollout_jvp_in(const Model& model, const double* qpos, const
 std::vector<double> rollout_jvp(const Model& model, const double* qpos, const double* qvel,
                                 const double* ctrl, int T, int substeps, const double* dqpos,
                                 const double* dqvel, const double* dctrl, Precision precision,
-                                Integrator integrator, bool constraints) {
+                                Integrator integrator, bool constraints, const AdaptiveTolerances& adaptive) {
   if (precision == Precision::Float)
-    return rollout_jvp_in<float>(model, qpos, qvel, ctrl, T, substeps, dqpos, dqvel, dctrl, integrator, constraints);
-  return rollout_jvp_in<double>(model, qpos, qvel, ctrl, T, substeps, dqpos, dqvel, dctrl, integrator, constraints);
+    return rollout_jvp_in<float>(model, qpos, qvel, ctrl, T, substeps, dqpos, dqvel, dctrl, integrator, constraints,
+                                 adaptive);
+  return rollout_jvp_in<double>(model, qpos, qvel, ctrl, T, substeps, dqpos, dqvel, dctrl, integrator, constraints,
+                                adaptive);
 }
 
 template class ModelArrays<long double>;
 
 long double rollout_loss_extended(const Model& model, const double* qpos, const double* qvel,
                                   const double* ctrl, int T, int substeps, const double* w,
-                                  Integrator integrator, bool constraints) {
+                                  Integrator integrator, bool constraints, const AdaptiveTolerances& adaptive) {
   using E = long double;
-  HostRun<E> run(model, capacity_for(model, constraints), integrator);
+  HostRun<E> run(model, capacity_for(model, constraints), integrator, adaptive);
   const auto& m = run.view;
   const auto& d = run.d;
   run.load(qpos, qvel);
@@ -92,8 +94,8 @@ long double rollout_loss_extended(const Model& model, const double* qpos, const 
 
 void rollout_solver_iterations(const Model& model, const double* qpos, const double* qvel, const double* ctrl,
                                int T, int substeps, Integrator integrator, bool constraints, int* solves,
-                               int* at_cap) {
-  HostRun<double> run(model, capacity_for(model, constraints), integrator);
+                               int* at_cap, const AdaptiveTolerances& adaptive) {
+  HostRun<double> run(model, capacity_for(model, constraints), integrator, adaptive);
   const auto& m = run.view;
   const auto& d = run.d;
   run.load(qpos, qvel);

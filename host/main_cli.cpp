@@ -50,20 +50,23 @@ const char* kDynamicsHelp =
 
 const char* kRolloutHelp =
     "usage: stiffgrad rollout MODEL.xml --states STATES.csv --steps N [--backend cpu|cuda] [--float]\n"
-    "From each state (format as for `dynamics`), N semi-implicit Euler steps (N >= 1) of the\n"
-    "model timestep with the control held; all states are stepped together as one batch.\n"
+    "                         [--integrator NAME] [--rtol X] [--atol X] [--max-steps K]\n"
+    "From each state (format as for `dynamics`), N steps (N >= 1) of the model timestep with the\n"
+    "control held; all states are stepped together as one batch.\n"
     "Prints per state one line: the final qpos then qvel, comma-separated, 17 significant\n"
-    "digits. --float simulates in single precision. --implicit-actuators treats actuator\n"
-    "velocity gains implicitly too (Integrator::ImplicitDampingEuler; default: MuJoCo's Euler).\n";
+    "digits. --float simulates in single precision. --implicit-actuators is --integrator\n"
+    "implicit-actuators.\n";
 
 const char* kGradHelp =
     "usage: stiffgrad grad MODEL.xml --states STATES.csv --steps N --weights W.csv\n"
-    "For each state row (qpos, qvel, ctrl as for `dynamics`; ctrl held for all N Euler\n"
+    "                      [--integrator NAME] [--rtol X] [--atol X] [--max-steps K]\n"
+    "For each state row (qpos, qvel, ctrl as for `dynamics`; ctrl held for all N\n"
     "steps of the model timestep, N >= 1) and the matching row of W.csv (nq + nv weights), the loss is\n"
     "L = w . [qpos_N; qvel_N]. Prints one JSON object per line with dL_dqpos (nv, MuJoCo's\n"
     "tangent convention: qpos perturbed as mj_integratePos(qpos, delta, 1)), dL_dqvel (nv) and\n"
     "dL_dctrl (nu, for the held control), 17 significant digits. Exact reverse mode with\n"
-    "checkpointed replay. --implicit-actuators as for `rollout`. Memory grows with N\n"
+    "checkpointed replay; adaptive integrators are differentiated through the steps they took\n"
+    "(step sizes held constant). --implicit-actuators as for `rollout`. Memory grows with N\n"
     "(checkpoints of every step): a request larger than the available memory (MemAvailable in\n"
     "/proc/meminfo) is refused before allocating, with the bytes it needs.\n";
 
@@ -86,6 +89,7 @@ std::string gradcheck_help() {
   return std::string(
              "usage: stiffgrad gradcheck MODEL.xml [--steps T] [--substeps S] [--states FILE] [--float]\n"
              "                           [--samples K] [--seed N] [--fd-step H] [--implicit-actuators]\n"
+             "                           [--integrator NAME] [--rtol X] [--atol X] [--max-steps K]\n"
              "Runs a rollout of T control steps (default 20) of S substeps (default 4) and checks the\n"
              "adjoint gradient of the fixed loss L = w . [qpos_T; qvel_T], w ~ N(0, 1) drawn from the\n"
              "seed (default 1), against central finite differences (4-point stencil, step H, default\n"
@@ -157,6 +161,30 @@ int cmd_dynamics(const Args& a) {
   return 0;
 }
 
+// --integrator NAME (or the older --implicit-actuators), --rtol, --atol, --max-steps.
+void integrator_args(const Args& a, Integrator* integrator, AdaptiveTolerances* tol) {
+  if (a.has("implicit-actuators")) *integrator = Integrator::ImplicitDampingEuler;
+  if (a.has("integrator") && !parse_integrator(a.get("integrator"), integrator))
+    throw UsageError("--integrator must be euler, implicit-actuators, rk4, tsit5, dopri5 or bosh3, got '" +
+                     a.get("integrator") + "'");
+  auto positive = [&](const char* key, double* out) {
+    if (!a.has(key)) return;
+    char* end = nullptr;
+    const std::string v = a.get(key);
+    *out = std::strtod(v.c_str(), &end);
+    if (v.empty() || *end != '\0' || !(*out > 0)) throw UsageError(std::string("--") + key + " must be a positive number");
+  };
+  positive("rtol", &tol->rtol);
+  positive("atol", &tol->atol);
+  if (a.has("max-steps")) tol->max_steps = static_cast<int>(parse_int_in(a.get("max-steps"), "--max-steps", 1, 1000000));
+}
+
+const char* kIntegratorHelp =
+    "--integrator euler|implicit-actuators|rk4|tsit5|dopri5|bosh3 (default euler: MuJoCo's;\n"
+    "implicit-actuators: actuator velocity gains implicit too; rk4: MuJoCo's RK4; tsit5, dopri5,\n"
+    "bosh3: adaptive Runge-Kutta, each state taking its own steps inside every timestep, with\n"
+    "--rtol (1e-3), --atol (1e-6) and --max-steps (16) trial steps per timestep).\n";
+
 int cmd_rollout(const Args& a) {
   // usage errors before any file is read
   const std::string& path = model_path(a);
@@ -165,7 +193,7 @@ int cmd_rollout(const Args& a) {
   SimulatorOptions opt;
   opt.constraints = true;  // contacts, limits, friction loss unless the model's flags disable them
   opt.precision = a.has("float") ? Precision::Float : Precision::Double;
-  if (a.has("implicit-actuators")) opt.integrator = Integrator::ImplicitDampingEuler;
+  integrator_args(a, &opt.integrator, &opt.adaptive);
   const std::string backend = a.has("backend") ? a.get("backend") : "cpu";
   if (backend == "cpu") opt.backend = Backend::Cpu;
   else if (backend == "cuda") opt.backend = Backend::Cuda;
@@ -189,8 +217,13 @@ int cmd_rollout(const Args& a) {
   sim.get_state(qpos.data(), qvel.data());
   const auto status = sim.status();
   for (int e = 0; e < opt.nenv; ++e) {
-    if (status[e] != 0)
+    if (status[e] & 1)
       std::fprintf(stderr, "warning: state %d became non-finite; its last finite state is printed\n", e + 1);
+    if (status[e] & 2)
+      std::fprintf(stderr, "warning: state %d exceeded its contact or constraint-row capacity\n", e + 1);
+    if (status[e] & 4)
+      std::fprintf(stderr, "warning: state %d reached --max-steps in some timestep and took a step that failed "
+                           "the tolerance\n", e + 1);
     bool first = true;
     for (int i = 0; i < m->nq; ++i, first = false) std::printf(first ? "%.17g" : ",%.17g", qpos[e * m->nq + i]);
     for (int i = 0; i < m->nv; ++i, first = false) std::printf(first ? "%.17g" : ",%.17g", qvel[e * m->nv + i]);
@@ -213,7 +246,7 @@ int cmd_grad(const Args& a) {
   SimulatorOptions opt;
   opt.nenv = nenv;
   opt.constraints = true;
-  if (a.has("implicit-actuators")) opt.integrator = Integrator::ImplicitDampingEuler;
+  integrator_args(a, &opt.integrator, &opt.adaptive);
   Simulator sim(m, opt);
   refuse_above(grad_memory(sim, steps), available_memory(), steps, nenv);
   const Batch b = stack(states);
@@ -244,7 +277,10 @@ int cmd_grad(const Args& a) {
   ro.backward(dq.data(), dv.data(), gq.data(), gv.data(), gu.data());
   const auto status = sim.status();
   for (int e = 0; e < nenv; ++e) {
-    if (status[e] != 0) std::fprintf(stderr, "warning: state %d became non-finite; its gradient is meaningless\n", e + 1);
+    if (status[e] & 1) std::fprintf(stderr, "warning: state %d became non-finite; its gradient is meaningless\n", e + 1);
+    if (status[e] & 4)
+      std::fprintf(stderr, "warning: state %d reached --max-steps in some timestep (the gradient is that of the "
+                           "steps taken)\n", e + 1);
     std::vector<double> held(m->nu, 0.0);  // the control is held: sum over the steps
     for (int t = 0; t < steps; ++t)
       for (int u = 0; u < m->nu; ++u) held[u] += gu[(static_cast<std::size_t>(t) * nenv + e) * m->nu + u];
@@ -270,7 +306,7 @@ int cmd_gradcheck(const Args& a) {
   }
   if (a.has("seed")) opt.seed = static_cast<std::uint64_t>(parse_int_in(a.get("seed"), "--seed", 0, 0x7fffffffL));
   opt.precision = a.has("float") ? Precision::Float : Precision::Double;
-  if (a.has("implicit-actuators")) opt.integrator = Integrator::ImplicitDampingEuler;
+  integrator_args(a, &opt.integrator, &opt.adaptive);
   opt.constraints = true;
   const auto m = load_with_notes(path);
   if (a.has("states")) {
@@ -332,17 +368,21 @@ int main(int argc, char** argv) {
       return cmd_dynamics(parse_args(argc, argv, {}, {"states"}));
     }
     if (cmd == "rollout") {
-      if (wants_help(argc, argv)) return std::fputs(kRolloutHelp, stdout), 0;
-      return cmd_rollout(parse_args(argc, argv, {"float", "implicit-actuators"}, {"states", "steps", "backend"}));
+      if (wants_help(argc, argv)) return std::fputs(kRolloutHelp, stdout), std::fputs(kIntegratorHelp, stdout), 0;
+      return cmd_rollout(parse_args(argc, argv, {"float", "implicit-actuators"},
+                                    {"states", "steps", "backend", "integrator", "rtol", "atol", "max-steps"}));
     }
     if (cmd == "grad") {
-      if (wants_help(argc, argv)) return std::fputs(kGradHelp, stdout), 0;
-      return cmd_grad(parse_args(argc, argv, {"implicit-actuators"}, {"states", "steps", "weights"}));
+      if (wants_help(argc, argv)) return std::fputs(kGradHelp, stdout), std::fputs(kIntegratorHelp, stdout), 0;
+      return cmd_grad(parse_args(argc, argv, {"implicit-actuators"},
+                                 {"states", "steps", "weights", "integrator", "rtol", "atol", "max-steps"}));
     }
     if (cmd == "gradcheck") {
-      if (wants_help(argc, argv)) return std::fputs(gradcheck_help().c_str(), stdout), 0;
+      if (wants_help(argc, argv))
+        return std::fputs(gradcheck_help().c_str(), stdout), std::fputs(kIntegratorHelp, stdout), 0;
       return cmd_gradcheck(parse_args(argc, argv, {"float", "implicit-actuators"},
-                                      {"steps", "substeps", "states", "samples", "seed", "fd-step"}));
+                                      {"steps", "substeps", "states", "samples", "seed", "fd-step", "integrator", "rtol",
+                                       "atol", "max-steps"}));
     }
     if (cmd == "demo") return stiffgrad::run_demo(argc, argv);
     std::fprintf(stderr, "stiffgrad: unknown command '%s'\n%s", cmd.c_str(), kUsage);

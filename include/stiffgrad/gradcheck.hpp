@@ -19,14 +19,14 @@ std::vector<double> rollout_jvp(const Model& model, const double* qpos, const do
                                 const double* dqvel, const double* dctrl,
                                 Precision precision = Precision::Double,
                                 Integrator integrator = Integrator::SemiImplicitEuler,
-                                bool constraints = true);
+                                bool constraints = true, const AdaptiveTolerances& adaptive = {});
 
 // Along a single-environment rollout in double (ctrl: T x nu): the number of substeps with
 // constraint rows (*solves) and of those whose Newton solve stopped at the model's iteration
 // cap (*at_cap).
 void rollout_solver_iterations(const Model& model, const double* qpos, const double* qvel, const double* ctrl,
                                int T, int substeps, Integrator integrator, bool constraints, int* solves,
-                               int* at_cap);
+                               int* at_cap, const AdaptiveTolerances& adaptive = {});
 
 // L = w . [qpos_T; qvel_T] of a single-environment rollout (ctrl: T x nu) computed by the same
 // kernels in 80-bit extended precision: a finite-difference reference whose rounding noise
@@ -34,7 +34,7 @@ void rollout_solver_iterations(const Model& model, const double* qpos, const dou
 long double rollout_loss_extended(const Model& model, const double* qpos, const double* qvel,
                                   const double* ctrl, int T, int substeps, const double* w,
                                   Integrator integrator = Integrator::SemiImplicitEuler,
-                                  bool constraints = true);
+                                  bool constraints = true, const AdaptiveTolerances& adaptive = {});
 
 // Perturb qpos by delta (nv) the way mj_integratePos(qpos, delta, 1) does.
 void integrate_tangent(const Model& model, double* qpos, const double* delta);
@@ -45,6 +45,7 @@ struct GradcheckOptions {
   int samples = 12;      // inputs checked against finite differences
   Precision precision = Precision::Double;
   Integrator integrator = Integrator::SemiImplicitEuler;
+  AdaptiveTolerances adaptive;  // Tsit5, Dopri5, Bosh3 (both modes take the same steps)
   bool constraints = true;  // contacts, limits, friction loss (SimulatorOptions::constraints; on as there)
   std::uint64_t seed = 1;
   double fd_step = 1e-5;  // h of the 4-point central stencil (extended precision)
