@@ -122,7 +122,7 @@ Row measure(const std::shared_ptr<const Model>& model, const mjModel* mm, const 
     for (int s = 0; s < kSegment; ++s) sim.step();
     t += seconds_since(t0);
     const auto stats = sim.contact_stats();
-    for (int e = 0; e < nenv; ++e) contacts += stats[static_cast<std::size_t>(4 * e)];
+    for (int e = 0; e < nenv; ++e) contacts += stats[static_cast<std::size_t>(Simulator::kStepStats * e)];
     if (ours_only) continue;
     tw += mujoco_segment(mm, &r.contacts_mj, &r.newton_mj);
     tc += mujoco_segment(cold.get(), &unused, &r.newton_mj_cold);

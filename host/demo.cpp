@@ -166,7 +166,7 @@ RunResult run_one(const std::shared_ptr<const Model>& model, const DemoArgs& a, 
     for (int s = 0; s < a.steps; ++s) {
       sim.step(ctrl_bank.data() + (s % nbank) * ctrl_size);
       const auto stats = sim.contact_stats();
-      for (int e = 0; e < a.nenv; ++e) sum += stats[static_cast<std::size_t>(4 * e)];
+      for (int e = 0; e < a.nenv; ++e) sum += stats[static_cast<std::size_t>(Simulator::kStepStats * e)];
     }
     r.mean_contacts = sum / (static_cast<double>(a.nenv) * a.steps);
   }

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "host/backend.hpp"
+#include "kernels/contact_stats.hpp"
 
 namespace stiffgrad {
 
@@ -107,8 +108,10 @@ std::vector<int> Simulator::status() const {
   return s;
 }
 
+static_assert(Simulator::kStepStats == kern::kContactStats, "the statistics rows of kernels/contact_stats.hpp");
+
 std::vector<double> Simulator::contact_stats() const {
-  std::vector<double> s(static_cast<std::size_t>(nenv()) * 4);
+  std::vector<double> s(static_cast<std::size_t>(nenv()) * kStepStats);
   impl_->get_contact_stats(s.data());
   return s;
 }

@@ -31,12 +31,15 @@ SG_HD void control_step_env(const ModelView<Real>& m, View<Real, LS> qpos, View<
                             int* status, View<Real, LS> stats = View<Real, LS>{}) {
   if (*status & kEnvNonFinite) return;
   load_env(m, qpos, qvel, ctrl, d);
-  const bool with_stats = stats.p != nullptr && m.nefc_max > 0;
+  const bool with_stats = stats.p != nullptr;
   if (with_stats) clear_contact_stats(stats);
   int raised = 0;
   for (int s = 0; s < substeps; ++s) {
     raised |= substep(m, d);
-    if (with_stats) accumulate_contact_stats(m, d, stats);
+    if (with_stats) {
+      accumulate_contact_stats(m, d, stats);  // returns at once without constraints
+      accumulate_integrator_stats(m, d, stats);
+    }
   }
   bool finite = true;
   for (int i = 0; i < m.nq; ++i) finite = finite && is_finite(d.qpos[i]);

@@ -12,12 +12,23 @@ enum : int {
   kStatMaxNormalForce = 1,  // largest normal force of one contact in any substep
   kStatNormalImpulse = 2,   // sum over substeps of h * (sum of normal forces): the step's impulse
   kStatMaxPenetration = 3,  // largest -dist of a contact with rows (0 when none penetrates)
-  kContactStats = 4
+  kStatIntegratorSteps = 4, // integrator steps taken over the control step (Euler, RK4: one per
+                            // substep; adaptive: the accepted ones)
+  kStatDynamicsEvals = 5,   // evaluations of the dynamics (rejected trial steps included)
+  kContactStats = 6
 };
 
 template <class Real, class LS>
 SG_HD SG_INLINE void clear_contact_stats(View<Real, LS> stats) {
   for (int k = 0; k < kContactStats; ++k) stats[k] = Real(0);
+}
+
+// Adds the last substep's integrator cost (kernels/integrator_rk.hpp: rk_count).
+template <class Real, class L, class LS>
+SG_HD SG_INLINE void accumulate_integrator_stats(const ModelView<Real>& m, const Data<Real, L>& d, View<Real, LS> stats) {
+  const bool rk = m.rk_integrator != kIntEuler;
+  stats[kStatIntegratorSteps] += rk ? d.rk_count[0] : Real(1);
+  stats[kStatDynamicsEvals] += rk ? d.rk_count[1] : Real(1);
 }
 
 // Adds the last substep's contacts to the statistics. A contact's normal force is its row's

@@ -4,7 +4,8 @@
 
 PACKAGES=(cmake g++ make libeigen3-dev libtinyxml2-dev libgtest-dev libgmock-dev googletest
           libbenchmark-dev libmujoco-dev libmujoco-samples libomp-dev
-          libqhull-dev)  # libqhull-dev: Debian's mujoco::mujoco target names /usr/include/libqhull_r
+          libqhull-dev   # libqhull-dev: Debian's mujoco::mujoco target names /usr/include/libqhull_r
+          gnuplot-nox)   # the experiments' plots (bench/bench_diffmjx_*: results/*.png)
 
 install_missing_packages() {
   local missing=() p

@@ -138,12 +138,15 @@ class Simulator {
   std::vector<int> status() const;
   int num_failed() const;  // environments with the non-finite bit
 
-  // Contact statistics of the last control step, per environment (nenv x 4, environment-major):
+  // Statistics of the last control step, per environment (nenv x kStepStats, environment-major):
   // [0] most contacts with constraint rows in any substep, [1] largest normal force of one
   // contact, [2] normal impulse (sum over substeps of h x the sum of normal forces), [3] largest
-  // penetration depth (0 when none). Zeros when constraints are off. A host copy (syncs on CUDA).
+  // penetration depth (0 when none) — zeros when constraints are off; [4] integrator steps
+  // taken (one per substep, or the accepted steps of an adaptive integrator), [5] evaluations
+  // of the dynamics (rejected trial steps included). A host copy (syncs on CUDA).
+  static constexpr int kStepStats = 6;
   std::vector<double> contact_stats() const;
-  // The same statistics where the backend keeps them: 4 x nenv, environment-minor, in the
+  // The same statistics where the backend keeps them: kStepStats x nenv, environment-minor, in the
   // backend's precision and memory (device memory on CUDA), updated by every step() on
   // cuda_stream() — for device-side consumers such as a bundle scheduler.
   const void* contact_stats_backend() const;
