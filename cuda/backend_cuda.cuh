@@ -237,6 +237,11 @@ class CudaBackend final : public BackendImpl {
     SG_CUDA_CHECK(cudaGetDevice(&device_));
 
     const ModelArrays<Real> arrays(model, constraint_capacity(model, opt));
+    // contacts from distance: the second contact model the adjoint differentiates (same sizes)
+    const std::unique_ptr<Model> cfd_model =
+        opt.cfd.enabled ? std::make_unique<Model>(contacts_from_distance_model(model, opt.cfd)) : nullptr;
+    const std::unique_ptr<ModelArrays<Real>> cfd_arrays =
+        cfd_model ? std::make_unique<ModelArrays<Real>>(*cfd_model, constraint_capacity(model, opt)) : nullptr;
     const kern::ModelView<Real> host_view = with_integrator(arrays.host_view(), opt.integrator, opt.adaptive);
     layout_ = kern::DataLayout::make(host_view);
 
@@ -316,6 +321,17 @@ class CudaBackend final : public BackendImpl {
       SG_CUDA_CHECK(cudaEventRecord(upload_done_, stream_));
       SG_CUDA_CHECK(cudaStreamSynchronize(stream_));
       view_ = with_integrator(arrays.bind(model_reals_.get(), model_ints_.get()), opt.integrator, opt.adaptive);
+      grad_view_ = view_;
+      if (cfd_arrays) {
+        cfd_reals_ = DeviceArray<Real>(cfd_arrays->reals().size(), "the contacts-from-distance model (reals)");
+        cfd_ints_ = DeviceArray<int>(cfd_arrays->ints().size(), "the contacts-from-distance model (ints)");
+        SG_CUDA_CHECK(cudaMemcpyAsync(cfd_reals_.get(), cfd_arrays->reals().data(),
+                                      sizeof(Real) * cfd_arrays->reals().size(), cudaMemcpyHostToDevice, stream_));
+        SG_CUDA_CHECK(cudaMemcpyAsync(cfd_ints_.get(), cfd_arrays->ints().data(),
+                                      sizeof(int) * cfd_arrays->ints().size(), cudaMemcpyHostToDevice, stream_));
+        SG_CUDA_CHECK(cudaStreamSynchronize(stream_));
+        grad_view_ = gradient_view(cfd_arrays->bind(cfd_reals_.get(), cfd_ints_.get()), opt);
+      }
     } catch (...) {
       release_stream();
       throw;
@@ -476,6 +492,8 @@ class CudaBackend final : public BackendImpl {
   int device_ = 0;
   kern::DataLayout layout_{};
   kern::ModelView<Real> view_{};  // pointers into model_reals_ / model_ints_ (device)
+  kern::ModelView<Real> grad_view_{};  // the model the adjoint differentiates: view_, or the
+                                       // contacts-from-distance model in cfd_reals_ / cfd_ints_
   cudaStream_t stream_ = nullptr;      // all work of this backend and its rollouts
   bool owns_stream_ = false;           // created here (else SimulatorOptions::cuda_stream)
   cudaEvent_t upload_done_ = nullptr;  // recorded after the last copy out of upload_
@@ -483,6 +501,8 @@ class CudaBackend final : public BackendImpl {
 
   DeviceArray<Real> model_reals_;  // ModelArrays::reals()
   DeviceArray<int> model_ints_;    // ModelArrays::ints()
+  DeviceArray<Real> cfd_reals_;    // the contacts-from-distance model (empty when off)
+  DeviceArray<int> cfd_ints_;
   DeviceArray<Real> qpos_;         // joint positions (nq x nenv)
   DeviceArray<Real> qvel_;         // joint velocities (nv x nenv)
   DeviceArray<Real> ctrl_;         // controls (nu x nenv)

@@ -33,6 +33,7 @@ namespace cuda_detail {
 template <class Real>
 __global__ void __launch_bounds__(kBlockSize)
 adjoint_step_kernel(const __grid_constant__ kern::ModelView<Real> m,
+                    const __grid_constant__ kern::ModelView<Real> mg,
                     const __grid_constant__ kern::DataLayout layout, Real* q0, Real* v0, Real* u,
                     Real* q1, Real* v1, Real* adj_q, Real* adj_v, Real* adj_u, const Real* dl_q,
                     const Real* dl_v, Real* primal_ws, Real* keep_ws, Real* adjoint_ws,
@@ -48,7 +49,7 @@ adjoint_step_kernel(const __grid_constant__ kern::ModelView<Real> m,
   const V adj_buffer{adjoint_ws + e, s};
   const auto a = kern::Data<Real, L>::bind(adj_buffer, layout);
   const bool same = kern::adj_control_step_env(
-      m, layout, V{q0 + e, s}, V{v0 + e, s}, V{u + e, s}, V{q1 + e, s}, V{v1 + e, s},
+      m, mg, layout, V{q0 + e, s}, V{v0 + e, s}, V{u + e, s}, V{q1 + e, s}, V{v1 + e, s},
       V{adj_q + e, s}, V{adj_v + e, s}, V{adj_u + e, s}, d, d_keep, a, adj_buffer, V{replay + e, s},
       substeps);
   if (!same && status[e] == kern::kEnvOk) replay_ok[e] = 0;
@@ -140,7 +141,7 @@ class CudaRollout final : public RolloutImpl {
       Real* q0 = ckpt_qpos_.get() + t * nq_ * n;
       Real* v0 = ckpt_qvel_.get() + t * nv_ * n;
       adjoint_step_kernel<Real><<<blocks, kBlockSize, 0, st>>>(
-          be_.view_, be_.layout_, q0, v0, ckpt_ctrl_.get() + t * nu_ * n, q0 + nq_ * n, v0 + nv_ * n,
+          be_.view_, be_.grad_view_, be_.layout_, q0, v0, ckpt_ctrl_.get() + t * nu_ * n, q0 + nq_ * n, v0 + nv_ * n,
           adj_qpos_.get(), adj_qvel_.get(), adj_ctrl_.get() + t * nu_ * n,
           // row 0 of dL_dqpos is added by tangent_kernel when the tangent gradient is asked for
           dL_dqpos && !(t == 0 && direct_row0) ? dl_qpos_.get() + t * nq_ * n : nullptr,

@@ -7,6 +7,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "host/backend.hpp"
@@ -22,6 +23,10 @@ class CpuBackend final : public BackendImpl {
       : arrays_(model, constraint_capacity(model, opt)),
         view_(with_integrator(arrays_.host_view(), opt.integrator, opt.adaptive)),
         layout_(kern::DataLayout::make(view_)),
+        cfd_model_(opt.cfd.enabled ? std::make_unique<Model>(contacts_from_distance_model(model, opt.cfd)) : nullptr),
+        cfd_arrays_(cfd_model_ ? std::make_unique<ModelArrays<Real>>(*cfd_model_, constraint_capacity(model, opt))
+                               : nullptr),
+        grad_view_(cfd_arrays_ ? gradient_view(cfd_arrays_->host_view(), opt) : view_),
         nenv_(opt.nenv),
         // never more threads than environments: idle threads only add fork/join cost
         threads_(std::max(1, std::min(opt.nenv, opt.threads > 0 ? opt.threads : omp_get_max_threads()))),
@@ -87,6 +92,9 @@ class CpuBackend final : public BackendImpl {
   ModelArrays<Real> arrays_;
   kern::ModelView<Real> view_;
   kern::DataLayout layout_;
+  std::unique_ptr<Model> cfd_model_;               // contacts from distance (else null)
+  std::unique_ptr<ModelArrays<Real>> cfd_arrays_;  // its arrays (else null)
+  kern::ModelView<Real> grad_view_;                // the model the adjoint differentiates
   int nenv_;
   int threads_;
   std::vector<Real> qpos_;       // nq x nenv  (environment-minor)

@@ -60,13 +60,17 @@ const char* kRolloutHelp =
 const char* kGradHelp =
     "usage: stiffgrad grad MODEL.xml --states STATES.csv --steps N --weights W.csv\n"
     "                      [--integrator NAME] [--rtol X] [--atol X] [--max-steps K]\n"
+    "                      [--cfd D0,DWIDTH,WIDTH,MID,POWER]\n"
     "For each state row (qpos, qvel, ctrl as for `dynamics`; ctrl held for all N\n"
     "steps of the model timestep, N >= 1) and the matching row of W.csv (nq + nv weights), the loss is\n"
     "L = w . [qpos_N; qvel_N]. Prints one JSON object per line with dL_dqpos (nv, MuJoCo's\n"
     "tangent convention: qpos perturbed as mj_integratePos(qpos, delta, 1)), dL_dqvel (nv) and\n"
     "dL_dctrl (nu, for the held control), 17 significant digits. Exact reverse mode with\n"
     "checkpointed replay; adaptive integrators are differentiated through the steps they took\n"
-    "(step sizes held constant). --implicit-actuators as for `rollout`. Memory grows with N\n"
+    "(step sizes held constant). --cfd: contacts from distance, gradients of a contact model\n"
+    "that reaches WIDTH beyond touch with impedance D0 there rising to DWIDTH at touch (MuJoCo's\n"
+    "solimp spline, MID, POWER), straight-through on each step; values unchanged (DiffMJX's\n"
+    "0,0.01,0.05,1,2). --implicit-actuators as for `rollout`. Memory grows with N\n"
     "(checkpoints of every step): a request larger than the available memory (MemAvailable in\n"
     "/proc/meminfo) is refused before allocating, with the bytes it needs.\n";
 
@@ -247,6 +251,13 @@ int cmd_grad(const Args& a) {
   opt.nenv = nenv;
   opt.constraints = true;
   integrator_args(a, &opt.integrator, &opt.adaptive);
+  if (a.has("cfd")) {
+    try {
+      opt.cfd = parse_contacts_from_distance(a.get("cfd"));
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+  }
   Simulator sim(m, opt);
   refuse_above(grad_memory(sim, steps), available_memory(), steps, nenv);
   const Batch b = stack(states);
@@ -375,7 +386,7 @@ int main(int argc, char** argv) {
     if (cmd == "grad") {
       if (wants_help(argc, argv)) return std::fputs(kGradHelp, stdout), std::fputs(kIntegratorHelp, stdout), 0;
       return cmd_grad(parse_args(argc, argv, {"implicit-actuators"},
-                                 {"states", "steps", "weights", "integrator", "rtol", "atol", "max-steps"}));
+                                 {"states", "steps", "weights", "integrator", "rtol", "atol", "max-steps", "cfd"}));
     }
     if (cmd == "gradcheck") {
       if (wants_help(argc, argv))

@@ -63,6 +63,15 @@ kern::ModelView<Real> with_integrator(kern::ModelView<Real> view, Integrator int
   return view;
 }
 
+// The view of the contacts-from-distance model (stiffgrad/contacts_from_distance.hpp) that a
+// backend's adjoint differentiates: the simulator's integrator, marked cfd.
+template <class Real>
+kern::ModelView<Real> gradient_view(kern::ModelView<Real> cfd_view, const SimulatorOptions& opt) {
+  kern::ModelView<Real> v = with_integrator(cfd_view, opt.integrator, opt.adaptive);
+  v.cfd = 1;
+  return v;
+}
+
 extern template class ModelArrays<float>;
 extern template class ModelArrays<double>;
 

@@ -125,7 +125,7 @@ class CpuRollout final : public RolloutImpl {
 #pragma omp for schedule(static)
       for (int e = 0; e < nenv_; ++e) {
         const bool same = kern::adj_control_step_env(
-            be_.view_, o, VS{q0 + e, env_minor}, VS{v0 + e, env_minor}, VS{u + e, env_minor},
+            be_.view_, be_.grad_view_, o, VS{q0 + e, env_minor}, VS{v0 + e, env_minor}, VS{u + e, env_minor},
             VS{q1 + e, env_minor}, VS{v1 + e, env_minor}, VS{adj_qpos_.data() + e, env_minor},
             VS{adj_qvel_.data() + e, env_minor}, VS{adj_ctrl_.data() + e, env_minor}, d, d_keep, a,
             adj_buffer, replay, substeps_);

@@ -45,6 +45,10 @@ Simulator::Simulator(std::shared_ptr<const Model> model, SimulatorOptions option
   if (!(tol.rtol >= 0.0) || !(tol.atol >= 0.0) || tol.rtol + tol.atol <= 0.0)
     throw std::invalid_argument("Simulator: adaptive rtol and atol must be >= 0, not both 0");
   if (tol.max_steps < 1) throw std::invalid_argument("Simulator: adaptive max_steps must be >= 1");
+  if (options_.cfd.enabled) {
+    if (!options_.constraints) throw std::invalid_argument("Simulator: contacts from distance need constraints on");
+    contacts_from_distance_model(*model_, options_.cfd);  // validates the parameters
+  }
   capacity_ = constraint_capacity(*model_, options_);
   impl_ = options_.backend == Backend::Cuda ? make_cuda_backend(*model_, options_)
                                             : make_cpu_backend(*model_, options_);

@@ -23,12 +23,17 @@ SG_HD SG_INLINE int replay_size(const ModelView<Real>& m, int substeps) {
 // true when the replay reproduced `next_qpos` / `next_qvel` (the following checkpoint) bit
 // for bit.
 //
-// Cost per control step of S substeps: S - 1 replayed substeps, S adjoint substeps, of which
-// S - 1 recompute their primal: the last substep is never replayed (its adjoint recomputes
+// `m` is the model simulated (and replayed); `mg` the one whose derivative the adjoint takes:
+// m itself, or with contacts from distance (mg.cfd) the second contact model, evaluated at
+// the replayed states (straight-through, stiffgrad/contacts_from_distance.hpp); both share
+// the layout o.
+//
+// Cost per control step of S substeps (Euler, no CFD): S - 1 replayed substeps, S adjoint
+// substeps, of which S - 1 recompute their primal: the last substep is never replayed (its adjoint recomputes
 // it, then finishes its Euler step for the bitwise check) and the last replayed one runs in
 // d_keep and is consumed by its adjoint without recomputation.
 template <class Real, class LS, class LW>
-SG_HD bool adj_control_step_env(const ModelView<Real>& m, const DataLayout& o,
+SG_HD bool adj_control_step_env(const ModelView<Real>& m, const ModelView<Real>& mg, const DataLayout& o,
                                 View<Real, LS> qpos, View<Real, LS> qvel, View<Real, LS> ctrl,
                                 View<Real, LS> next_qpos, View<Real, LS> next_qvel,
                                 View<Real, LS> adj_qpos, View<Real, LS> adj_qvel,
@@ -36,9 +41,10 @@ SG_HD bool adj_control_step_env(const ModelView<Real>& m, const DataLayout& o,
                                 const Data<Real, LW>& d_keep, const Data<Real, LW>& a,
                                 View<Real, LW> adj_buffer, View<Real, LW> replay, int substeps) {
   const int nx = m.nq + m.nv;
-  if (m.rk_integrator != kIntEuler) {
-    // Runge–Kutta: replay every substep (the last one too, for the bitwise check), keeping the
-    // state before each; each substep's adjoint replays it once more with its step record
+  if (m.rk_integrator != kIntEuler || mg.cfd) {
+    // Runge–Kutta or CFD: replay every substep (the last one too, for the bitwise check),
+    // keeping the state before each; each substep's adjoint recomputes its primal in mg (a
+    // Runge–Kutta substep with its own step record)
     load_env(m, qpos, qvel, ctrl, d);
     for (int s = 0; s < substeps; ++s) {
       for (int i = 0; i < m.nq; ++i) replay[s * nx + i] = d.qpos[i];
@@ -54,7 +60,8 @@ SG_HD bool adj_control_step_env(const ModelView<Real>& m, const DataLayout& o,
     for (int s = substeps - 1; s >= 0; --s) {
       for (int i = 0; i < m.nq; ++i) d.qpos[i] = replay[s * nx + i];
       for (int i = 0; i < m.nv; ++i) d.qvel[i] = replay[s * nx + m.nq + i];
-      adj_rk_substep(m, o, d, a, adj_buffer);
+      if (mg.rk_integrator != kIntEuler) adj_rk_substep(mg, o, d, a, adj_buffer);
+      else adj_substep(mg, o, d, a, adj_buffer);
     }
     for (int i = 0; i < m.nq; ++i) adj_qpos[i] = a.qpos[i];
     for (int i = 0; i < m.nv; ++i) adj_qvel[i] = a.qvel[i];

@@ -43,6 +43,7 @@ struct ModelView {
   int rk_integrator;              // kInt*: kIntEuler, or the Runge–Kutta method (set by the backend)
   Real rk_rtol, rk_atol;          // adaptive methods: relative and absolute error tolerances
   int rk_max_steps;               // adaptive methods: trial steps per timestep, at most
+  int cfd;                        // 1: the contacts-from-distance model the adjoint differentiates
   Real gravity[3];  // zero when gravity is disabled
   // constraint options (Model::Options; read only when nefc_max > 0)
   Real impratio;              // option/impratio

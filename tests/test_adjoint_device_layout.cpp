@@ -84,7 +84,7 @@ void check_model(const std::string& path) {
       double* q0 = ck_q.data() + t * M.nq * nenv;
       double* v0 = ck_v.data() + t * M.nv * nenv;
       const bool same = kern::adj_control_step_env(
-          m, layout, V{q0 + e, s}, V{v0 + e, s}, V{ck_u.data() + t * M.nu * nenv + e, s},
+          m, m, layout, V{q0 + e, s}, V{v0 + e, s}, V{ck_u.data() + t * M.nu * nenv + e, s},
           V{q0 + M.nq * nenv + e, s}, V{v0 + M.nv * nenv + e, s}, V{adj_q.data() + e, s},
           V{adj_v.data() + e, s}, V{adj_u.data() + t * M.nu * nenv + e, s}, d, d_keep, a, adj_buffer,
           V{replay.data() + e, s}, S);

@@ -312,7 +312,7 @@ TEST_P(AdjointRollout, ControlStepDotProduct) {
     for (int i = 0; i < m.nv; ++i) av[sz(i * nb + e)] = wv[sz(i)];
     std::vector<double> replay(sz(kern::replay_size(m, S)) + 1);
     const bool same = kern::adj_control_step_env(
-        m, o, VS{q.data() + e, env_minor}, VS{v.data() + e, env_minor}, VS{c.data() + e, env_minor},
+        m, m, o, VS{q.data() + e, env_minor}, VS{v.data() + e, env_minor}, VS{c.data() + e, env_minor},
         VS{q1.data() + e, env_minor}, VS{v1.data() + e, env_minor}, VS{aq.data() + e, env_minor},
         VS{av.data() + e, env_minor}, VS{ac.data() + e, env_minor}, d.d, d_keep.d, a.d, a.view(),
         kern::View<double, LC>{replay.data(), LC{}}, S);
@@ -686,7 +686,7 @@ void replay_detects(const RolloutModel& pm) {
   ASSERT_EQ(status, kern::kEnvOk);
   auto run = [&](std::vector<Real> q0, std::vector<Real> v0, std::vector<Real> qn, std::vector<Real> vn) {
     std::vector<Real> aq(sz(m.nq), Real(1)), av(sz(m.nv), Real(1)), ac(sz(m.nu) + 1);
-    return kern::adj_control_step_env(m, o, V{q0.data(), LC{}}, V{v0.data(), LC{}}, V{c.data(), LC{}},
+    return kern::adj_control_step_env(m, m, o, V{q0.data(), LC{}}, V{v0.data(), LC{}}, V{c.data(), LC{}},
                                       V{qn.data(), LC{}}, V{vn.data(), LC{}}, V{aq.data(), LC{}}, V{av.data(), LC{}},
                                       V{ac.data(), LC{}}, d, d_keep, a, adj_buffer, replay, S);
   };

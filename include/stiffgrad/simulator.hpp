@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "stiffgrad/contacts_from_distance.hpp"
 #include "stiffgrad/model.hpp"
 
 namespace stiffgrad {
@@ -21,6 +22,10 @@ struct SimulatorOptions {
   int threads = 0;     // CPU backend: OpenMP threads (0 = OpenMP's default)
   Integrator integrator = Integrator::SemiImplicitEuler;
   AdaptiveTolerances adaptive;  // Tsit5, Dopri5, Bosh3: error control (model.hpp)
+  // Contacts from distance: Rollout gradients from a contact model that reaches `width` beyond
+  // touch, straight-through on each substep; forward values unchanged
+  // (stiffgrad/contacts_from_distance.hpp). Needs constraints on.
+  ContactsFromDistance cfd;
   // CUDA backend: the cudaStream_t (passed as void* so that this header needs no CUDA) on
   // which the simulator enqueues all its work, or nullptr to let the simulator create its
   // own (pass cudaStreamLegacy for the legacy default stream). A given stream is not owned:

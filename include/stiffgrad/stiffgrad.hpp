@@ -3,6 +3,7 @@
 #include "stiffgrad/dynamics.hpp"
 #include "stiffgrad/mjcf.hpp"
 #include "stiffgrad/model.hpp"
+#include "stiffgrad/contacts_from_distance.hpp"
 #include "stiffgrad/simulator.hpp"
 #include "stiffgrad/states_csv.hpp"
 #include "stiffgrad/rollout.hpp"
