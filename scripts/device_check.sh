@@ -170,6 +170,8 @@ grep -E "\[ info     \]|\[gpu rollout\]|\[ calib    \]" "$GPU_LOG" | head -n 80 
 for t in 'GpuRollout\.ReplayIsBitwise' 'GpuRollout\.GradientsAgreeWithCpu' \
          'GpuRollout\.ContactGradientsAgreeWithCpu' 'GpuAgreement\.DoubleMatchesCpu/humanoid_contact' \
          'GpuAgreement\.DoubleMatchesCpu/g1_contact' \
+         'GpuAgreement\.DoubleMatchesCpu/humanoid_contact_rk4' \
+         'GpuAgreement\.DoubleMatchesCpu/humanoid_contact_tsit5' 'GpuRollout\.IntegratorsAndCfdAgreeWithCpu' \
          'GpuAgreement\.CudaIsDeterministic/humanoid' 'GpuStream\.OwnStreamIsBlockingAndNonNull' \
          'GpuStream\.ControlsWrittenOnLegacyDefaultStreamAreOrdered' \
          'GpuStream\.ControlsWrittenOnOtherStreamAreOrderedByWaitForStream'; do

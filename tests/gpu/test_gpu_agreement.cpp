@@ -103,6 +103,17 @@ constexpr Tolerance kHumanoidContactDouble{5e-13, 1e-12, 2e-12};
 constexpr Tolerance kHumanoidContactFloat{5e-4, 1e-3, 1e-1};
 constexpr Tolerance kG1ContactDouble{5e-13, 5e-13, 2e-12};
 constexpr Tolerance kG1ContactFloat{2e-4, 5e-4, 5e-2};
+// The integrators of issue 8 on the humanoid lying (CPU calibration, qvel; qpos smaller):
+//                      double 2-ulp: p50     p90      max    float vs double: p50   p90     max
+//   rk4                3.5e-14  5.3e-14  8.5e-14        7.8e-6   1.3e-5   4.1e-2
+//   tsit5              7.8e-14  1.7e-12  8.8e-7         5.3e-5   3.3e-3   5.7e-1
+// Tsit5's step sizes come from error norms: a rounding-sized change can flip an accept/reject
+// or a cap decision in some environment and move its trajectory by the truncation error, so
+// its tail (max) is that of the tolerance, not of rounding; in float these events are common.
+constexpr Tolerance kHumanoidContactRk4Double = kHumanoidContactDouble;
+constexpr Tolerance kHumanoidContactRk4Float{5e-4, 1e-3, 5e-1};
+constexpr Tolerance kHumanoidContactTsit5Double{1e-12, 2e-11, 1e-5};
+constexpr Tolerance kHumanoidContactTsit5Float{1e-3, 5e-2, 6};
 // Contact cases (constraints on: contacts, limits, friction loss): kContactSteps control steps
 // from a state in persistent contact (contact_states.hpp: humanoid.xml lying on its floor, the
 // G1 settled at `home`), velocities + N(0, 0.05^2), controls + N(0, 0.02^2). Contact onsets
@@ -110,6 +121,7 @@ constexpr Tolerance kG1ContactFloat{2e-4, 5e-4, 5e-2};
 // backend defect): hence the short horizon and the settled start. Bounds from the same CPU
 // calibration (GpuToleranceCalibration; figures beside the constants above).
 constexpr int kContactSteps = 10;
+constexpr int kStepCapBit = 4;  // Simulator::status(): an adaptive substep reached max_steps
 struct ModelCase {
   const char* name;
   std::string path;
@@ -135,6 +147,10 @@ std::vector<ModelCase> model_cases() {
       {"humanoid_contact", sgtest::humanoid_xml(), kHumanoidContactDouble, kHumanoidContactFloat, kExplicit, true,
        "", 150},
       {"g1_contact", g1 + "g1_mjx_mujoco222.xml", kG1ContactDouble, kG1ContactFloat, kImplicit, true, "home", 100},
+      {"humanoid_contact_rk4", sgtest::humanoid_xml(), kHumanoidContactRk4Double, kHumanoidContactRk4Float,
+       stiffgrad::Integrator::RK4, true, "", 150},
+      {"humanoid_contact_tsit5", sgtest::humanoid_xml(), kHumanoidContactTsit5Double, kHumanoidContactTsit5Float,
+       stiffgrad::Integrator::Tsit5, true, "", 150},
   };
 }
 
@@ -262,7 +278,8 @@ Result run(const std::shared_ptr<const Model>& model, Backend backend, Precision
         for (double& x : *v) x *= 1.0 + ((rng() & 1) ? perturb_ulps : -perturb_ulps) * eps;
       const std::vector<int> status = sim.status();  // set_state clears it: keep failures
       sim.set_state(r.qpos.data(), r.qvel.data());
-      EXPECT_EQ(std::count(status.begin(), status.end(), 0), nenv) << "perturbed run failed";
+      EXPECT_EQ(std::count_if(status.begin(), status.end(), [](int st) { return (st & ~kStepCapBit) == 0; }), nenv)
+          << "perturbed run failed";
     }
   }
   sim.synchronize();
@@ -347,9 +364,11 @@ void expect_close(const Model& m, const Result& a, const Result& b, const Result
             << describe("qvel", dv) << "\n";
 }
 
+// Non-finite states or overflowed capacities fail; an adaptive integrator's step-cap flag
+// (status bit 4) is a report about accuracy, the same on both backends, not a failure.
 void expect_all_ok(const Result& r, const std::string& label) {
   const int failed = static_cast<int>(std::count_if(r.status.begin(), r.status.end(),
-                                                    [](int s) { return s != 0; }));
+                                                    [](int s) { return (s & ~kStepCapBit) != 0; }));
   EXPECT_EQ(failed, 0) << label << ": " << failed << " environments have non-zero status";
 }
 
