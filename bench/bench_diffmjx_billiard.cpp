@@ -67,6 +67,7 @@ Eval evaluate(const std::shared_ptr<const Model>& model, const std::vector<doubl
   SimulatorOptions o;
   o.nenv = nenv;
   o.integrator = g_integrator;
+  o.threads = 1;  // a 4-dof model: more threads only add fork/join cost
   if (cfd) o.cfd = parse_contacts_from_distance(kCfd);
   Simulator sim(model, o);
   Rollout ro(sim, kSteps);
