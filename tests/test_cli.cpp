@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "host/dynamics_host.hpp"
 #include "stiffgrad/stiffgrad.hpp"
 #include "cli_support.hpp"
 #include "test_support.hpp"
@@ -94,6 +95,34 @@ TEST(Cli, RolloutMatchesLibrary) {
   const auto f = run_cli("rollout " + m->file + " --states " + path + " --steps 50 --float");
   ASSERT_EQ(f.status, 0) << f.out;
   EXPECT_NEAR(std::strtod(f.out.c_str(), nullptr), q[0], 1e-4);
+}
+
+// --integrator and the adaptive tolerances reach the simulator: RK4 and Tsit5 rollouts equal
+// the library's (rollout_host with that integrator), and a bad value is a usage error.
+TEST(Cli, RolloutIntegrators) {
+  const auto m = load_mjcf(sgtest::shared_data() + "/models/dm_control/cartpole.xml");
+  const auto path = temp_file("ci.csv", "0.1,0.5,0.0,-0.3,0.7\n");
+  for (const auto& [name, integ] : {std::pair{"rk4", Integrator::RK4}, std::pair{"tsit5", Integrator::Tsit5}}) {
+    const auto r = run_cli("rollout " + m->file + " --states " + path + " --steps 20 --integrator " + name);
+    ASSERT_EQ(r.status, 0) << r.err;
+    std::vector<double> q = {0.1, 0.5}, v = {0.0, -0.3};
+    const double u = 0.7;
+    rollout_host(*m, q.data(), v.data(), &u, 20, integ, true);
+    EXPECT_EQ(std::strtod(r.out.c_str(), nullptr), q[0]) << name;
+  }
+  const auto tight = run_cli("rollout " + m->file + " --states " + path +
+                             " --steps 5 --integrator tsit5 --rtol 1e-12 --atol 1e-14 --max-steps 1");
+  EXPECT_EQ(tight.status, 0);
+  EXPECT_NE(tight.err.find("reached --max-steps"), std::string::npos) << tight.err;
+  auto bad = run_cli("rollout " + m->file + " --states " + path + " --steps 1 --integrator rk45");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("--integrator must be"), std::string::npos) << bad.err;
+  bad = run_cli("rollout " + m->file + " --states " + path + " --steps 1 --integrator tsit5 --rtol -1");
+  EXPECT_EQ(bad.status, 2);
+  bad = run_cli("grad " + m->file + " --states " + path + " --steps 1 --weights " + temp_file("w.csv", "1,0,0,0\n") +
+                " --cfd 0,0.01");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("--cfd"), std::string::npos) << bad.err;
 }
 
 TEST(Cli, BadInputGivesClearErrors) {
