@@ -83,11 +83,13 @@ double max_abs_diff(const std::vector<double>& a, const std::vector<double>& b) 
   return e;
 }
 
-// Every trial step accepted at the full timestep: a fixed-step run of the same kernels.
+// One trial step per timestep, accepted: a fixed-step run of the same kernels (max_steps 1
+// forces the full timestep; the huge tolerances keep the step-cap flag off).
 AdaptiveTolerances fixed_steps() {
   AdaptiveTolerances t;
   t.rtol = 1e30;
   t.atol = 1e30;
+  t.max_steps = 1;
   return t;
 }
 
