@@ -175,6 +175,16 @@ SG_HD int rk_step(const ModelView<Real>& m, const Data<Real, L>& d, const RkTabl
   return status;
 }
 
+// f(j, c, k) for every dof k, the c-th of joint j (the error norms' components come per dof).
+template <class Real, class F>
+SG_HD SG_INLINE void rk_for_each_dof(const ModelView<Real>& m, F&& f) {
+  for (int j = 0; j < m.njnt; ++j) {
+    const int type = m.jnt_type[j];
+    const int ndof = type == kJntFree ? 6 : (type == kJntBall ? 3 : 1);
+    for (int c = 0; c < ndof; ++c) f(j, c, m.jnt_dofadr[j] + c);
+  }
+}
+
 // The size of a position coordinate that the error of dof k is relative to (header comment).
 template <class Real, class L>
 SG_HD SG_INLINE double rk_position_magnitude(const ModelView<Real>& m, View<Real, L> qpos, int jnt, int dof_in_jnt) {
@@ -190,25 +200,20 @@ SG_HD double rk_error_norm(const ModelView<Real>& m, const Data<Real, L>& d, con
   const RkScratch<Real, L> w = rk_scratch(m, d);
   const double rtol = sg_double(m.rk_rtol), atol = sg_double(m.rk_atol);
   double sum = 0.0;
-  for (int j = 0; j < m.njnt; ++j) {
-    const int type = m.jnt_type[j];
-    const int ndof = type == kJntFree ? 6 : (type == kJntBall ? 3 : 1);
-    for (int c = 0; c < ndof; ++c) {
-      const int k = m.jnt_dofadr[j] + c;
-      double eq = 0.0, ev = 0.0;
-      for (int s = 0; s < t.stages; ++s) {
-        if (t.e[s] == 0.0) continue;
-        eq += t.e[s] * sg_double(w.stage_v(d, s)[k]);
-        ev += t.e[s] * sg_double(w.stage_a(d, s)[k]);
-      }
-      eq *= h;
-      ev *= h;
-      const double q0 = rk_position_magnitude(m, w.q0, j, c), q1 = rk_position_magnitude(m, d.qpos, j, c);
-      const double v0 = sg_double(sg_abs(w.v0[k])), v1 = sg_double(sg_abs(d.qvel[k]));
-      const double sq = atol + rtol * (q0 > q1 ? q0 : q1), sv = atol + rtol * (v0 > v1 ? v0 : v1);
-      sum += (eq / sq) * (eq / sq) + (ev / sv) * (ev / sv);
+  rk_for_each_dof(m, [&](int j, int c, int k) {
+    double eq = 0.0, ev = 0.0;
+    for (int s = 0; s < t.stages; ++s) {
+      if (t.e[s] == 0.0) continue;
+      eq += t.e[s] * sg_double(w.stage_v(d, s)[k]);
+      ev += t.e[s] * sg_double(w.stage_a(d, s)[k]);
     }
-  }
+    eq *= h;
+    ev *= h;
+    const double q0 = rk_position_magnitude(m, w.q0, j, c), q1 = rk_position_magnitude(m, d.qpos, j, c);
+    const double v0 = sg_double(sg_abs(w.v0[k])), v1 = sg_double(sg_abs(d.qvel[k]));
+    const double sq = atol + rtol * (q0 > q1 ? q0 : q1), sv = atol + rtol * (v0 > v1 ? v0 : v1);
+    sum += (eq / sq) * (eq / sq) + (ev / sv) * (ev / sv);
+  });
   const int n = 2 * m.nv;
   return n > 0 ? sg_sqrt(sum / n) : 0.0;
 }
@@ -232,18 +237,13 @@ SG_HD double rk_initial_step(const ModelView<Real>& m, const Data<Real, L>& d, c
   *status |= rk_eval_stage(m, d, 0);
   ++*rhs;
   double d0 = 0, d1 = 0;
-  for (int j = 0; j < m.njnt; ++j) {
-    const int type = m.jnt_type[j];
-    const int ndof = type == kJntFree ? 6 : (type == kJntBall ? 3 : 1);
-    for (int c = 0; c < ndof; ++c) {
-      const int k = m.jnt_dofadr[j] + c;
-      const double yq = rk_position_magnitude(m, w.q0, j, c), yv = sg_double(sg_abs(w.v0[k]));
-      const double sq = atol + rtol * yq, sv = atol + rtol * yv;
-      const double fq = sg_double(w.stage_v(d, 0)[k]), fv = sg_double(w.stage_a(d, 0)[k]);
-      d0 += (yq / sq) * (yq / sq) + (yv / sv) * (yv / sv);
-      d1 += (fq / sq) * (fq / sq) + (fv / sv) * (fv / sv);
-    }
-  }
+  rk_for_each_dof(m, [&](int j, int c, int k) {
+    const double yq = rk_position_magnitude(m, w.q0, j, c), yv = sg_double(sg_abs(w.v0[k]));
+    const double sq = atol + rtol * yq, sv = atol + rtol * yv;
+    const double fq = sg_double(w.stage_v(d, 0)[k]), fv = sg_double(w.stage_a(d, 0)[k]);
+    d0 += (yq / sq) * (yq / sq) + (yv / sv) * (yv / sv);
+    d1 += (fq / sq) * (fq / sq) + (fv / sv) * (fv / sv);
+  });
   const int n = 2 * nv > 0 ? 2 * nv : 1;
   d0 = sg_sqrt(d0 / n);
   d1 = sg_sqrt(d1 / n);
@@ -259,18 +259,13 @@ SG_HD double rk_initial_step(const ModelView<Real>& m, const Data<Real, L>& d, c
   *status |= fwd_dynamics(m, d, Real(0));
   ++*rhs;
   double d2 = 0;
-  for (int j = 0; j < m.njnt; ++j) {
-    const int type = m.jnt_type[j];
-    const int ndof = type == kJntFree ? 6 : (type == kJntBall ? 3 : 1);
-    for (int c = 0; c < ndof; ++c) {
-      const int k = m.jnt_dofadr[j] + c;
-      const double sq = atol + rtol * rk_position_magnitude(m, w.q0, j, c);
-      const double sv = atol + rtol * sg_double(sg_abs(w.v0[k]));
-      const double eq = sg_double(d.qvel[k] - w.stage_v(d, 0)[k]) / sq;
-      const double ev = sg_double(d.qacc[k] - w.stage_a(d, 0)[k]) / sv;
-      d2 += eq * eq + ev * ev;
-    }
-  }
+  rk_for_each_dof(m, [&](int j, int c, int k) {
+    const double sq = atol + rtol * rk_position_magnitude(m, w.q0, j, c);
+    const double sv = atol + rtol * sg_double(sg_abs(w.v0[k]));
+    const double eq = sg_double(d.qvel[k] - w.stage_v(d, 0)[k]) / sq;
+    const double ev = sg_double(d.qacc[k] - w.stage_a(d, 0)[k]) / sv;
+    d2 += eq * eq + ev * ev;
+  });
   d2 = sg_sqrt(d2 / n) / h0;
   const double dmax = d1 > d2 ? d1 : d2;
   const double h1 = dmax <= 1e-15 ? (h0 * 1e-3 > 1e-6 ? h0 * 1e-3 : 1e-6) : sg_pow(0.01 / dmax, 1.0 / (t.order + 1));
