@@ -8,10 +8,12 @@
 // Workload: a state taken from MuJoCo's own simulation (the humanoid after it has fallen; the G1
 // after settling at home), copied to every environment with small velocity noise; controls held
 // (the keyframe's); every 50 steps the states are reset (untimed). Both engines run their
-// default solver settings from the model (MuJoCo: warm start on, as it ships; ours: cold start).
+// default solver settings from the model (warm start on, as MuJoCo ships it, on both sides), and
+// beside them both with warm start disabled (cold: every solve starts at qacc_smooth).
 // The engines take turns segment by segment (ratios from one run on a shared machine).
-// Reported: environment-steps per second of each, their ratio (target >= 1.5x at nenv >= 64),
-// mean active contacts per step, our Newton iterations per step, bytes per environment; and the
+// Reported: environment-steps per second of each, the ratios warm/warm (the target, >= 1.5x at
+// nenv >= 64) and cold/cold, mean active contacts per step, mean Newton iterations per step of
+// each engine and setting, bytes per environment; and the
 // gradient's cost: Rollout forward + backward over T = 32 steps against the forward alone
 // (target: backward <= 3x forward).
 #include <cstdio>
@@ -69,12 +71,12 @@ constexpr int kSegment = 50;  // steps between (untimed) resets
 
 struct Row {
   double ours = 0, mujoco = 0, contacts_ours = 0, contacts_mj = 0, fwd = 0, fwd_bwd = 0;
-  double newton = 0, newton_mj = 0, newton_mj_cold = 0, mujoco_cold = 0;
+  double ours_cold = 0, newton = 0, newton_cold = 0, newton_mj = 0, newton_mj_cold = 0, mujoco_cold = 0;
   std::size_t bytes = 0, rollout_bytes = 0;
 };
 
-Row measure(const std::shared_ptr<const Model>& model, const mjModel* mm, const Start& st, int nenv, int steps,
-            bool ours_only) {
+Row measure(const std::shared_ptr<const Model>& model, const std::shared_ptr<const Model>& model_cold,
+            const mjModel* mm, const Start& st, int nenv, int steps, bool ours_only) {
   Row r;
   const int nq = model->nq, nv = model->nv, nu = model->nu;
   const Start b = batch(st, nenv, nq, nv, nu);
@@ -83,11 +85,10 @@ Row measure(const std::shared_ptr<const Model>& model, const mjModel* mm, const 
   so.constraints = true;
   so.nenv = nenv;
   so.threads = 1;
-  Simulator sim(model, so);
+  Simulator sim(model, so), sim_cold(model_cold, so);
   sim.set_ctrl(b.ctrl.data());
+  sim_cold.set_ctrl(b.ctrl.data());
   r.bytes = sim.bytes() / static_cast<std::size_t>(nenv);
-  // Newton iterations at the benchmark state (one environment, host path)
-  r.newton = constrained_dynamics(*model, st.qpos.data(), st.qvel.data(), st.ctrl.data()).solver_iterations;
   // MuJoCo: nenv mjData, a loop; as the model ships (warm start) and with warm start disabled
   // (cold, as ours: the same algorithm side by side)
   MjModelPtr cold(mj_copyModel(nullptr, mm));
@@ -115,22 +116,35 @@ Row measure(const std::shared_ptr<const Model>& model, const mjModel* mm, const 
   };
   // the three engines take turns segment by segment, so that a slow spell of this shared
   // machine falls on all of them alike
-  double t = 0, tw = 0, tc = 0, contacts = 0, unused = 0;
-  for (int done = 0; done < steps; done += kSegment) {
-    sim.set_state(b.qpos.data(), b.qvel.data());
+  double t = 0, to = 0, tw = 0, tc = 0, contacts = 0, unused = 0;
+  // one segment of ours: seconds; adds the contacts and solver iterations of its last step per
+  // environment (read after the timed loop, as MuJoCo's below)
+  const auto ours_segment = [&](Simulator& x, double* contacts_sum, double* iterations) {
+    x.set_state(b.qpos.data(), b.qvel.data());
     const auto t0 = Clock::now();
-    for (int s = 0; s < kSegment; ++s) sim.step();
-    t += seconds_since(t0);
-    const auto stats = sim.contact_stats();
-    for (int e = 0; e < nenv; ++e) contacts += stats[static_cast<std::size_t>(Simulator::kStepStats * e)];
+    for (int s = 0; s < kSegment; ++s) x.step();
+    const double dt = seconds_since(t0);
+    const auto stats = x.contact_stats();
+    for (int e = 0; e < nenv; ++e) {
+      if (contacts_sum) *contacts_sum += stats[static_cast<std::size_t>(Simulator::kStepStats * e)];
+      *iterations += stats[static_cast<std::size_t>(Simulator::kStepStats * e + 6)];
+    }
+    return dt;
+  };
+  for (int done = 0; done < steps; done += kSegment) {
+    t += ours_segment(sim, &contacts, &r.newton);
     if (ours_only) continue;
+    to += ours_segment(sim_cold, nullptr, &r.newton_cold);
     tw += mujoco_segment(mm, &r.contacts_mj, &r.newton_mj);
     tc += mujoco_segment(cold.get(), &unused, &r.newton_mj_cold);
   }
   const double segments_x_nenv = static_cast<double>(steps / kSegment) * nenv;
   r.ours = static_cast<double>(steps) * nenv / t;
   r.contacts_ours = contacts / segments_x_nenv;
+  r.newton /= segments_x_nenv;
   if (ours_only) return r;
+  r.ours_cold = static_cast<double>(steps) * nenv / to;
+  r.newton_cold /= segments_x_nenv;
   r.mujoco = static_cast<double>(steps) * nenv / tw;
   r.mujoco_cold = static_cast<double>(steps) * nenv / tc;
   r.contacts_mj /= segments_x_nenv;
@@ -184,16 +198,17 @@ int main(int argc, char** argv) {
   const int steps = quick ? 100 : 300;
   std::printf("bench_contact: constrained control step (1 substep), one thread, double\n");
   std::printf("machine: %s, load average %s at start\n", cpu_model().c_str(), load_average().c_str());
-  std::printf("MuJoCo 2.2.2: mj_step on nenv mjData (a loop), the model's solver settings (warm start on:\n"
-              "'MJ warm'), and the same with warm start disabled ('MJ cold', the algorithm ours runs);\n"
-              "stiffgrad: SimulatorOptions::constraints, the same settings, cold start. %d steps per row,\n"
-              "reset every %d (untimed). con: mean active contacts per environment and step; newton: Newton\n"
-              "iterations per step (ours: at the benchmark state; MuJoCo: mean over the run); target: ours\n"
-              ">= 1.5x 'MJ warm' and backward <= 3x forward\n\n",
+  std::printf("MuJoCo 2.2.2: mj_step on nenv mjData (a loop); stiffgrad: SimulatorOptions::constraints, one\n"
+              "Simulator. Both with the model's solver settings (warm start on, as MuJoCo ships: 'warm'),\n"
+              "and both with warm start disabled ('cold': every solve starts at qacc_smooth). %d steps per\n"
+              "row, reset every %d (untimed). con: mean active contacts per environment and step; newton:\n"
+              "mean Newton iterations of the last step of each segment (ours warm / MJ warm / ours cold /\n"
+              "MJ cold); bwd/fwd: Rollout backward alone over forward alone (T = 32);\n"
+              "target: ours >= 1.5x MJ (warm) and backward <= 3x forward\n\n",
               steps, kSegment);
-  std::printf("%-9s %5s %12s %12s %7s %12s %7s %8s %6s %13s %9s %11s %7s %7s\n", "model", "nenv", "ours env/s",
-              "MJ warm", "ratio", "MJ cold", "ratio", "con o/MJ", "", "newton o/w/c", "bytes/env", "rollout B/e",
-              "bwd/fwd", "target");
+  std::printf("%-9s %5s %10s %10s %7s %10s %10s %7s %12s %19s %9s %11s %7s %s\n", "model", "nenv", "ours warm",
+              "MJ warm", "ratio", "ours cold", "MJ cold", "ratio", "con o/MJ", "newton o/MJ o/MJ", "bytes/env",
+              "rollout B/e", "bwd/fwd", "target");
   const std::vector<Scene> scenes = {{"humanoid", model_path("humanoid"), nullptr, 600},
                                      {"g1", model_path("g1"), "home", 200}};
   for (const Scene& sc : scenes) {
@@ -206,13 +221,18 @@ int main(int argc, char** argv) {
       return 1;
     }
     const Start st = settle(mm.get(), sc);
+    auto cold_model = std::make_shared<Model>(*model);
+    cold_model->opt.warmstart_enabled = false;
+    const std::shared_ptr<const Model> model_cold = cold_model;
     for (int nenv : nenvs) {
-      const Row r = measure(model, mm.get(), st, nenv, steps, ours_only);
-      const double ratio = r.ours / r.mujoco, ratio_cold = r.ours / r.mujoco_cold, bwd = (r.fwd_bwd - r.fwd) / r.fwd;
-      std::printf("%-9s %5d %12.4g %12.4g %6.2fx %12.4g %6.2fx %8.2f %6.2f %4.0f %3.1f %4.1f %9zu %11zu %6.2fx %s\n",
-                  sc.name.c_str(), nenv, r.ours, r.mujoco, ratio, r.mujoco_cold, ratio_cold, r.contacts_ours,
-                  r.contacts_mj, r.newton, r.newton_mj, r.newton_mj_cold, r.bytes, r.rollout_bytes, bwd,
-                  ratio >= 1.5 && bwd <= 3.0 ? "met" : "MISSED");
+      const Row r = measure(model, model_cold, mm.get(), st, nenv, steps, ours_only);
+      const double ratio = r.ours / r.mujoco, ratio_cold = r.ours_cold / r.mujoco_cold,
+                   bwd = (r.fwd_bwd - r.fwd) / r.fwd;
+      std::printf("%-9s %5d %10.4g %10.4g %6.2fx %10.4g %10.4g %6.2fx %6.2f %5.2f %4.1f %3.1f %4.1f %4.1f %9zu %11zu "
+                  "%6.2fx %s\n",
+                  sc.name.c_str(), nenv, r.ours, r.mujoco, ratio, r.ours_cold, r.mujoco_cold, ratio_cold,
+                  r.contacts_ours, r.contacts_mj, r.newton, r.newton_mj, r.newton_cold, r.newton_mj_cold, r.bytes,
+                  r.rollout_bytes, bwd, ratio >= 1.5 && bwd <= 3.0 ? "met" : "MISSED");
       std::fflush(stdout);
     }
   }

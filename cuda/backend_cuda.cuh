@@ -10,6 +10,7 @@
 //   model_ints_    ModelArrays<Real>::ints()    shared, read-only
 //   qpos_          nq x nenv                    batched state
 //   qvel_          nv x nenv
+//   warm_          nv x nenv                    the constraint solve's warm start (kernels/batch.hpp)
 //   ctrl_          nu x nenv                    held over the substeps of a control step
 //   status_        nenv                         kEnvOk / kEnvNonFinite per environment
 //   workspace_     DataLayout::size x nenv      one kern::Data per environment, interleaved:
@@ -214,7 +215,7 @@ class NvtxRange {
 template <class Real>
 __global__ void __launch_bounds__(kBlockSize)
 control_step_kernel(const __grid_constant__ kern::ModelView<Real> m, Real* qpos, Real* qvel,
-                    Real* ctrl, Real* workspace, const __grid_constant__ kern::DataLayout layout,
+                    Real* ctrl, Real* warm, Real* workspace, const __grid_constant__ kern::DataLayout layout,
                     int nenv, int substeps, int* status, Real* contact_stats) {
   const int e = static_cast<int>(blockIdx.x) * kBlockSize + static_cast<int>(threadIdx.x);
   if (e >= nenv) return;
@@ -224,7 +225,7 @@ control_step_kernel(const __grid_constant__ kern::ModelView<Real> m, Real* qpos,
   const LS env_minor{nenv};
   const auto d = kern::Data<Real, LW>::bind(kern::View<Real, LW>{workspace + e, LW{nenv}}, layout);
   kern::control_step_env(m, VS{qpos + e, env_minor}, VS{qvel + e, env_minor},
-                         VS{ctrl + e, env_minor}, d, substeps, status + e,
+                         VS{ctrl + e, env_minor}, VS{warm + e, env_minor}, d, substeps, status + e,
                          VS{contact_stats + e, env_minor});
 }
 
@@ -293,6 +294,7 @@ class CudaBackend final : public BackendImpl {
       model_ints_ = DeviceArray<int>(arrays.ints().size(), "the model (ints)");
       qpos_ = DeviceArray<Real>(n * nq_, "qpos");
       qvel_ = DeviceArray<Real>(n * nv_, "qvel");
+      warm_ = DeviceArray<Real>(n * nv_, "the solver's warm start");
       ctrl_ = DeviceArray<Real>(n * nu_, "ctrl");
       status_ = DeviceArray<int>(n, "status");
       contact_stats_ = DeviceArray<Real>(n * kern::kContactStats, "contact statistics");
@@ -314,6 +316,7 @@ class CudaBackend final : public BackendImpl {
       // Defined contents until the Simulator sets them (it does, in reset()).
       SG_CUDA_CHECK(cudaMemsetAsync(qpos_.get(), 0, qpos_.bytes(), stream_));
       SG_CUDA_CHECK(cudaMemsetAsync(qvel_.get(), 0, qvel_.bytes(), stream_));
+      SG_CUDA_CHECK(cudaMemsetAsync(warm_.get(), 0, warm_.bytes(), stream_));
       SG_CUDA_CHECK(cudaMemsetAsync(ctrl_.get(), 0, ctrl_.bytes(), stream_));
       SG_CUDA_CHECK(cudaMemsetAsync(status_.get(), 0, status_.bytes(), stream_));
       SG_CUDA_CHECK(cudaMemsetAsync(contact_stats_.get(), 0, contact_stats_.bytes(), stream_));
@@ -321,6 +324,7 @@ class CudaBackend final : public BackendImpl {
       SG_CUDA_CHECK(cudaEventRecord(upload_done_, stream_));
       SG_CUDA_CHECK(cudaStreamSynchronize(stream_));
       view_ = with_integrator(arrays.bind(model_reals_.get(), model_ints_.get()), opt.integrator, opt.adaptive);
+      has_constraints_ = kern::has_warmstart(view_);
       grad_view_ = view_;
       if (cfd_arrays) {
         cfd_reals_ = DeviceArray<Real>(cfd_arrays->reals().size(), "the contacts-from-distance model (reals)");
@@ -358,6 +362,8 @@ class CudaBackend final : public BackendImpl {
                                   cudaMemcpyHostToDevice, stream_));
     SG_CUDA_CHECK(cudaMemcpyAsync(qvel_.get(), s_qvel, sizeof(Real) * nv_ * nenv_,
                                   cudaMemcpyHostToDevice, stream_));
+    // a new state starts the solve afresh: zero warm start, as after MuJoCo's mj_resetData
+    SG_CUDA_CHECK(cudaMemsetAsync(warm_.get(), 0, warm_.bytes(), stream_));
     release_upload();
   }
 
@@ -372,6 +378,24 @@ class CudaBackend final : public BackendImpl {
     SG_CUDA_CHECK(cudaStreamSynchronize(stream_));
     to_env_major(qpos, s_qpos, nenv_, nq_);
     to_env_major(qvel, s_qvel, nenv_, nv_);
+  }
+
+  // The kernel reads and writes warm_ only with constraints (kern::has_warmstart); without,
+  // it stays zero and the setter leaves it so.
+  void set_warmstart(const double* warm) override {
+    if (!has_constraints_) return;
+    DeviceGuard guard(device_);
+    Real* staging = acquire_upload();
+    to_env_minor(staging, warm, nenv_, nv_);
+    SG_CUDA_CHECK(cudaMemcpyAsync(warm_.get(), staging, sizeof(Real) * nv_ * nenv_, cudaMemcpyHostToDevice, stream_));
+    release_upload();
+  }
+  void get_warmstart(double* warm) const override {
+    DeviceGuard guard(device_);
+    SG_CUDA_CHECK(cudaMemcpyAsync(download_.get(), warm_.get(), sizeof(Real) * nv_ * nenv_, cudaMemcpyDeviceToHost,
+                                  stream_));
+    SG_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    to_env_major(warm, download_.get(), nenv_, nv_);
   }
 
   void set_ctrl(const double* ctrl) override {
@@ -422,7 +446,7 @@ class CudaBackend final : public BackendImpl {
     DeviceGuard guard(device_);
     const unsigned blocks = static_cast<unsigned>((nenv_ + kBlockSize - 1) / kBlockSize);
     control_step_kernel<Real><<<blocks, kBlockSize, 0, stream_>>>(
-        view_, qpos_.get(), qvel_.get(), ctrl_.get(), workspace_.get(), layout_, nenv_, substeps,
+        view_, qpos_.get(), qvel_.get(), ctrl_.get(), warm_.get(), workspace_.get(), layout_, nenv_, substeps,
         status_.get(), contact_stats_.get());
     SG_CUDA_CHECK(cudaGetLastError());  // launch-configuration errors only; does not sync
   }
@@ -459,7 +483,7 @@ class CudaBackend final : public BackendImpl {
   }
 
   std::size_t bytes() const override {
-    return model_reals_.bytes() + model_ints_.bytes() + qpos_.bytes() + qvel_.bytes() +
+    return model_reals_.bytes() + model_ints_.bytes() + qpos_.bytes() + qvel_.bytes() + warm_.bytes() +
            ctrl_.bytes() + status_.bytes() + contact_stats_.bytes() + workspace_.bytes();
   }
 
@@ -490,6 +514,7 @@ class CudaBackend final : public BackendImpl {
 
   int nenv_, nq_, nv_, nu_;
   int device_ = 0;
+  bool has_constraints_ = false;  // contacts or rows: the kernels keep a warm start in warm_
   kern::DataLayout layout_{};
   kern::ModelView<Real> view_{};  // pointers into model_reals_ / model_ints_ (device)
   kern::ModelView<Real> grad_view_{};  // the model the adjoint differentiates: view_, or the
@@ -505,6 +530,7 @@ class CudaBackend final : public BackendImpl {
   DeviceArray<int> cfd_ints_;
   DeviceArray<Real> qpos_;         // joint positions (nq x nenv)
   DeviceArray<Real> qvel_;         // joint velocities (nv x nenv)
+  DeviceArray<Real> warm_;         // the solve's warm start (nv x nenv)
   DeviceArray<Real> ctrl_;         // controls (nu x nenv)
   DeviceArray<int> status_;        // kEnvOk / kEnvNonFinite / kEnvConstraintOverflow bits (nenv)
   DeviceArray<Real> contact_stats_;  // kContactStats x nenv (kernels/contact_stats.hpp)

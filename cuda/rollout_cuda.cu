@@ -3,13 +3,14 @@
 //
 // Device memory (environment-minor like everything in cuda/):
 //   ckpt_qpos_ / ckpt_qvel_   (T + 1) x n x nenv   states at the control boundaries
+//   ckpt_warm_                (T + 1) x nv x nenv  the solve's warm start at each boundary
 //   ckpt_ctrl_                T x nu x nenv        controls
 //   adj_qpos_ / adj_qvel_     n x nenv             running state adjoint
 //   adj_ctrl_                 T x nu x nenv        control adjoints of every step
 //   dl_qpos_ / dl_qvel_       (T + 1) x n x nenv   incoming per-step loss gradients
 //   adjoint_ws_               DataLayout::size x nenv   adjoint Data per environment
 //   keep_ws_                  DataLayout::size x nenv   primal of the last replayed substep
-//   replay_                   S (nq + nv) x nenv   replay buffer
+//   replay_                   kern::replay_size x nenv   replay buffer
 // The primal Data of the replay reuses the backend's step workspace: backward runs on the
 // backend's stream, after every queued step, and no step runs during it.
 //
@@ -18,7 +19,7 @@
 // -fmad=false (CMakeLists.txt, backend_cuda.cuh), so no FMA contraction can differ between
 // the two inlined copies. replay_bitwise() reports the check, per environment.
 //
-// save() is two or three device-to-device copies on the stream (no host sync), so recording
+// save() is three or four device-to-device copies on the stream (no host sync), so recording
 // keeps step()'s guarantees. backward() uploads the loss gradients once, launches one kernel
 // per control step, and downloads the results once.
 #include "cuda/backend_cuda.cuh"
@@ -35,7 +36,7 @@ __global__ void __launch_bounds__(kBlockSize)
 adjoint_step_kernel(const __grid_constant__ kern::ModelView<Real> m,
                     const __grid_constant__ kern::ModelView<Real> mg,
                     const __grid_constant__ kern::DataLayout layout, Real* q0, Real* v0, Real* u,
-                    Real* q1, Real* v1, Real* adj_q, Real* adj_v, Real* adj_u, const Real* dl_q,
+                    Real* w0, Real* q1, Real* v1, Real* adj_q, Real* adj_v, Real* adj_u, const Real* dl_q,
                     const Real* dl_v, Real* primal_ws, Real* keep_ws, Real* adjoint_ws,
                     Real* replay, int nenv,
                     int substeps, const int* status, int* replay_ok) {
@@ -49,7 +50,7 @@ adjoint_step_kernel(const __grid_constant__ kern::ModelView<Real> m,
   const V adj_buffer{adjoint_ws + e, s};
   const auto a = kern::Data<Real, L>::bind(adj_buffer, layout);
   const bool same = kern::adj_control_step_env(
-      m, mg, layout, V{q0 + e, s}, V{v0 + e, s}, V{u + e, s}, V{q1 + e, s}, V{v1 + e, s},
+      m, mg, layout, V{q0 + e, s}, V{v0 + e, s}, V{u + e, s}, V{w0 + e, s}, V{q1 + e, s}, V{v1 + e, s},
       V{adj_q + e, s}, V{adj_v + e, s}, V{adj_u + e, s}, d, d_keep, a, adj_buffer, V{replay + e, s},
       substeps);
   if (!same && status[e] == kern::kEnvOk) replay_ok[e] = 0;
@@ -82,11 +83,12 @@ class CudaRollout final : public RolloutImpl {
         nenv_(be.nenv_) {
     DeviceGuard guard(be_.device_);
     const std::size_t n = static_cast<std::size_t>(nenv_), T = static_cast<std::size_t>(horizon);
-    const std::size_t replay = static_cast<std::size_t>(substeps) * (nq_ + nv_);
+    const std::size_t replay = static_cast<std::size_t>(kern::replay_size(be_.view_, substeps));
     if (replay * n > static_cast<std::size_t>(INT_MAX) || (T + 1) * std::max(nq_, nv_) * n > static_cast<std::size_t>(INT_MAX))
       throw std::runtime_error("CUDA Rollout: horizon x nenv too large for 32-bit indexing");
     ckpt_qpos_ = DeviceArray<Real>((T + 1) * nq_ * n, "rollout checkpoints (qpos)");
     ckpt_qvel_ = DeviceArray<Real>((T + 1) * nv_ * n, "rollout checkpoints (qvel)");
+    ckpt_warm_ = DeviceArray<Real>((T + 1) * nv_ * n, "rollout checkpoints (warm start)");
     ckpt_ctrl_ = DeviceArray<Real>(T * nu_ * n, "rollout controls");
     adj_qpos_ = DeviceArray<Real>(nq_ * n, "qpos adjoint");
     adj_qvel_ = DeviceArray<Real>(nv_ * n, "qvel adjoint");
@@ -108,6 +110,8 @@ class CudaRollout final : public RolloutImpl {
     SG_CUDA_CHECK(cudaMemcpyAsync(ckpt_qpos_.get() + t * nq_ * n, be_.qpos_.get(), sizeof(Real) * nq_ * n,
                                   cudaMemcpyDeviceToDevice, be_.stream_));
     SG_CUDA_CHECK(cudaMemcpyAsync(ckpt_qvel_.get() + t * nv_ * n, be_.qvel_.get(), sizeof(Real) * nv_ * n,
+                                  cudaMemcpyDeviceToDevice, be_.stream_));
+    SG_CUDA_CHECK(cudaMemcpyAsync(ckpt_warm_.get() + t * nv_ * n, be_.warm_.get(), sizeof(Real) * nv_ * n,
                                   cudaMemcpyDeviceToDevice, be_.stream_));
     if (t > 0 && nu_ > 0)
       SG_CUDA_CHECK(cudaMemcpyAsync(ckpt_ctrl_.get() + (t - 1) * nu_ * n, be_.ctrl_.get(),
@@ -141,7 +145,8 @@ class CudaRollout final : public RolloutImpl {
       Real* q0 = ckpt_qpos_.get() + t * nq_ * n;
       Real* v0 = ckpt_qvel_.get() + t * nv_ * n;
       adjoint_step_kernel<Real><<<blocks, kBlockSize, 0, st>>>(
-          be_.view_, be_.grad_view_, be_.layout_, q0, v0, ckpt_ctrl_.get() + t * nu_ * n, q0 + nq_ * n, v0 + nv_ * n,
+          be_.view_, be_.grad_view_, be_.layout_, q0, v0, ckpt_ctrl_.get() + t * nu_ * n,
+          ckpt_warm_.get() + t * nv_ * n, q0 + nq_ * n, v0 + nv_ * n,
           adj_qpos_.get(), adj_qvel_.get(), adj_ctrl_.get() + t * nu_ * n,
           // row 0 of dL_dqpos is added by tangent_kernel when the tangent gradient is asked for
           dL_dqpos && !(t == 0 && direct_row0) ? dl_qpos_.get() + t * nq_ * n : nullptr,
@@ -169,15 +174,17 @@ class CudaRollout final : public RolloutImpl {
 
   bool replay_bitwise() const override { return replay_bitwise_; }
 
-  void checkpoint(int t, double* qpos, double* qvel) const override {
+  void checkpoint(int t, double* qpos, double* qvel, double* qacc_warmstart) const override {
     DeviceGuard guard(be_.device_);
     const std::size_t n = static_cast<std::size_t>(nenv_);
     download_rows(ckpt_qpos_.get() + t * nq_ * n, 1, nq_, qpos);
     download_rows(ckpt_qvel_.get() + t * nv_ * n, 1, nv_, qvel);
+    // zeros without constraints: the kernel never writes the warm start then
+    if (qacc_warmstart) download_rows(ckpt_warm_.get() + t * nv_ * n, 1, nv_, qacc_warmstart);
   }
 
   std::size_t bytes_per_env() const override {
-    const std::size_t total = ckpt_qpos_.bytes() + ckpt_qvel_.bytes() + ckpt_ctrl_.bytes() +
+    const std::size_t total = ckpt_qpos_.bytes() + ckpt_qvel_.bytes() + ckpt_warm_.bytes() + ckpt_ctrl_.bytes() +
                               adj_qpos_.bytes() + adj_qvel_.bytes() + adj_ctrl_.bytes() +
                               tangent_.bytes() + dl_qpos_.bytes() + dl_qvel_.bytes() +
                               adjoint_ws_.bytes() + keep_ws_.bytes() + replay_.bytes() +
@@ -210,7 +217,7 @@ class CudaRollout final : public RolloutImpl {
   int substeps_;
   int nq_, nv_, nu_, nenv_;
   bool replay_bitwise_ = true;
-  DeviceArray<Real> ckpt_qpos_, ckpt_qvel_, ckpt_ctrl_;
+  DeviceArray<Real> ckpt_qpos_, ckpt_qvel_, ckpt_warm_, ckpt_ctrl_;
   DeviceArray<Real> adj_qpos_, adj_qvel_, adj_ctrl_, tangent_;
   DeviceArray<Real> dl_qpos_, dl_qvel_;
   DeviceArray<Real> adjoint_ws_, keep_ws_, replay_;

@@ -24,7 +24,8 @@ class RolloutImpl {
   virtual void backward(int T, const double* dL_dqpos, const double* dL_dqvel, double* dL_dqpos0,
                         bool tangent, double* dL_dqvel0, double* dL_dctrl) = 0;
   virtual bool replay_bitwise() const = 0;
-  virtual void checkpoint(int t, double* qpos, double* qvel) const = 0;
+  // qacc_warmstart may be null (Rollout::checkpoint)
+  virtual void checkpoint(int t, double* qpos, double* qvel, double* qacc_warmstart) const = 0;
   virtual std::size_t bytes_per_env() const = 0;
 };
 
@@ -34,6 +35,9 @@ class BackendImpl {
   // Host arrays in double, environment-major (nenv x n).
   virtual void set_state(const double* qpos, const double* qvel) = 0;
   virtual void get_state(double* qpos, double* qvel) const = 0;
+  // The constraint solve's warm start (Simulator::set_warmstart), nenv x nv.
+  virtual void set_warmstart(const double* warm) = 0;
+  virtual void get_warmstart(double* warm) const = 0;
   virtual void set_ctrl(const double* ctrl) = 0;
   virtual void get_ctrl(double* ctrl) const = 0;
   // Controls in backend memory, precision and layout (nu x nenv): a backend-side copy.

@@ -32,18 +32,28 @@ class CpuBackend final : public BackendImpl {
         threads_(std::max(1, std::min(opt.nenv, opt.threads > 0 ? opt.threads : omp_get_max_threads()))),
         qpos_(static_cast<std::size_t>(model.nq) * nenv_),
         qvel_(static_cast<std::size_t>(model.nv) * nenv_),
+        warm_(kern::has_warmstart(view_) ? static_cast<std::size_t>(model.nv) * nenv_ : 0, Real(0)),
         ctrl_(static_cast<std::size_t>(std::max(model.nu, 0)) * nenv_ + 1),
         status_(nenv_, 0),
         contact_stats_(static_cast<std::size_t>(kern::kContactStats) * nenv_, Real(0)),
         workspace_(static_cast<std::size_t>(layout_.size) * threads_ + 1) {}
 
+  // A new state starts the solve afresh: zero warm start, as after MuJoCo's mj_resetData.
   void set_state(const double* qpos, const double* qvel) override {
     to_env_minor(qpos_.data(), qpos, nenv_, view_.nq);
     to_env_minor(qvel_.data(), qvel, nenv_, view_.nv);
+    std::fill(warm_.begin(), warm_.end(), Real(0));
   }
   void get_state(double* qpos, double* qvel) const override {
     to_env_major(qpos, qpos_.data(), nenv_, view_.nq);
     to_env_major(qvel, qvel_.data(), nenv_, view_.nv);
+  }
+  void set_warmstart(const double* warm) override {
+    if (!warm_.empty()) to_env_minor(warm_.data(), warm, nenv_, view_.nv);
+  }
+  void get_warmstart(double* warm) const override {
+    if (warm_.empty()) std::fill(warm, warm + static_cast<std::size_t>(nenv_) * view_.nv, 0.0);
+    else to_env_major(warm, warm_.data(), nenv_, view_.nv);
   }
   void set_ctrl(const double* ctrl) override { to_env_minor(ctrl_.data(), ctrl, nenv_, view_.nu); }
   void get_ctrl(double* ctrl) const override { to_env_major(ctrl, ctrl_.data(), nenv_, view_.nu); }
@@ -67,7 +77,7 @@ class CpuBackend final : public BackendImpl {
       for (int e = 0; e < nenv_; ++e) {
         kern::control_step_env(view_, kern::View<Real, LS>{qpos_.data() + e, env_minor},
                                kern::View<Real, LS>{qvel_.data() + e, env_minor},
-                               kern::View<Real, LS>{ctrl_.data() + e, env_minor}, d, substeps,
+                               kern::View<Real, LS>{ctrl_.data() + e, env_minor}, warm_view(e), d, substeps,
                                &status_[e], kern::View<Real, LS>{contact_stats_.data() + e, env_minor});
       }
     }
@@ -82,13 +92,17 @@ class CpuBackend final : public BackendImpl {
   std::unique_ptr<RolloutImpl> make_rollout(int horizon, int substeps) override;
 
   std::size_t bytes() const override {
-    return sizeof(Real) * (qpos_.size() + qvel_.size() + ctrl_.size() + workspace_.size() +
+    return sizeof(Real) * (qpos_.size() + qvel_.size() + warm_.size() + ctrl_.size() + workspace_.size() +
                            arrays_.reals().size()) +
            sizeof(Real) * contact_stats_.size() + sizeof(int) * (status_.size() + arrays_.ints().size());
   }
 
  private:
   template <class R> friend class CpuRollout;
+  // Environment e's warm start (null without constraints: none is kept).
+  kern::View<Real, kern::Strided> warm_view(int e) {
+    return warm_.empty() ? kern::View<Real, kern::Strided>{} : kern::View<Real, kern::Strided>{warm_.data() + e, kern::Strided{nenv_}};
+  }
   ModelArrays<Real> arrays_;
   kern::ModelView<Real> view_;
   kern::DataLayout layout_;
@@ -99,6 +113,7 @@ class CpuBackend final : public BackendImpl {
   int threads_;
   std::vector<Real> qpos_;       // nq x nenv  (environment-minor)
   std::vector<Real> qvel_;       // nv x nenv
+  std::vector<Real> warm_;       // nv x nenv  the solve's warm start (empty without constraints)
   std::vector<Real> ctrl_;       // nu x nenv
   std::vector<int> status_;      // nenv
   std::vector<Real> contact_stats_;  // kContactStats x nenv (kernels/contact_stats.hpp)

@@ -13,10 +13,13 @@ namespace stiffgrad::cli {
 GradMemory grad_memory(Simulator& sim, int steps) {
   const Model& m = sim.model();
   const double nenv = sim.nenv(), T = steps;
-  // Checkpoint storage grows by one state and one control per step; everything else in the
-  // Rollout (adjoint workspace, replay buffer) does not depend on the horizon.
+  // Checkpoint storage grows by one state (with constraints, the solver's warm start too) and
+  // one control per step; everything else in the Rollout (adjoint workspace, replay buffer) does
+  // not depend on the horizon.
   const double one_step = static_cast<double>(Rollout(sim, 1).bytes_per_env());
-  const double per_step = static_cast<double>(m.nq + m.nv + m.nu) * static_cast<double>(sim.real_size());
+  const bool warm = sim.capacity().contacts > 0 || sim.capacity().rows > 0;
+  const double per_step =
+      static_cast<double>(m.nq + m.nv + (warm ? m.nv : 0) + m.nu) * static_cast<double>(sim.real_size());
   GradMemory g;
   g.simulator = static_cast<double>(sim.bytes());
   g.rollout = nenv * (one_step + (T - 1) * per_step);

@@ -145,6 +145,7 @@ ModelArrays<Real>::ModelArrays(const Model& m, const ConstraintCapacity& capacit
   v.timestep = static_cast<Real>(m.opt.timestep);
   v.opt_iterations = m.opt.iterations;
   v.opt_tolerance = static_cast<Real>(m.opt.tolerance);
+  v.opt_warmstart = m.opt.warmstart_enabled ? 1 : 0;
   v.stat_meaninertia = static_cast<Real>(m.stat_meaninertia);
   v.implicit_actuator_damping = 0;
   v.rk_integrator = kern::kIntEuler;

@@ -47,9 +47,9 @@ void Rollout::backward_raw(const double* dL_dqpos, const double* dL_dqvel, doubl
 
 bool Rollout::replay_bitwise() const { return impl_->replay_bitwise(); }
 
-void Rollout::checkpoint(int t, double* qpos, double* qvel) const {
+void Rollout::checkpoint(int t, double* qpos, double* qvel, double* qacc_warmstart) const {
   if (t < 0 || t > steps_) throw std::out_of_range("Rollout::checkpoint: no such step");
-  impl_->checkpoint(t, qpos, qvel);
+  impl_->checkpoint(t, qpos, qvel, qacc_warmstart);
 }
 
 std::size_t Rollout::bytes_per_env() const { return impl_->bytes_per_env(); }

@@ -17,6 +17,7 @@ class CpuRollout final : public RolloutImpl {
         nq_(be.view_.nq), nv_(be.view_.nv), nu_(be.view_.nu), nenv_(be.nenv_),
         ckpt_qpos_(static_cast<std::size_t>(horizon + 1) * nq_ * nenv_),
         ckpt_qvel_(static_cast<std::size_t>(horizon + 1) * nv_ * nenv_),
+        ckpt_warm_(be.warm_.empty() ? 0 : static_cast<std::size_t>(horizon + 1) * nv_ * nenv_),
         ckpt_ctrl_(static_cast<std::size_t>(horizon) * nu_ * nenv_ + 1),
         adj_qpos_(static_cast<std::size_t>(nq_) * nenv_ + 1),
         adj_qvel_(static_cast<std::size_t>(nv_) * nenv_ + 1),
@@ -30,6 +31,7 @@ class CpuRollout final : public RolloutImpl {
   void save(int t) override {
     std::copy(be_.qpos_.begin(), be_.qpos_.end(), ckpt_qpos_.begin() + static_cast<std::ptrdiff_t>(t) * nq_ * nenv_);
     std::copy(be_.qvel_.begin(), be_.qvel_.end(), ckpt_qvel_.begin() + static_cast<std::ptrdiff_t>(t) * nv_ * nenv_);
+    std::copy(be_.warm_.begin(), be_.warm_.end(), ckpt_warm_.begin() + static_cast<std::ptrdiff_t>(t) * nv_ * nenv_);
     if (t > 0)
       std::copy(be_.ctrl_.begin(), be_.ctrl_.begin() + static_cast<std::ptrdiff_t>(nu_) * nenv_,
                 ckpt_ctrl_.begin() + static_cast<std::ptrdiff_t>(t - 1) * nu_ * nenv_);
@@ -65,13 +67,16 @@ class CpuRollout final : public RolloutImpl {
     return std::all_of(replay_ok_.begin(), replay_ok_.end(), [](char c) { return c != 0; });
   }
 
-  void checkpoint(int t, double* qpos, double* qvel) const override {
+  void checkpoint(int t, double* qpos, double* qvel, double* qacc_warmstart) const override {
     to_env_major(qpos, ckpt_qpos_.data() + static_cast<std::size_t>(t) * nq_ * nenv_, nenv_, nq_);
     to_env_major(qvel, ckpt_qvel_.data() + static_cast<std::size_t>(t) * nv_ * nenv_, nenv_, nv_);
+    if (!qacc_warmstart) return;
+    if (ckpt_warm_.empty()) std::fill(qacc_warmstart, qacc_warmstart + static_cast<std::size_t>(nenv_) * nv_, 0.0);
+    else to_env_major(qacc_warmstart, ckpt_warm_.data() + static_cast<std::size_t>(t) * nv_ * nenv_, nenv_, nv_);
   }
 
   std::size_t bytes_per_env() const override {
-    const std::size_t reals = ckpt_qpos_.size() + ckpt_qvel_.size() + ckpt_ctrl_.size() +
+    const std::size_t reals = ckpt_qpos_.size() + ckpt_qvel_.size() + ckpt_warm_.size() + ckpt_ctrl_.size() +
                               adj_qpos_.size() + adj_qvel_.size() + adj_ctrl_.size() + tangent_.size() +
                               stage_.size();
     // per-thread workspace is shared by the environments a thread serves; count it per thread
@@ -114,6 +119,7 @@ class CpuRollout final : public RolloutImpl {
     Real* q1 = q0 + static_cast<std::size_t>(nq_) * nenv_;
     Real* v1 = v0 + static_cast<std::size_t>(nv_) * nenv_;
     Real* u = ckpt_ctrl_.data() + static_cast<std::size_t>(t) * nu_ * nenv_;
+    Real* w0 = ckpt_warm_.empty() ? nullptr : ckpt_warm_.data() + static_cast<std::size_t>(t) * nv_ * nenv_;
 #pragma omp parallel num_threads(be_.threads_)
     {
       Real* ws = workspace_.data() + static_cast<std::size_t>(thread_ws_) * omp_get_thread_num();
@@ -126,7 +132,7 @@ class CpuRollout final : public RolloutImpl {
       for (int e = 0; e < nenv_; ++e) {
         const bool same = kern::adj_control_step_env(
             be_.view_, be_.grad_view_, o, VS{q0 + e, env_minor}, VS{v0 + e, env_minor}, VS{u + e, env_minor},
-            VS{q1 + e, env_minor}, VS{v1 + e, env_minor}, VS{adj_qpos_.data() + e, env_minor},
+            w0 ? VS{w0 + e, env_minor} : VS{}, VS{q1 + e, env_minor}, VS{v1 + e, env_minor}, VS{adj_qpos_.data() + e, env_minor},
             VS{adj_qvel_.data() + e, env_minor}, VS{adj_ctrl_.data() + e, env_minor}, d, d_keep, a,
             adj_buffer, replay, substeps_);
         // an environment frozen by a non-finite state is not expected to replay
@@ -140,6 +146,7 @@ class CpuRollout final : public RolloutImpl {
   int nq_, nv_, nu_, nenv_;
   std::vector<Real> ckpt_qpos_;  // (horizon + 1) x nq x nenv
   std::vector<Real> ckpt_qvel_;  // (horizon + 1) x nv x nenv
+  std::vector<Real> ckpt_warm_;  // (horizon + 1) x nv x nenv  the solve's warm start (empty without constraints)
   std::vector<Real> ckpt_ctrl_;  // horizon x nu x nenv
   std::vector<Real> adj_qpos_;   // nq x nenv  running adjoint of the state
   std::vector<Real> adj_qvel_;   // nv x nenv

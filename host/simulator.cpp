@@ -90,6 +90,10 @@ void Simulator::set_state(const double* qpos, const double* qvel) {
   impl_->clear_status();
 }
 void Simulator::get_state(double* qpos, double* qvel) const { impl_->get_state(qpos, qvel); }
+
+void Simulator::set_warmstart(const double* qacc_warmstart) { impl_->set_warmstart(qacc_warmstart); }
+
+void Simulator::get_warmstart(double* qacc_warmstart) const { impl_->get_warmstart(qacc_warmstart); }
 void Simulator::set_ctrl(const double* ctrl) { impl_->set_ctrl(ctrl); }
 void Simulator::get_ctrl(double* ctrl) const { impl_->get_ctrl(ctrl); }
 void Simulator::step() { impl_->step(options_.substeps); }

@@ -9,13 +9,38 @@
 
 namespace stiffgrad::kern {
 
-// Replay buffer: the state before each substep, S x (nq + nv) Reals per environment.
+// One replayed state: qpos, qvel and, with constraints, the solve's warm start.
 template <class Real>
-SG_HD SG_INLINE int replay_size(const ModelView<Real>& m, int substeps) {
-  return substeps * (m.nq + m.nv);
+SG_HD SG_INLINE int replay_state_size(const ModelView<Real>& m) {
+  return m.nq + m.nv + (has_warmstart(m) ? m.nv : 0);
 }
 
-// Inputs (batched, layout LS): the checkpoint state at the start of the control step and its
+// Replay buffer: the state before each substep, S x replay_state_size Reals per environment.
+template <class Real>
+SG_HD SG_INLINE int replay_size(const ModelView<Real>& m, int substeps) {
+  return substeps * replay_state_size(m);
+}
+
+// replay[s] <- the state in d, and back.
+template <class Real, class LW>
+SG_HD SG_INLINE void save_replay_state(const ModelView<Real>& m, const Data<Real, LW>& d, View<Real, LW> replay, int s) {
+  const int base = s * replay_state_size(m);
+  for (int i = 0; i < m.nq; ++i) replay[base + i] = d.qpos[i];
+  for (int i = 0; i < m.nv; ++i) replay[base + m.nq + i] = d.qvel[i];
+  if (has_warmstart(m))
+    for (int i = 0; i < m.nv; ++i) replay[base + m.nq + m.nv + i] = d.qacc_warmstart[i];
+}
+template <class Real, class LW>
+SG_HD SG_INLINE void load_replay_state(const ModelView<Real>& m, View<Real, LW> replay, int s, const Data<Real, LW>& d) {
+  const int base = s * replay_state_size(m);
+  for (int i = 0; i < m.nq; ++i) d.qpos[i] = replay[base + i];
+  for (int i = 0; i < m.nv; ++i) d.qvel[i] = replay[base + m.nq + i];
+  if (has_warmstart(m))
+    for (int i = 0; i < m.nv; ++i) d.qacc_warmstart[i] = replay[base + m.nq + m.nv + i];
+}
+
+// Inputs (batched, layout LS): the checkpoint state at the start of the control step (qpos,
+// qvel and the solve's warm start `warm`, null for zero: kernels/batch.hpp) and its
 // control; adj_qpos (nq, raw coordinates) / adj_qvel (nv) hold the adjoint of the state at
 // the end of the control step and are overwritten with the adjoint of the state at its
 // start; adj_ctrl (nu) receives the control adjoint (overwritten). Workspace (layout LW): two
@@ -35,20 +60,19 @@ SG_HD SG_INLINE int replay_size(const ModelView<Real>& m, int substeps) {
 template <class Real, class LS, class LW>
 SG_HD bool adj_control_step_env(const ModelView<Real>& m, const ModelView<Real>& mg, const DataLayout& o,
                                 View<Real, LS> qpos, View<Real, LS> qvel, View<Real, LS> ctrl,
-                                View<Real, LS> next_qpos, View<Real, LS> next_qvel,
+                                View<Real, LS> warm, View<Real, LS> next_qpos, View<Real, LS> next_qvel,
                                 View<Real, LS> adj_qpos, View<Real, LS> adj_qvel,
                                 View<Real, LS> adj_ctrl, const Data<Real, LW>& d,
                                 const Data<Real, LW>& d_keep, const Data<Real, LW>& a,
                                 View<Real, LW> adj_buffer, View<Real, LW> replay, int substeps) {
-  const int nx = m.nq + m.nv;
   if (m.rk_integrator != kIntEuler || mg.cfd) {
     // Runge–Kutta or CFD: replay every substep (the last one too, for the bitwise check),
     // keeping the state before each; each substep's adjoint recomputes its primal in mg (a
     // Runge–Kutta substep with its own step record)
     load_env(m, qpos, qvel, ctrl, d);
+    load_warmstart(m, warm, d);
     for (int s = 0; s < substeps; ++s) {
-      for (int i = 0; i < m.nq; ++i) replay[s * nx + i] = d.qpos[i];
-      for (int i = 0; i < m.nv; ++i) replay[s * nx + m.nq + i] = d.qvel[i];
+      save_replay_state(m, d, replay, s);
       substep(m, d);
     }
     bool identical = true;
@@ -58,8 +82,7 @@ SG_HD bool adj_control_step_env(const ModelView<Real>& m, const ModelView<Real>&
     for (int i = 0; i < m.nv; ++i) a.qvel[i] = adj_qvel[i];
     for (int i = 0; i < m.nu; ++i) a.ctrl[i] = Real(0);
     for (int s = substeps - 1; s >= 0; --s) {
-      for (int i = 0; i < m.nq; ++i) d.qpos[i] = replay[s * nx + i];
-      for (int i = 0; i < m.nv; ++i) d.qvel[i] = replay[s * nx + m.nq + i];
+      load_replay_state(m, replay, s, d);
       if (mg.rk_integrator != kIntEuler) adj_rk_substep(mg, o, d, a, adj_buffer);
       else adj_substep(mg, o, d, a, adj_buffer);
     }
@@ -71,14 +94,17 @@ SG_HD bool adj_control_step_env(const ModelView<Real>& m, const ModelView<Real>&
   const int kept = substeps - 2;  // substep whose primal stays in d_keep (none if S = 1)
   // replay, keeping the state before every substep
   load_env(m, qpos, qvel, ctrl, d);
+  load_warmstart(m, warm, d);
   for (int s = 0; s < substeps; ++s) {
-    for (int i = 0; i < m.nq; ++i) replay[s * nx + i] = d.qpos[i];
-    for (int i = 0; i < m.nv; ++i) replay[s * nx + m.nq + i] = d.qvel[i];
+    save_replay_state(m, d, replay, s);
     if (s == kept) {
       load_env(m, d.qpos, d.qvel, d.ctrl, d_keep);
+      load_replay_state(m, replay, s, d_keep);
       substep(m, d_keep);
       for (int i = 0; i < m.nq; ++i) d.qpos[i] = d_keep.qpos[i];
       for (int i = 0; i < m.nv; ++i) d.qvel[i] = d_keep.qvel[i];
+      if (has_warmstart(m))
+        for (int i = 0; i < m.nv; ++i) d.qacc_warmstart[i] = d_keep.qacc_warmstart[i];
     } else if (s + 1 < substeps) {
       substep(m, d);
     }
@@ -91,8 +117,7 @@ SG_HD bool adj_control_step_env(const ModelView<Real>& m, const ModelView<Real>&
   for (int s = substeps - 1; s >= 0; --s) {
     const Data<Real, LW>& p = s == kept ? d_keep : d;
     // the state before the substep (d_keep's was advanced by its substep)
-    for (int i = 0; i < m.nq; ++i) p.qpos[i] = replay[s * nx + i];
-    for (int i = 0; i < m.nv; ++i) p.qvel[i] = replay[s * nx + m.nq + i];
+    load_replay_state(m, replay, s, p);
     if (s == kept) {
       adj_substep(m, o, d_keep, a, adj_buffer, /*recompute=*/false);
       continue;

@@ -15,7 +15,8 @@ enum : int {
   kStatIntegratorSteps = 4, // integrator steps taken over the control step (Euler, RK4: one per
                             // substep; adaptive: the accepted ones)
   kStatDynamicsEvals = 5,   // evaluations of the dynamics (rejected trial steps included)
-  kContactStats = 6
+  kStatSolverIterations = 6,  // Newton iterations of the step's constraint solves, summed
+  kContactStats = 7
 };
 
 template <class Real, class LS>
@@ -23,12 +24,13 @@ SG_HD SG_INLINE void clear_contact_stats(View<Real, LS> stats) {
   for (int k = 0; k < kContactStats; ++k) stats[k] = Real(0);
 }
 
-// Adds the last substep's integrator cost (kernels/integrator_rk.hpp: rk_count).
+// Adds the last substep's integrator and solver cost (kernels/integrator_rk.hpp: rk_count).
 template <class Real, class L, class LS>
 SG_HD SG_INLINE void accumulate_integrator_stats(const ModelView<Real>& m, const Data<Real, L>& d, View<Real, LS> stats) {
   const bool rk = m.rk_integrator != kIntEuler;
   stats[kStatIntegratorSteps] += rk ? d.rk_count[0] : Real(1);
   stats[kStatDynamicsEvals] += rk ? d.rk_count[1] : Real(1);
+  if (m.nefc_max > 0) stats[kStatSolverIterations] += rk ? d.rk_count[2] : d.solver_niter[0];
 }
 
 // Adds the last substep's contacts to the statistics. A contact's normal force is its row's

@@ -35,6 +35,10 @@ struct DataLayout {
   // Counts and ids are stored as Reals (exact below 2^24 in float).
   int qacc_smooth, qfrc_constraint;     // nv  M^-1 qfrc_smooth; J^T efc_force
   int qacc_solver;                      // nv  the constraint solve's qacc (before the Euler solve)
+  // The solve's warm start (MuJoCo's qacc_warmstart): the previous solve's qacc. Part of the
+  // state a step depends on (with the warmstart flag on), carried from step to step by the
+  // backends and checkpointed by Rollout (kernels/batch.hpp).
+  int qacc_warmstart;                   // nv
   int geom_xpos, geom_xmat;             // ngeom x 3 (tree-relative, as xpos), x 9
   int ncon;                             // 1  contacts found this substep
   int contact_dist;                     // ncon_max
@@ -62,7 +66,8 @@ struct DataLayout {
   int rk_stage_q;                       // kRkMaxStages x nq  stage positions
   int rk_stage_k;                       // kRkMaxStages x 2nv  stage velocity V_i, then qacc_i
   int rk_steps;                         // rk_max_steps x (nq + nv + 1)  accepted steps: start, size
-  int rk_count;                         // 2  accepted steps, dynamics evaluations of the substep
+  int rk_count;                         // 3  accepted steps, dynamics evaluations, Newton iterations of the substep
+  int rk_warm;                          // nv  the solve's warm start when the substep began (with constraints)
   int size;                             // total Reals per environment
 
   template <class Real>
@@ -90,6 +95,7 @@ struct DataLayout {
     const int nc = m.ncon_max, ne = m.nefc_max;
     d.qacc_smooth = take(m.nv); d.qfrc_constraint = take(m.nv);
     d.qacc_solver = take(nc > 0 || ne > 0 ? m.nv : 0);
+    d.qacc_warmstart = take(nc > 0 || ne > 0 ? m.nv : 0);
     d.geom_xpos = take(3 * m.ngeom); d.geom_xmat = take(9 * m.ngeom);
     d.ncon = take(1);
     d.contact_dist = take(nc); d.contact_pos = take(3 * nc); d.contact_frame = take(9 * nc);
@@ -111,11 +117,18 @@ struct DataLayout {
     d.rk_stage_q = take(rk ? kRkMaxStages * m.nq : 0);
     d.rk_stage_k = take(rk ? kRkMaxStages * 2 * m.nv : 0);
     d.rk_steps = take(rk_records * (m.nq + m.nv + 1));
-    d.rk_count = take(rk ? 2 : 0);
+    d.rk_count = take(rk ? 3 : 0);
+    d.rk_warm = take(rk && (nc > 0 || ne > 0) ? m.nv : 0);
     d.size = o;
     return d;
   }
 };
+
+// Whether Data has the constraint solve's warm start (qacc_warmstart): with constraints.
+template <class Real>
+SG_HD SG_INLINE bool has_warmstart(const ModelView<Real>& m) {
+  return m.ncon_max > 0 || m.nefc_max > 0;
+}
 
 // Views of one environment's fields.
 template <class Real, class L>
@@ -129,12 +142,12 @@ struct Data {
   V qfrc_bias, qfrc_passive, qfrc_actuator, qfrc_smooth, qacc;
   V actuator_length, actuator_velocity, actuator_force;
   V ten_length, ten_velocity;
-  V qacc_smooth, qfrc_constraint, qacc_solver, geom_xpos, geom_xmat;
+  V qacc_smooth, qfrc_constraint, qacc_solver, qacc_warmstart, geom_xpos, geom_xmat;
   V ncon, contact_dist, contact_pos, contact_frame, contact_pair;
   V nefc, efc_type, efc_id, efc_J, efc_chain, efc_pos, efc_margin, efc_frictionloss, efc_mu, efc_dim;
   V efc_diag_approx, efc_R, efc_D, efc_KBIP, efc_vel, efc_aref, efc_force, efc_state;
   V solver_niter, solver_ws;
-  V rk_y0, rk_tmp, rk_stage_q, rk_stage_k, rk_steps, rk_count;
+  V rk_y0, rk_tmp, rk_stage_q, rk_stage_k, rk_steps, rk_count, rk_warm;
 
   // `base` views element 0 of this environment's buffer.
   static SG_HD Data bind(V base, const DataLayout& o) {
@@ -160,6 +173,7 @@ struct Data {
     d.ten_length = base.at(o.ten_length); d.ten_velocity = base.at(o.ten_velocity);
     d.qacc_smooth = base.at(o.qacc_smooth); d.qfrc_constraint = base.at(o.qfrc_constraint);
     d.qacc_solver = base.at(o.qacc_solver);
+    d.qacc_warmstart = base.at(o.qacc_warmstart);
     d.geom_xpos = base.at(o.geom_xpos); d.geom_xmat = base.at(o.geom_xmat);
     d.ncon = base.at(o.ncon); d.contact_dist = base.at(o.contact_dist);
     d.contact_pos = base.at(o.contact_pos); d.contact_frame = base.at(o.contact_frame);
@@ -174,6 +188,7 @@ struct Data {
     d.solver_niter = base.at(o.solver_niter); d.solver_ws = base.at(o.solver_ws);
     d.rk_y0 = base.at(o.rk_y0); d.rk_tmp = base.at(o.rk_tmp); d.rk_stage_q = base.at(o.rk_stage_q);
     d.rk_stage_k = base.at(o.rk_stage_k); d.rk_steps = base.at(o.rk_steps); d.rk_count = base.at(o.rk_count);
+    d.rk_warm = base.at(o.rk_warm);
     return d;
   }
 };

@@ -140,11 +140,25 @@ SG_HD void rk_combine(const ModelView<Real>& m, const Data<Real, L>& d, const do
   integrate_pos(m, d.qpos, w.tmp, h);
 }
 
+// The dynamics at the state in d for one evaluation of a substep: every constraint solve of the
+// substep starts from the warm start the substep began with (rk_warm), not from the previous
+// stage's solution, so that the adjoint's recomputation of any single stage reproduces the
+// forward solve bit for bit (integrator_rk_adjoint.hpp) without replaying the chain of solves
+// before it. Counts the solve's Newton iterations in rk_count[2].
+template <class Real, class L>
+SG_HD int rk_dynamics(const ModelView<Real>& m, const Data<Real, L>& d) {
+  if (has_warmstart(m))
+    for (int k = 0; k < m.nv; ++k) d.qacc_warmstart[k] = d.rk_warm[k];
+  const int status = fwd_dynamics(m, d, Real(0));
+  d.rk_count[2] += d.solver_niter[0];
+  return status;
+}
+
 // Stage i at the state in d.qpos, d.qvel: the dynamics there; V_i, acc_i and q_i recorded.
 template <class Real, class L>
 SG_HD int rk_eval_stage(const ModelView<Real>& m, const Data<Real, L>& d, int i) {
   const RkScratch<Real, L> w = rk_scratch(m, d);
-  const int status = fwd_dynamics(m, d, Real(0));
+  const int status = rk_dynamics(m, d);
   for (int k = 0; k < m.nq; ++k) w.stage_q(d, i)[k] = d.qpos[k];
   for (int k = 0; k < m.nv; ++k) {
     w.stage_v(d, i)[k] = d.qvel[k];
@@ -256,7 +270,7 @@ SG_HD double rk_initial_step(const ModelView<Real>& m, const Data<Real, L>& d, c
     d.qvel[i] = w.v0[i] + w.stage_a(d, 0)[i] * Real(h0);
   }
   integrate_pos(m, d.qpos, w.tmp, Real(h0));
-  *status |= fwd_dynamics(m, d, Real(0));
+  *status |= rk_dynamics(m, d);
   ++*rhs;
   double d2 = 0;
   rk_for_each_dof(m, [&](int j, int c, int k) {
@@ -282,8 +296,8 @@ SG_HD SG_INLINE View<Real, L> rk_step_record(const ModelView<Real>& m, const Dat
 }
 
 // One substep of length m.timestep with the integrator m.rk_integrator (RK4 or adaptive).
-// Records the accepted steps (rk_steps, rk_count[0]) and the dynamics evaluations
-// (rk_count[1]); returns the status bits raised (kEnvStepCap: the cap forced a step that failed
+// Records the accepted steps (rk_steps, rk_count[0]), the dynamics evaluations (rk_count[1])
+// and their Newton iterations (rk_count[2]); returns the status bits raised (kEnvStepCap: the cap forced a step that failed
 // the tolerance).
 template <class Real, class L>
 SG_HD int rk_substep(const ModelView<Real>& m, const Data<Real, L>& d) {
@@ -293,6 +307,9 @@ SG_HD int rk_substep(const ModelView<Real>& m, const Data<Real, L>& d) {
   const double H = sg_double(m.timestep);
   int status = 0, rhs = 0, accepted = 0, trials = 0;
   bool stage0_ready = false;
+  d.rk_count[2] = Real(0);
+  if (has_warmstart(m))
+    for (int i = 0; i < nv; ++i) d.rk_warm[i] = d.qacc_warmstart[i];
   double done = 0.0, h = H, inv_prev = 1.0;
   const double k = t.order, beta1 = 0.6 / k, beta2 = -0.2 / k;
   const int max_trials = t.adaptive ? (m.rk_max_steps > 1 ? m.rk_max_steps : 1) : 1;

@@ -61,7 +61,7 @@ SG_HD void adj_rk_step(const ModelView<Real>& m, const DataLayout& o, const Data
     // the dynamics at stage i, then their adjoint: (q̄_i, v̄_i) in a.qpos, a.qvel
     for (int k = 0; k < nq; ++k) d.qpos[k] = w.stage_q(d, i)[k];
     for (int k = 0; k < nv; ++k) d.qvel[k] = w.stage_v(d, i)[k];
-    fwd_dynamics(m, d, Real(0));
+    rk_dynamics(m, d);  // the forward's solve, from the substep's warm start
     clear_adjoint_scratch(o, adj_buffer);
     for (int k = 0; k < nq; ++k) a.qpos[k] = Real(0);
     for (int k = 0; k < nv; ++k) {

@@ -37,6 +37,7 @@ struct ModelView {
   Real timestep;
   int opt_iterations;      // option/iterations: Newton steps, upper bound (facts §5)
   Real opt_tolerance;      // option/tolerance: scaled early-exit threshold (facts §5)
+  int opt_warmstart;       // option/flag warmstart: the solve may start at Data::qacc_warmstart
   Real stat_meaninertia;   // mean of diag(M) at qpos0: the solver's scale (facts §5)
   int implicit_actuator_damping;  // 1: Integrator::ImplicitDampingEuler (set by the backend)
   int dof_damping_any;            // 1: some dof has damping > 0 (MuJoCo's Euler then solves)

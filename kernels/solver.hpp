@@ -3,9 +3,12 @@
 //
 //   minimize over a:  ½(a − a_s)ᵀ M (a − a_s) + Σ_i s_i(J_i a − aref_i),   a_s = qacc_smooth,
 //
-// started cold at a_s on every call, so that a replay from a checkpoint reproduces the forward
-// pass bit for bit (MuJoCo warm-starts from the previous step; both stop at the same optimum up
-// to the solver tolerance, since the problem is strictly convex).
+// started as MuJoCo starts it (facts §5 (1)): with the warmstart flag on, at the previous solve's
+// qacc (Data::qacc_warmstart) unless the cost at a_s is lower; with it off, cold at a_s. The warm
+// start is part of the state a step depends on: the backends carry it from step to step and a
+// Rollout checkpoints it, so a replay reproduces the forward pass bit for bit. The optimum does
+// not depend on the start (the problem is strictly convex): starts differ in the iterations they
+// need and, where the solve stops at its tolerance or `iterations`, by that much in the result.
 //
 // One iteration: H = M + Jᵀ diag(D on quadratic rows) J + elliptic cone Hessians, factored,
 // search = −H⁻¹ g, then an exact 1-D line search on the piecewise-smooth convex cost along the
@@ -609,6 +612,7 @@ SG_HD void constraint_solve(const ModelView<Real>& m, const Data<Real, L>& d) {
   for (int c = 0; c < nv; ++c) d.qacc[c] = d.qacc_smooth[c];
   if (nefc == 0) {
     for (int c = 0; c < nv; ++c) d.qfrc_constraint[c] = Real(0);
+    for (int c = 0; c < nv; ++c) d.qacc_warmstart[c] = d.qacc[c];
     d.solver_niter[0] = Real(0);
     return;
   }
@@ -616,7 +620,22 @@ SG_HD void constraint_solve(const ModelView<Real>& m, const Data<Real, L>& d) {
   const Real size_scale = m.stat_meaninertia * Real(nv > 1 ? nv : 1);
   const Real scale = Real(1) / (size_scale > Real(0) ? size_scale : Real(1));
   const Real tol = m.opt_tolerance;
-  Real cost = newton_update(m, d, w, nefc);
+  Real cost;
+  if (m.opt_warmstart) {
+    // the cost at a_s is its rows' part alone (the Gauss term vanishes there); the warm start
+    // is kept unless a_s is strictly better, and dropped when its cost is not a number
+    for (int i = 0; i < nefc; ++i)
+      w.jar[i] = row_dot(m, d.efc_J, i, row_chain(d, i), d.qacc_smooth) - d.efc_aref[i];
+    const Real cost_smooth = constraint_rows_eval(d, nefc, w.jar, w.jar, false, Real(0), false).cost;
+    for (int c = 0; c < nv; ++c) d.qacc[c] = d.qacc_warmstart[c];
+    cost = newton_update(m, d, w, nefc);
+    if (!(cost <= cost_smooth)) {
+      for (int c = 0; c < nv; ++c) d.qacc[c] = d.qacc_smooth[c];
+      cost = newton_update(m, d, w, nefc);
+    }
+  } else {
+    cost = newton_update(m, d, w, nefc);
+  }
   // H depends on the row states only (and on jar for middle-zone cones): it is updated for the
   // rows that changed zone (newton_hessian_update) and factored again only when some did
   bool hessian_changed = true;
@@ -648,6 +667,7 @@ SG_HD void constraint_solve(const ModelView<Real>& m, const Data<Real, L>& d) {
   }
   d.solver_niter[0] = Real(iter);
   if constexpr (is_dual_number<Real>::value) exact_solution_tangent(m, d, w, nefc);
+  for (int c = 0; c < nv; ++c) d.qacc_warmstart[c] = d.qacc[c];
 }
 
 // For the implicit adjoint: at a = d.qacc (normally constraint_solve's result) recomputes jar,

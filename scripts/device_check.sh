@@ -169,7 +169,7 @@ grep -E "\[ info     \]|\[gpu rollout\]|\[ calib    \]" "$GPU_LOG" | head -n 80 
 # determinism, and the stream-ordering contract of step_backend_ctrl.
 for t in 'GpuRollout\.ReplayIsBitwise' 'GpuRollout\.GradientsAgreeWithCpu' \
          'GpuRollout\.ContactGradientsAgreeWithCpu' 'GpuAgreement\.DoubleMatchesCpu/humanoid_contact' \
-         'GpuAgreement\.DoubleMatchesCpu/g1_contact' \
+         'GpuAgreement\.DoubleMatchesCpu/g1_contact' 'GpuAgreement\.DoubleMatchesCpu/g1_contact_cold' \
          'GpuAgreement\.DoubleMatchesCpu/humanoid_contact_rk4' \
          'GpuAgreement\.DoubleMatchesCpu/humanoid_contact_tsit5' 'GpuRollout\.IntegratorsAndCfdAgreeWithCpu' \
          'GpuAgreement\.CudaIsDeterministic/humanoid' 'GpuStream\.OwnStreamIsBlockingAndNonNull' \

@@ -55,13 +55,15 @@ void check_model(const std::string& path) {
   const auto layout = kern::DataLayout::make(m);
   using V = kern::View<double, kern::Strided>;
   const kern::Strided s{nenv};
-  std::vector<double> ck_q((T + 1) * M.nq * nenv), ck_v((T + 1) * M.nv * nenv), ck_u(T * M.nu * nenv + 1);
+  std::vector<double> ck_q((T + 1) * M.nq * nenv), ck_v((T + 1) * M.nv * nenv), ck_w((T + 1) * M.nv * nenv),
+      ck_u(T * M.nu * nenv + 1);
   for (int t = 0; t <= T; ++t) {
-    std::vector<double> qq(nenv * M.nq), vv(nenv * M.nv);
-    ro.checkpoint(t, qq.data(), vv.data());
+    std::vector<double> qq(nenv * M.nq), vv(nenv * M.nv), ww(nenv * M.nv);
+    ro.checkpoint(t, qq.data(), vv.data(), ww.data());
     for (int e = 0; e < nenv; ++e) {
       for (int i = 0; i < M.nq; ++i) ck_q[(t * M.nq + i) * nenv + e] = qq[e * M.nq + i];
       for (int i = 0; i < M.nv; ++i) ck_v[(t * M.nv + i) * nenv + e] = vv[e * M.nv + i];
+      for (int i = 0; i < M.nv; ++i) ck_w[(t * M.nv + i) * nenv + e] = ww[e * M.nv + i];
     }
   }
   for (int t = 0; t < T; ++t)
@@ -85,6 +87,7 @@ void check_model(const std::string& path) {
       double* v0 = ck_v.data() + t * M.nv * nenv;
       const bool same = kern::adj_control_step_env(
           m, m, layout, V{q0 + e, s}, V{v0 + e, s}, V{ck_u.data() + t * M.nu * nenv + e, s},
+          V{ck_w.data() + t * M.nv * nenv + e, s},
           V{q0 + M.nq * nenv + e, s}, V{v0 + M.nv * nenv + e, s}, V{adj_q.data() + e, s},
           V{adj_v.data() + e, s}, V{adj_u.data() + t * M.nu * nenv + e, s}, d, d_keep, a, adj_buffer,
           V{replay.data() + e, s}, S);

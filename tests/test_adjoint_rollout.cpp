@@ -297,8 +297,8 @@ TEST_P(AdjointRollout, ControlStepDotProduct) {
     const LS env_minor{nb};
     Buf<double> d(o), d_keep(o), a(o);
     int status = kern::kEnvOk;
-    kern::control_step_env(m, VS{q1.data() + e, env_minor}, VS{v1.data() + e, env_minor}, VS{c.data() + e, env_minor}, d.d,
-                           S, &status);
+    kern::control_step_env(m, VS{q1.data() + e, env_minor}, VS{v1.data() + e, env_minor}, VS{c.data() + e, env_minor}, VS{},
+                           d.d, S, &status);
     ASSERT_EQ(status, kern::kEnvOk);
     // Dual
     Buf<D> bD(o);
@@ -312,7 +312,7 @@ TEST_P(AdjointRollout, ControlStepDotProduct) {
     for (int i = 0; i < m.nv; ++i) av[sz(i * nb + e)] = wv[sz(i)];
     std::vector<double> replay(sz(kern::replay_size(m, S)) + 1);
     const bool same = kern::adj_control_step_env(
-        m, m, o, VS{q.data() + e, env_minor}, VS{v.data() + e, env_minor}, VS{c.data() + e, env_minor},
+        m, m, o, VS{q.data() + e, env_minor}, VS{v.data() + e, env_minor}, VS{c.data() + e, env_minor}, VS{},
         VS{q1.data() + e, env_minor}, VS{v1.data() + e, env_minor}, VS{aq.data() + e, env_minor},
         VS{av.data() + e, env_minor}, VS{ac.data() + e, env_minor}, d.d, d_keep.d, a.d, a.view(),
         kern::View<double, LC>{replay.data(), LC{}}, S);
@@ -682,11 +682,11 @@ void replay_detects(const RolloutModel& pm) {
   const V adj_buffer{ws.data() + 2 * o.size, LC{}}, replay{ws.data() + 3 * o.size, LC{}};
   std::vector<Real> q1 = q, v1 = v;
   int status = kern::kEnvOk;
-  kern::control_step_env(m, V{q1.data(), LC{}}, V{v1.data(), LC{}}, V{c.data(), LC{}}, d, S, &status);
+  kern::control_step_env(m, V{q1.data(), LC{}}, V{v1.data(), LC{}}, V{c.data(), LC{}}, V{}, d, S, &status);
   ASSERT_EQ(status, kern::kEnvOk);
   auto run = [&](std::vector<Real> q0, std::vector<Real> v0, std::vector<Real> qn, std::vector<Real> vn) {
     std::vector<Real> aq(sz(m.nq), Real(1)), av(sz(m.nv), Real(1)), ac(sz(m.nu) + 1);
-    return kern::adj_control_step_env(m, m, o, V{q0.data(), LC{}}, V{v0.data(), LC{}}, V{c.data(), LC{}},
+    return kern::adj_control_step_env(m, m, o, V{q0.data(), LC{}}, V{v0.data(), LC{}}, V{c.data(), LC{}}, V{},
                                       V{qn.data(), LC{}}, V{vn.data(), LC{}}, V{aq.data(), LC{}}, V{av.data(), LC{}},
                                       V{ac.data(), LC{}}, d, d_keep, a, adj_buffer, replay, S);
   };
@@ -843,10 +843,11 @@ TEST(AdjointFloat, FiniteDifferences) {
 
 // ======================================================================== f. memory
 
-// bytes_per_env() = checkpoints (T + 1)(nq + nv) + T nu, plus O(S (nq + nv)) replay buffer
-// and a fixed workspace, times sizeof(Real): linear in T with slope exactly (nq + nv + nu)
-// Reals (up to one Real of rounding from sharing the +1 padding of the batched arrays between
-// environments), linear in S with slope at most (nq + nv) Reals.
+// bytes_per_env() = checkpoints (T + 1)(nq + nv + w) + T nu, plus O(S (nq + nv + w)) replay
+// buffer and a fixed workspace, times sizeof(Real), where w = nv with constraints (the solver's
+// warm start, part of the recorded state) and 0 without: linear in T with slope exactly
+// (nq + nv + w + nu) Reals (up to one Real of rounding from sharing the +1 padding of the
+// batched arrays between environments), linear in S with slope at most (nq + nv + w) Reals.
 TEST(AdjointMemory, LinearInHorizonAndSubsteps) {
   for (const char* key : {"humanoid", "g1", "features"}) {
     const std::string path = std::string(key) == "humanoid" ? sgtest::humanoid_xml()
@@ -863,12 +864,13 @@ TEST(AdjointMemory, LinearInHorizonAndSubsteps) {
           Rollout ro(sim, T);
           return static_cast<long>(ro.bytes_per_env());
         };
+        const long w = constraints ? nv : 0;
         const int Ts[] = {1, 2, 7, 50, 200};
         const long b1 = bytes(1, 4);
         for (int i = 1; i < 5; ++i) {
           const long dT = Ts[i] - Ts[i - 1];
           const long db = bytes(Ts[i], 4) - bytes(Ts[i - 1], 4);
-          EXPECT_LE(std::labs(db - dT * (nq + nv + nu) * r), r)
+          EXPECT_LE(std::labs(db - dT * (nq + nv + w + nu) * r), r)
               << key << " nenv " << nenv << " T " << Ts[i - 1] << " -> " << Ts[i] << ": " << db << " bytes";
         }
         const int Ss[] = {1, 2, 4, 8, 16};
@@ -876,14 +878,14 @@ TEST(AdjointMemory, LinearInHorizonAndSubsteps) {
           const long dS = Ss[i] - Ss[i - 1];
           const long db = bytes(10, Ss[i]) - bytes(10, Ss[i - 1]);
           EXPECT_GE(db, 0);
-          EXPECT_LE(db, dS * (nq + nv) * r + r) << key << " nenv " << nenv << " S " << Ss[i - 1] << " -> " << Ss[i];
+          EXPECT_LE(db, dS * (nq + nv + w) * r + r) << key << " nenv " << nenv << " S " << Ss[i - 1] << " -> " << Ss[i];
         }
         // the fixed part: three Data buffers (the replay's primal, the kept last replayed
         // substep, the adjoint; with constraints sized by the Simulator's capacities) and
         // O(nq + nv + nu) staging, independent of T and S
         stiffgrad::ModelArrays<double> arr(*md, stiffgrad::constraint_capacity(*md, sim_options(nenv, 4, p, constraints)));
         const long layout = kern::DataLayout::make(arr.host_view()).size;
-        const long fixed = b1 - r * (2 * (nq + nv) + nu + 4 * (nq + nv));
+        const long fixed = b1 - r * (2 * (nq + nv + w) + nu + 4 * (nq + nv + w));
         EXPECT_LE(fixed, r * (3 * layout + 8 * (nq + nv + nu) + 8)) << key;
         if (p == Precision::Double && nenv == 1)
           std::printf("[adjoint] memory %-9s nq=%ld nv=%ld nu=%ld%s: bytes_per_env(T=1,S=4)=%ld, +%ld per step, "

@@ -11,6 +11,11 @@
 // measures how much. Metric: max|a - b| / max(1, max|b|) over qpos and over qvel.
 // The same with MuJoCo's RK4 (mjINT_RK4) against Integrator::RK4 (issue 8): four constrained
 // forward evaluations per step on both sides.
+// And with both engines as the model ships (warm start on, the model's tolerance and iterations;
+// G1: 5): the warm start (kernels/solver.hpp) must start each solve where MuJoCo's does, so
+// the Newton iterations per step agree (mean over the run within 0.1; they are not bitwise
+// MuJoCo's, whose Cholesky updates round differently) and the trajectories stay within the same
+// twin-derived bound.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -41,14 +46,17 @@ struct Case {
   const char* key;  // keyframe ("" : qpos0, zero control)
 };
 
-void compare(const Case& c, Integrator integrator = Integrator::SemiImplicitEuler) {
+void compare(const Case& c, Integrator integrator = Integrator::SemiImplicitEuler, bool as_shipped = false) {
   const bool rk4 = integrator == Integrator::RK4;
   std::string error;
   sgtest::MjModelPtr mm = sgtest::mujoco_load(c.path, &error);
   ASSERT_TRUE(mm) << error;
-  mm->opt.tolerance = kTolerance;
-  mm->opt.iterations = kIterations;
-  mm->opt.disableflags |= mjDSBL_WARMSTART;
+  if (!as_shipped) {
+    mm->opt.tolerance = kTolerance;
+    mm->opt.iterations = kIterations;
+    mm->opt.disableflags |= mjDSBL_WARMSTART;
+  }
+  ASSERT_EQ(mm->opt.disableflags & mjDSBL_WARMSTART, as_shipped ? 0 : mjDSBL_WARMSTART);
   if (rk4) mm->opt.integrator = mjINT_RK4;
   sgtest::MjDataPtr md(mj_makeData(mm.get())), twin(mj_makeData(mm.get()));
   const int key = *c.key ? mj_name2id(mm.get(), mjOBJ_KEY, c.key) : -1;
@@ -62,8 +70,11 @@ void compare(const Case& c, Integrator integrator = Integrator::SemiImplicitEule
 
   auto loaded = load_mjcf(c.path);
   auto model = std::make_shared<Model>(*loaded);
-  model->opt.tolerance = kTolerance;
-  model->opt.iterations = kIterations;
+  if (!as_shipped) {
+    model->opt.tolerance = kTolerance;
+    model->opt.iterations = kIterations;
+    model->opt.warmstart_enabled = false;
+  }
   const int nq = model->nq, nv = model->nv, nu = model->nu;
   ASSERT_EQ(nq, mm->nq);
   ASSERT_EQ(nv, mm->nv);
@@ -79,11 +90,14 @@ void compare(const Case& c, Integrator integrator = Integrator::SemiImplicitEule
   std::vector<double> q(nq), v(nv);
   double twin_div = 0, worst_ratio = 0, worst_q = 0, worst_v = 0;
   int worst_step = 0, contact_steps = 0, max_contacts = 0;
+  double iterations_ours = 0, iterations_mj = 0;
   for (int t = 1; t <= kSteps; ++t) {
     mj_step(mm.get(), md.get());
     mj_step(mm.get(), twin.get());
     sim.step();
     sim.get_state(q.data(), v.data());
+    iterations_ours += sim.contact_stats()[6];
+    iterations_mj += md->solver_iter;
     ASSERT_EQ(md->warning[mjWARN_BADQACC].number, 0) << c.name << ": MuJoCo went unstable at step " << t;
     twin_div = std::max({twin_div, sgtest::rel_diff(twin->qpos, md->qpos, nq), sgtest::rel_diff(twin->qvel, md->qvel, nv)});
     const double bound = std::max(1e-6, 100 * twin_div);
@@ -101,9 +115,15 @@ void compare(const Case& c, Integrator integrator = Integrator::SemiImplicitEule
   }
   EXPECT_EQ(sim.num_failed(), 0);
   EXPECT_GT(contact_steps, kSteps / 3) << c.name << ": the rollout was meant to be contact-rich";
-  std::printf("[constraint rollout] %-9s %-5s %d steps (%d with contact, up to %d contacts): qpos %.1e qvel %.1e; "
-              "MuJoCo twin (1e-10) %.1e; worst error / bound %.2f (step %d)\n",
-              c.name, rk4 ? "rk4" : "euler", kSteps, contact_steps, max_contacts, worst_q, worst_v, twin_div, worst_ratio, worst_step);
+  iterations_ours /= kSteps;
+  iterations_mj /= kSteps;
+  if (as_shipped && !rk4) EXPECT_NEAR(iterations_ours, iterations_mj, 0.1) << c.name << ": Newton iterations per step";
+  std::printf("[constraint rollout] %-9s %-5s %s %d steps (%d with contact, up to %d contacts): qpos %.1e qvel %.1e; "
+              "MuJoCo twin (1e-10) %.1e; worst error / bound %.2f (step %d); Newton iterations per step %.2f "
+              "(MuJoCo %.2f)\n",
+              c.name, rk4 ? "rk4" : "euler", as_shipped ? "as shipped (warm start)" : "converged, cold", kSteps,
+              contact_steps, max_contacts, worst_q, worst_v, twin_div, worst_ratio, worst_step, iterations_ours,
+              iterations_mj);
 }
 
 TEST(ConstraintRollout, HumanoidFallingOntoTheFloorMatchesMjStep) {
@@ -124,6 +144,16 @@ TEST(ConstraintRollout, G1RK4MatchesMjStepRK4) {
   const std::string path = sgtest::shared_data() + "/models/unitree_g1/g1_mjx_mujoco222.xml";
   if (!sgtest::file_exists(path)) GTEST_FAIL() << "G1 model missing: " << path;
   compare({"g1", path, "home"}, Integrator::RK4);
+}
+
+TEST(ConstraintRollout, HumanoidWarmStartedAsShippedMatchesMjStep) {
+  compare({"humanoid", sgtest::humanoid_xml(), ""}, Integrator::SemiImplicitEuler, /*as_shipped=*/true);
+}
+
+TEST(ConstraintRollout, G1WarmStartedAsShippedMatchesMjStep) {
+  const std::string path = sgtest::shared_data() + "/models/unitree_g1/g1_mjx_mujoco222.xml";
+  if (!sgtest::file_exists(path)) GTEST_FAIL() << "G1 model missing: " << path;
+  compare({"g1", path, "home"}, Integrator::SemiImplicitEuler, /*as_shipped=*/true);
 }
 
 }  // namespace

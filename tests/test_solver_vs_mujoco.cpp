@@ -317,6 +317,76 @@ TEST(SolverVsMujoco, IterationsAndToleranceZero) {
   EXPECT_LE(d0, kTol);
 }
 
+// The warm start (facts §5 (1), kernels/solver.hpp), on states along MuJoCo's own simulation of
+// the pile (elliptic) and humanoid.xml, tolerance 1e-14:
+//  - started at the converged solution, the solve takes at most one Newton step and returns
+//    that solution (to 1e-10), where the cold solve needed several;
+//  - a warm start with a higher cost than qacc_smooth, or one that is not a number, is dropped:
+//    the result is bitwise the cold solve's;
+//  - the solve leaves its qacc in qacc_warmstart for the next one;
+//  - with the default tolerance, started from MuJoCo's own qacc_warmstart (the previous step's
+//    solution) it stops within one iteration of MuJoCo's count at MuJoCo's qacc (to 1e-6).
+TEST(SolverVsMujoco, WarmStart) {
+  for (const std::string name : {"pile_elliptic", "humanoid"}) {
+    auto mm = name == "humanoid" ? load_or_fail(sgtest::humanoid_xml()) : load_inline(name, pile_xml("elliptic", 1));
+    ASSERT_TRUE(mm);
+    const double default_tolerance = mm->opt.tolerance;
+    sgtest::MjDataPtr md(mj_makeData(mm.get()));  // MuJoCo as shipped: warm start on
+    const int nv = mm->nv;
+    int checked = 0, fewer = 0, iteration_gap = 0;
+    double worst_warm = 0, worst_mj = 0;
+    for (int s = 1; s <= 400; ++s) {
+      mj_step(mm.get(), md.get());
+      if (s % 20) continue;
+      const std::vector<double> mj_warm(md->qacc_warmstart, md->qacc_warmstart + nv);
+      mj_forward(mm.get(), md.get());  // solves from mj_warm, leaves qacc and solver_iter
+      const int nefc = md->nefc;
+      if (nefc == 0) continue;
+      ++checked;
+      auto solve = [&](const double* warm, double tolerance, Problem<double>& p) {
+        copy_inputs(mm.get(), md.get(), p);
+        p.m.opt_warmstart = warm ? 1 : 0;
+        p.m.opt_tolerance = tolerance;
+        for (int i = 0; i < nv; ++i) p.d.qacc_warmstart[i] = warm ? warm[i] : 0.0;
+        kern::constraint_solve(p.m, p.d);
+        std::vector<double> qacc(static_cast<std::size_t>(nv));
+        for (int i = 0; i < nv; ++i) qacc[static_cast<std::size_t>(i)] = p.d.qacc[i];
+        return qacc;
+      };
+      Problem<double> cold(nv, nefc, 200, 1e-14, mm->stat.meaninertia);
+      const std::vector<double> a_cold = solve(nullptr, 1e-14, cold);
+      const int n_cold = static_cast<int>(cold.d.solver_niter[0]);
+      Problem<double> warm(nv, nefc, 200, 1e-14, mm->stat.meaninertia);
+      const std::vector<double> a_warm = solve(a_cold.data(), 1e-14, warm);
+      EXPECT_LE(warm.d.solver_niter[0], 1.0) << name << " step " << s;
+      fewer += warm.d.solver_niter[0] < n_cold;
+      worst_warm = std::max(worst_warm, rel_diff(a_warm.data(), a_cold.data(), nv));
+      for (int i = 0; i < nv; ++i) EXPECT_EQ(warm.d.qacc_warmstart[i], warm.d.qacc[i]);
+      // rejected warm starts: far worse than qacc_smooth, and NaN
+      std::vector<double> bad(static_cast<std::size_t>(nv)), nan(static_cast<std::size_t>(nv), std::nan(""));
+      for (int i = 0; i < nv; ++i) bad[static_cast<std::size_t>(i)] = md->qacc_smooth[i] + 1e6;
+      for (const std::vector<double>* w : {&bad, &nan}) {
+        Problem<double> p(nv, nefc, 200, 1e-14, mm->stat.meaninertia);
+        const std::vector<double> a = solve(w->data(), 1e-14, p);
+        EXPECT_TRUE(a == a_cold) << name << " step " << s << ": a dropped warm start must give the cold solve";
+      }
+      // MuJoCo's own warm start at MuJoCo's tolerance
+      Problem<double> as_mj(nv, nefc, mm->opt.iterations, default_tolerance, mm->stat.meaninertia);
+      const std::vector<double> a_mj = solve(mj_warm.data(), default_tolerance, as_mj);
+      worst_mj = std::max(worst_mj, rel_diff(a_mj.data(), md->qacc, nv));
+      iteration_gap = std::max(iteration_gap, std::abs(static_cast<int>(as_mj.d.solver_niter[0]) - md->solver_iter));
+    }
+    std::printf("[solver] warm start %-14s %d states: from the solution %.1e (fewer iterations than cold in %d); "
+                "from MuJoCo's warm start at tolerance %g: qacc %.1e, iterations within %d of MuJoCo's\n",
+                name.c_str(), checked, worst_warm, fewer, default_tolerance, worst_mj, iteration_gap);
+    ASSERT_GT(checked, 5) << name;
+    EXPECT_LE(worst_warm, 1e-10) << name;
+    EXPECT_GT(fewer, 0) << name;
+    EXPECT_LE(worst_mj, 1e-6) << name;
+    EXPECT_LE(iteration_gap, 1) << name;
+  }
+}
+
 // The solver instantiated with Dual<double> (the dual-number path runs the same Newton code):
 // the value part is bitwise the double solve's, and the tangent of qacc along a perturbation of
 // qfrc_smooth and aref matches a central difference of the double solve (the Newton iterates'

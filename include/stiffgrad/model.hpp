@@ -60,7 +60,7 @@ struct Options {
   bool limit_enabled = true;               // option/flag limit
   bool frictionloss_enabled = true;        // option/flag frictionloss
   bool refsafe_enabled = true;             // option/flag refsafe
-  bool warmstart_enabled = true;           // option/flag warmstart (recorded: we always start cold)
+  bool warmstart_enabled = true;           // option/flag warmstart: solve from the last qacc (kernels/solver.hpp)
   bool filterparent_enabled = true;        // option/flag filterparent
   bool override_enabled = false;           // option/flag override (o_margin, o_solref, o_solimp)
   int iterations = 100;                    // option/iterations (Newton steps, upper bound)

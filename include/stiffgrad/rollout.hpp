@@ -14,8 +14,9 @@ class RolloutImpl;  // host/backend.hpp
 // control boundary and the controls (checkpoints), and returns exact reverse-mode gradients
 // of a loss over the recorded trajectory. The backward pass replays each control step's
 // substeps from its checkpoint and runs the adjoint substeps in reverse, so memory per
-// environment is (horizon + 1)(nq + nv) + horizon nu reals for checkpoints plus
-// O(substeps (nq + nv)) workspace.
+// environment is (horizon + 1)(nq + nv) + horizon nu reals for checkpoints, (horizon + 1) nv
+// more with constraints (the solver's warm start, part of the state a constrained step depends
+// on: kernels/solver.hpp), plus O(substeps (nq + 2 nv)) workspace.
 //
 // Arrays are environment-major doubles on the host, like Simulator's.
 class Rollout {
@@ -60,8 +61,10 @@ class Rollout {
   // bit for bit (the checkpointing invariant).
   bool replay_bitwise() const;
 
-  // Recorded state after step t (0 <= t <= steps()), nenv x nq and nenv x nv.
-  void checkpoint(int t, double* qpos, double* qvel) const;
+  // Recorded state after step t (0 <= t <= steps()), nenv x nq and nenv x nv; with
+  // qacc_warmstart (nenv x nv, may be null) also the constraint solve's warm start recorded
+  // with it (zeros when the simulator has no constraints).
+  void checkpoint(int t, double* qpos, double* qvel, double* qacc_warmstart = nullptr) const;
 
   // Backend memory this Rollout holds per environment (checkpoints + adjoint workspace).
   std::size_t bytes_per_env() const;

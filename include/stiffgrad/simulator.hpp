@@ -97,9 +97,18 @@ class Simulator {
   void reset();
   // Every environment to a keyframe (throws std::invalid_argument for an unknown name).
   void reset_keyframe(const std::string& name);
-  // Given states: qpos (nenv x nq), qvel (nenv x nv), environment-major.
+  // Given states: qpos (nenv x nq), qvel (nenv x nv), environment-major. set_state (and
+  // reset) also zero the constraint solve's warm start, so that a step from a set state is a
+  // function of that state alone.
   void set_state(const double* qpos, const double* qvel);
   void get_state(double* qpos, double* qvel) const;
+  // With constraints and the model's warmstart flag on, each constraint solve starts at the
+  // previous one's qacc (MuJoCo's qacc_warmstart; kernels/solver.hpp): part of the state a step
+  // depends on besides qpos and qvel, nenv x nv, environment-major. Without constraints the
+  // getter writes zeros and the setter does nothing. Set it after set_state to continue a
+  // trajectory exactly (as Rollout's replay does from its checkpoints).
+  void set_warmstart(const double* qacc_warmstart);
+  void get_warmstart(double* qacc_warmstart) const;
   // Controls (nenv x nu), environment-major; held over the substeps of following steps.
   void set_ctrl(const double* ctrl);
   void get_ctrl(double* ctrl) const;
@@ -148,8 +157,9 @@ class Simulator {
   // contact, [2] normal impulse (sum over substeps of h x the sum of normal forces), [3] largest
   // penetration depth (0 when none) — zeros when constraints are off; [4] integrator steps
   // taken (one per substep, or the accepted steps of an adaptive integrator), [5] evaluations
-  // of the dynamics (rejected trial steps included). A host copy (syncs on CUDA).
-  static constexpr int kStepStats = 6;
+  // of the dynamics (rejected trial steps included), [6] Newton iterations of the step's
+  // constraint solves, summed (0 without constraints). A host copy (syncs on CUDA).
+  static constexpr int kStepStats = 7;
   std::vector<double> contact_stats() const;
   // The same statistics where the backend keeps them: kStepStats x nenv, environment-minor, in the
   // backend's precision and memory (device memory on CUDA), updated by every step() on
