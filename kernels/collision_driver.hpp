@@ -53,22 +53,29 @@ SG_HD SG_INLINE void geom_pose_relative(const ModelView<Real>& m, const Data<Rea
   for (int k = 0; k < 3; ++k) out.size[k] = m.geom_size[3 * g + k];
 }
 
+// Geom g's position alone, as geom_pose_relative computes it.
+template <class Real, class L>
+SG_HD SG_INLINE void geom_pos_relative(const ModelView<Real>& m, const Data<Real, L>& d, int g, int ref, Real* pos) {
+  const int b = m.geom_bodyid[g];
+  for (int k = 0; k < 3; ++k) pos[k] = d.geom_xpos[3 * g + k] + (d.tree_origin[3 * b + k] - d.tree_origin[3 * ref + k]);
+}
+
 // MuJoCo's cheap rejections before the narrow phase (facts §1, filters 6-7): bounding spheres,
-// and a plane (always geom1: it has the smallest type) against the other geom's sphere.
-template <class Real>
-SG_HD SG_INLINE bool pair_may_touch(const GeomPose<Real>& g1, const GeomPose<Real>& g2, Real rb1, Real rb2,
+// and a plane (always geom1: it has the smallest type) against the other geom's sphere. From the
+// geoms' positions (and the plane's normal) only, so that a rejected pair costs no full pose.
+template <class Real, class L>
+SG_HD SG_INLINE bool pair_may_touch(const ModelView<Real>& m, const Data<Real, L>& d, int g1, int g2, int ref,
                                     Real margin) {
-  if (g1.type == kGeomPlane) {
-    const Real n[3] = {g1.mat[2], g1.mat[5], g1.mat[8]};
-    Real dc[3];
-    sub3(dc, g2.pos, g1.pos);
+  Real pos1[3], pos2[3], dc[3];
+  geom_pos_relative(m, d, g1, ref, pos1);
+  geom_pos_relative(m, d, g2, ref, pos2);
+  sub3(dc, pos2, pos1);
+  const Real rb1 = m.geom_rbound[g1], rb2 = m.geom_rbound[g2];
+  if (m.geom_type[g1] == kGeomPlane) {
+    const Real n[3] = {d.geom_xmat[9 * g1 + 2], d.geom_xmat[9 * g1 + 5], d.geom_xmat[9 * g1 + 8]};
     return !(dot3(n, dc) > margin + rb2);
   }
-  if (rb1 > Real(0) && rb2 > Real(0)) {
-    Real dc[3];
-    sub3(dc, g2.pos, g1.pos);
-    return !(sg_sqrt(dot3(dc, dc)) > rb1 + rb2 + margin);
-  }
+  if (rb1 > Real(0) && rb2 > Real(0)) return !(sg_sqrt(dot3(dc, dc)) > rb1 + rb2 + margin);
   return true;
 }
 
@@ -82,11 +89,11 @@ SG_HD int fwd_collision(const ModelView<Real>& m, const Data<Real, L>& d) {
     for (int c = 0; c < m.ncpair; ++c) {
       const int g1 = m.cpair_geom1[c], g2 = m.cpair_geom2[c];
       const int ref = contact_reference_body(m, c);
+      const Real margin = m.cpair_margin[c];
+      if (!pair_may_touch(m, d, g1, g2, ref, margin)) continue;
       GeomPose<Real> p1, p2;
       geom_pose_relative(m, d, g1, ref, p1);
       geom_pose_relative(m, d, g2, ref, p2);
-      const Real margin = m.cpair_margin[c];
-      if (!pair_may_touch(p1, p2, m.geom_rbound[g1], m.geom_rbound[g2], margin)) continue;
       Contact<Real> found[kMaxContactsPerPair];  // frames completed by collide_geoms
       const int n = collide_geoms(p1, p2, margin, found);
       for (int k = 0; k < n; ++k) {

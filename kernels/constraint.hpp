@@ -1,8 +1,9 @@
 // Constraint forces of one substep (MuJoCo's mj_fwdConstraint with the rows of mj_fwdPosition
-// and mj_fwdVelocity): collision, rows, and the Newton solve from a cold start, which makes the
-// result a deterministic function of the state (replayable bit for bit). MuJoCo 2.2.2 warm-starts
-// from the previous step's qacc; both stop at the solver tolerance, so they differ by at most
-// that tolerance (shared/facts/mujoco-2.2.2-constraints.md §5).
+// and mj_fwdVelocity): collision, rows, and the Newton solve, warm-started from the previous
+// solve's qacc as MuJoCo 2.2.2 does when the warmstart flag is on (its default), else cold
+// (shared/facts/mujoco-2.2.2-constraints.md §5). The warm start is state: the result is a
+// deterministic function of (state, Data::qacc_warmstart), replayable bit for bit from a
+// checkpoint that records both (kernels/batch.hpp, kernels/batch_adjoint.hpp).
 #pragma once
 
 #include "kernels/constraint_rows.hpp"

@@ -46,6 +46,16 @@ SG_HD SG_INLINE void impedance(const Solimp<Real>& s, Real r, Real* imp, Real* d
   if (s.power == Real(1)) {
     y = x;
     dy = Real(1);
+  } else if (s.power == Real(2)) {
+    // the default power, without pow(): the same spline (to rounding: x*x is correctly rounded)
+    if (x <= s.mid) {
+      y = x * x / s.mid;
+      dy = Real(2) * x / s.mid;
+    } else {
+      const Real u = Real(1) - x, w = Real(1) - s.mid;
+      y = Real(1) - u * u / w;
+      dy = Real(2) * u / w;
+    }
   } else if (x <= s.mid) {
     const Real a = Real(1) / sg_pow(s.mid, s.power - Real(1));
     y = a * sg_pow(x, s.power);
@@ -167,7 +177,9 @@ SG_HD SG_INLINE void set_row_R(const Data<Real, L>& d, int i, Real R) {
 // writes the row's entries in the slots row_slot / for_each_row_entry give.
 template <class Real, class L>
 SG_HD SG_INLINE void begin_row(const ModelView<Real>& m, const Data<Real, L>& d, int i, int chain) {
-  for (int c = 0; c < m.nv; ++c) d.efc_J[i * m.nv + c] = Real(0);
+  // only the chain's slots: every reader of a row visits those alone (for_each_row_entry)
+  const int slots = chain == kChainDense ? m.nv : (chain >= 0 ? m.dof_chainnum[chain] : 0);
+  for (int c = 0; c < slots; ++c) d.efc_J[i * m.nv + c] = Real(0);
   d.efc_chain[i] = Real(encode_chain(chain));
 }
 
@@ -339,16 +351,25 @@ SG_HD int contact_rows(const ModelView<Real>& m, const Data<Real, L>& d, int k, 
     }
     return nefc + dim;
   }
-  // pyramidal: edge pairs (J_n + mu_k J_k, J_n - mu_k J_k), k = 1..dim-1
+  // pyramidal: edge pairs (J_n + mu_k J_k, J_n - mu_k J_k), k = 1..dim-1. The frame rows J_r
+  // (r < dim) are computed once, parked in the edge rows (2(dim - 1) >= dim of them), then each
+  // slot's edges are formed from them (the same values as forming every edge from frame_row).
   const Real mu_reg2 = fr[0] * fr[0] / m.impratio;
   const Real R_edge = Real(2) * mu_reg2 * (Real(1) - imp) / imp * W * (Real(1) + fr[0] * fr[0]);
+  for (int r = 0; r < dim; ++r)
+    for_each_row_entry(m, chain, [&](int slot, int col) { d.efc_J[(nefc + r) * nv + slot] = frame_row(r, col); });
+  for_each_row_entry(m, chain, [&](int slot, int) {
+    Real J_frame[6];
+    for (int r = 0; r < dim; ++r) J_frame[r] = d.efc_J[(nefc + r) * nv + slot];
+    for (int kk = 1; kk < dim; ++kk)
+      for (int sgn = 0; sgn < 2; ++sgn) {
+        const Real s = sgn == 0 ? fr[kk - 1] : -fr[kk - 1];
+        d.efc_J[(nefc + 2 * (kk - 1) + sgn) * nv + slot] = J_frame[0] + s * J_frame[kk];
+      }
+  });
   for (int kk = 1; kk < dim; ++kk) {
     for (int sgn = 0; sgn < 2; ++sgn) {
-      const Real s = sgn == 0 ? fr[kk - 1] : -fr[kk - 1];
-      begin_row(m, d, nefc, chain);
-      for_each_row_entry(m, chain, [&](int slot, int col) {
-        d.efc_J[nefc * nv + slot] = frame_row(0, col) + s * frame_row(kk, col);
-      });
+      d.efc_chain[nefc] = Real(encode_chain(chain));  // begin_row without clearing: J is written
       const Real w = kk < 3 ? W + fr[kk - 1] * fr[kk - 1] * W : W + fr[kk - 1] * fr[kk - 1] * Wrot;
       const RowParams<Real> p{dist, includemargin, zero, w, m.cpair_solref + 2 * c, m.cpair_solimp + 5 * c};
       finish_row(m, d, nefc, kCnstrContactPyramidal, k, p, imp, dimp, false);

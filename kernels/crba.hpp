@@ -19,7 +19,9 @@ SG_HD void crb_mass_matrix(const ModelView<Real>& m, const Data<Real, L>& d) {
       for (int k = 0; k < 10; ++k) d.crb[10 * p + k] += d.crb[10 * b + k];
   }
   const int nv = m.nv;
-  for (int i = 0; i < nv * nv; ++i) d.qM[i] = Real(0);
+  // Only M's tree pattern is written (entry (i, j) with j an ancestor of i, and its mirror):
+  // every kernel reads qM on that pattern alone (dof chains), so the rest is never cleared here
+  // (it keeps the buffer's initial zeros, or whatever it held: nothing reads it).
   for (int i = 0; i < nv; ++i) {
     Real I[10], s[6], f[6];
     const int b = m.dof_bodyid[i];

@@ -397,8 +397,13 @@ SG_HD void newton_hessian_assemble(const ModelView<Real>& m, const Data<Real, L>
       for (int s = 0; s < ch.n; ++s) w.H[m.dof_chainadr[r] + s] = d.qM[r * nv + ch.dof[s]];
     }
   } else {
+    // M's entries on its tree pattern only (crb_mass_matrix writes no others)
     for (int r = 0; r < nv; ++r)
-      for (int c = 0; c <= r; ++c) w.H[r * nv + c] = d.qM[r * nv + c];
+      for (int c = 0; c <= r; ++c) w.H[r * nv + c] = Real(0);
+    for (int r = 0; r < nv; ++r) {
+      const DofChain<Real> ch = dof_chain(m, r);
+      for (int s = 0; s < ch.n; ++s) w.H[r * nv + ch.dof[s]] = d.qM[r * nv + ch.dof[s]];
+    }
   }
   // H(ch[p], ch[q]) for chain slots p <= q, and the offset that makes row ch[p] contiguous in q
   const auto row_base = [&](const DofChain<Real>& ch, int p) {

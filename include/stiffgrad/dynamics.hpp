@@ -31,7 +31,8 @@ struct ContactInfo {
 };
 
 // The dynamics with constraints (contacts, limits, friction loss; MuJoCo 2.2.2's soft model and
-// Newton solver, cold-started), at one state, in double. The base fields are as in
+// Newton solver, started as mj_forward starts it on fresh mjData: at qacc_smooth or, with the
+// warmstart flag on, at a zero warm start when that costs less), at one state, in double. The base fields are as in
 // SmoothDynamics with qacc the constrained acceleration (MuJoCo's mjData.qacc).
 struct ConstrainedDynamics : SmoothDynamics {
   std::vector<double> qacc_smooth;      // nv  M^-1 qfrc_smooth

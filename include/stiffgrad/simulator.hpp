@@ -33,7 +33,8 @@ struct SimulatorOptions {
   // Rollouts. Ignored by the CPU backend. See "Streams" below.
   void* cuda_stream = nullptr;
   // Constraints: contacts, joint and tendon limits and friction loss with MuJoCo 2.2.2's soft
-  // model and cold-started Newton solver, forward and adjoint (Rollout), as MuJoCo steps a
+  // model and Newton solver (warm-started from the previous step's qacc unless the model's
+  // warmstart flag is off: see set_warmstart), forward and adjoint (Rollout), as MuJoCo steps a
   // model: on unless the model disables them (<flag constraint="disable"/>, or contact, limit
   // and frictionloss each). false: the smooth dynamics alone (MuJoCo's constraint flag off),
   // e.g. to compare with an unconstrained reference.
