@@ -126,7 +126,7 @@ int main(int argc, char** argv) {
   out.create();
   const auto model = load_mjcf_string(kBilliardXml, "billiard.xml");
   std::printf("bench_diffmjx_billiard: DiffMJX experiment 3 (contacts from distance), %d steps of 0.01 s, "
-              "Euler, double, CPU\nmachine: %s\n", kSteps, bench::cpu_model().c_str());
+              "%s, double, CPU\nmachine: %s\n", kSteps, integrator_name(g_integrator), bench::cpu_model().c_str());
 
   // the target: where ball 2 ends for u0 = 0.3
   const double none[2] = {0, 0};

@@ -574,7 +574,11 @@ SG_HD Real newton_line_search(const ModelView<Real>& m, const Data<Real, L>& d, 
   // below the rounding of the cost itself (~|cost| eps), so the comparison alone would stop the
   // solve early (measured: a scaled gradient of 1.6e-8 left on an elliptic pile); φ is convex
   // with φ'(0) < 0, so any point with φ' <= 0 lies before the minimiser and lowers the cost.
-  return (best.cost < Real(0) || !(best.d1 > Real(0))) ? best.t : Real(0);
+  // A point that meets the line tolerance (|φ'| < gtol) is the line's minimiser to rounding and
+  // is taken even when its slope rounds positive and its cost change rounds to >= 0 (measured:
+  // warm-started solves on a pile whose exact Newton step, φ'(1) = 3e-23 against φ'(0) = -1e-14,
+  // was refused, ending the solve at its start with a scaled gradient up to 6.8e-8).
+  return (best.cost < Real(0) || !(best.d1 >= gtol)) ? best.t : Real(0);
 }
 
 // Forward mode only (dual numbers): the solve stops when the VALUE has converged, and the

@@ -120,10 +120,10 @@ void compare(const Case& c, Integrator integrator = Integrator::SemiImplicitEule
   if (as_shipped && !rk4) EXPECT_NEAR(iterations_ours, iterations_mj, 0.1) << c.name << ": Newton iterations per step";
   std::printf("[constraint rollout] %-9s %-5s %s %d steps (%d with contact, up to %d contacts): qpos %.1e qvel %.1e; "
               "MuJoCo twin (1e-10) %.1e; worst error / bound %.2f (step %d); Newton iterations per step %.2f "
-              "(MuJoCo %.2f)\n",
+              "(MuJoCo %.2f%s)\n",
               c.name, rk4 ? "rk4" : "euler", as_shipped ? "as shipped (warm start)" : "converged, cold", kSteps,
               contact_steps, max_contacts, worst_q, worst_v, twin_div, worst_ratio, worst_step, iterations_ours,
-              iterations_mj);
+              iterations_mj, rk4 ? ", its last stage's solve only" : "");
 }
 
 TEST(ConstraintRollout, HumanoidFallingOntoTheFloorMatchesMjStep) {

@@ -319,7 +319,8 @@ TEST(SolverVsMujoco, IterationsAndToleranceZero) {
 
 // The warm start (facts §5 (1), kernels/solver.hpp), on states along MuJoCo's own simulation of
 // the pile (elliptic) and humanoid.xml, tolerance 1e-14:
-//  - started at the converged solution, the solve takes at most one Newton step and returns
+//  - started at the converged solution, the solve takes at most two Newton steps (the first
+//    moves by rounding only; the tolerance 1e-14 is below what the cost can resolve) and returns
 //    that solution (to 1e-10), where the cold solve needed several;
 //  - a warm start with a higher cost than qacc_smooth, or one that is not a number, is dropped:
 //    the result is bitwise the cold solve's;
@@ -333,7 +334,7 @@ TEST(SolverVsMujoco, WarmStart) {
     const double default_tolerance = mm->opt.tolerance;
     sgtest::MjDataPtr md(mj_makeData(mm.get()));  // MuJoCo as shipped: warm start on
     const int nv = mm->nv;
-    int checked = 0, fewer = 0, iteration_gap = 0;
+    int checked = 0, fewer = 0, iteration_gap = 0, max_from_solution = 0;
     double worst_warm = 0, worst_mj = 0;
     for (int s = 1; s <= 400; ++s) {
       mj_step(mm.get(), md.get());
@@ -358,7 +359,8 @@ TEST(SolverVsMujoco, WarmStart) {
       const int n_cold = static_cast<int>(cold.d.solver_niter[0]);
       Problem<double> warm(nv, nefc, 200, 1e-14, mm->stat.meaninertia);
       const std::vector<double> a_warm = solve(a_cold.data(), 1e-14, warm);
-      EXPECT_LE(warm.d.solver_niter[0], 1.0) << name << " step " << s;
+      EXPECT_LE(warm.d.solver_niter[0], 2.0) << name << " step " << s;
+      max_from_solution = std::max(max_from_solution, static_cast<int>(warm.d.solver_niter[0]));
       fewer += warm.d.solver_niter[0] < n_cold;
       worst_warm = std::max(worst_warm, rel_diff(a_warm.data(), a_cold.data(), nv));
       for (int i = 0; i < nv; ++i) EXPECT_EQ(warm.d.qacc_warmstart[i], warm.d.qacc[i]);
@@ -376,9 +378,9 @@ TEST(SolverVsMujoco, WarmStart) {
       worst_mj = std::max(worst_mj, rel_diff(a_mj.data(), md->qacc, nv));
       iteration_gap = std::max(iteration_gap, std::abs(static_cast<int>(as_mj.d.solver_niter[0]) - md->solver_iter));
     }
-    std::printf("[solver] warm start %-14s %d states: from the solution %.1e (fewer iterations than cold in %d); "
-                "from MuJoCo's warm start at tolerance %g: qacc %.1e, iterations within %d of MuJoCo's\n",
-                name.c_str(), checked, worst_warm, fewer, default_tolerance, worst_mj, iteration_gap);
+    std::printf("[solver] warm start %-14s %d states: from the solution %.1e in <= %d iterations (fewer than cold "
+                "in %d); from MuJoCo's warm start at tolerance %g: qacc %.1e, iterations within %d of MuJoCo's\n",
+                name.c_str(), checked, worst_warm, max_from_solution, fewer, default_tolerance, worst_mj, iteration_gap);
     ASSERT_GT(checked, 5) << name;
     EXPECT_LE(worst_warm, 1e-10) << name;
     EXPECT_GT(fewer, 0) << name;
