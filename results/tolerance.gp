@@ -9,8 +9,8 @@ set grid
 set multiplot layout 1,2
 set xlabel 'dynamics evaluations per control step'
 set title 'cube toss: gradient error vs evaluations (labels: rtol)'
-plot 'results/tolerance.csv' u 7:(strcol(2) eq 'tsit5' ? $5 : NaN) w lp pt 7 ps 0.7 lc rgb '#2ca02c' t 'tsit5', '' u 7:(strcol(2) eq 'tsit5' ? $5 : NaN):(sprintf('%.0e', $3)) w labels offset 0,1 font ',7' notitle, 'results/tolerance.csv' u 7:(strcol(2) eq 'dopri5' ? $5 : NaN) w lp pt 7 ps 0.7 lc rgb '#1f77b4' t 'dopri5', 'results/tolerance.csv' u 7:(strcol(2) eq 'bosh3' ? $5 : NaN) w lp pt 7 ps 0.7 lc rgb '#17becf' t 'bosh3', 0.0015153163851924787 w l dt 2 lc rgb 'gray' t 'floor: step-through gradient at rtol 1e-12'
+plot 'results/tolerance.csv' u 7:(strcol(2) eq 'tsit5' ? $5 : NaN) w lp pt 7 ps 0.7 lc rgb '#2ca02c' t 'tsit5', '' u 7:(strcol(2) eq 'tsit5' ? $5 : NaN):(sprintf('%.0e', $3)) w labels offset 0,1 font ',7' notitle, 'results/tolerance.csv' u 7:(strcol(2) eq 'dopri5' ? $5 : NaN) w lp pt 7 ps 0.7 lc rgb '#1f77b4' t 'dopri5', 'results/tolerance.csv' u 7:(strcol(2) eq 'bosh3' ? $5 : NaN) w lp pt 7 ps 0.7 lc rgb '#17becf' t 'bosh3', 0.0014885598828692833 w l dt 2 lc rgb 'gray' t 'floor: step-through gradient at rtol 1e-12'
 set xlabel 'forward wall time per control step and environment (us)'
 set title 'cube toss: gradient error vs wall time'
-plot 'results/tolerance.csv' u 9:(strcol(2) eq 'tsit5' ? $5 : NaN) w lp pt 7 ps 0.7 lc rgb '#2ca02c' t 'tsit5', 'results/tolerance.csv' u 9:(strcol(2) eq 'dopri5' ? $5 : NaN) w lp pt 7 ps 0.7 lc rgb '#1f77b4' t 'dopri5', 'results/tolerance.csv' u 9:(strcol(2) eq 'bosh3' ? $5 : NaN) w lp pt 7 ps 0.7 lc rgb '#17becf' t 'bosh3', 0.0015153163851924787 w l dt 2 lc rgb 'gray' t 'floor: step-through gradient at rtol 1e-12'
+plot 'results/tolerance.csv' u 9:(strcol(2) eq 'tsit5' ? $5 : NaN) w lp pt 7 ps 0.7 lc rgb '#2ca02c' t 'tsit5', 'results/tolerance.csv' u 9:(strcol(2) eq 'dopri5' ? $5 : NaN) w lp pt 7 ps 0.7 lc rgb '#1f77b4' t 'dopri5', 'results/tolerance.csv' u 9:(strcol(2) eq 'bosh3' ? $5 : NaN) w lp pt 7 ps 0.7 lc rgb '#17becf' t 'bosh3', 0.0014885598828692833 w l dt 2 lc rgb 'gray' t 'floor: step-through gradient at rtol 1e-12'
 unset multiplot
