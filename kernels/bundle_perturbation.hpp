@@ -17,6 +17,7 @@
 #include "kernels/constraint_rows.hpp"
 #include "kernels/integrate.hpp"
 #include "kernels/random.hpp"
+#include "kernels/solver.hpp"
 
 namespace stiffgrad::kern {
 
@@ -49,7 +50,7 @@ SG_HD void bundle_perturbation(const ModelView<Real>& m, const Data<Real, L>& d,
     for (int r = 0; r < 3; ++r)
       for (int i = 0; i < nv; ++i) Js[(3 * k + r) * nv + i] = jac[r * nv + i];
   }
-  // A = J Jᵀ + λ I (n x n, n <= 24), its Cholesky factor in place
+  // A = J Jᵀ + λ I (n x n, n <= 24, lower triangle), its Cholesky factor in place
   Real A[3 * kBundleMaxBodies * 3 * kBundleMaxBodies];
   for (int r = 0; r < n; ++r)
     for (int c = 0; c <= r; ++c) {
@@ -57,17 +58,8 @@ SG_HD void bundle_perturbation(const ModelView<Real>& m, const Data<Real, L>& d,
       for (int i = 0; i < nv; ++i) s += Js[r * nv + i] * Js[c * nv + i];
       A[r * n + c] = s + (r == c ? lambda : Real(0));
     }
-  for (int j = 0; j < n; ++j) {
-    Real piv = A[j * n + j];
-    for (int k = 0; k < j; ++k) piv -= A[j * n + k] * A[j * n + k];
-    const Real ljj = sg_sqrt(piv > Real(0) ? piv : lambda);
-    A[j * n + j] = ljj;
-    for (int i = j + 1; i < n; ++i) {
-      Real s = A[i * n + j];
-      for (int k = 0; k < j; ++k) s -= A[i * n + k] * A[j * n + k];
-      A[i * n + j] = s / ljj;
-    }
-  }
+  const View<Real, Contiguous> Af{A, Contiguous{}};
+  dense_cholesky(n, Af);
   // the Cartesian draws: positions from draws 0.., velocities after them
   double z[6 * kBundleMaxBodies];
   stream.normals(2 * n, z);
@@ -75,16 +67,7 @@ SG_HD void bundle_perturbation(const ModelView<Real>& m, const Data<Real, L>& d,
     Real y[3 * kBundleMaxBodies];
     const Real sigma = pass == 0 ? sigma_p : sigma_v;
     for (int r = 0; r < n; ++r) y[r] = sigma * Real(z[pass * n + r]);
-    for (int i = 0; i < n; ++i) {  // (L Lᵀ) y = δx
-      Real s = y[i];
-      for (int k = 0; k < i; ++k) s -= A[i * n + k] * y[k];
-      y[i] = s / A[i * n + i];
-    }
-    for (int i = n - 1; i >= 0; --i) {
-      Real s = y[i];
-      for (int k = i + 1; k < n; ++k) s -= A[k * n + i] * y[k];
-      y[i] = s / A[i * n + i];
-    }
+    dense_cholesky_solve(n, Af, View<Real, Contiguous>{y, Contiguous{}});  // (J Jᵀ + λ I) y = δx
     const View<Real, L> out = pass == 0 ? dq : dv;
     for (int i = 0; i < nv; ++i) {
       Real s(0);
