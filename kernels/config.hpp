@@ -21,6 +21,7 @@ template <class Real> SG_HD SG_INLINE Real sg_cos(Real x) { using std::cos; retu
 template <class Real> SG_HD SG_INLINE Real sg_atan2(Real y, Real x) { using std::atan2; return atan2(y, x); }
 template <class Real> SG_HD SG_INLINE Real sg_pow(Real x, Real y) { using std::pow; return pow(x, y); }
 template <class Real> SG_HD SG_INLINE Real sg_log(Real x) { using std::log; return log(x); }
+template <class Real> SG_HD SG_INLINE Real sg_exp(Real x) { using std::exp; return exp(x); }
 // A count or id stored as a Real in Data (exact below 2^24), back to int; kernels/dual.hpp
 // overloads it for dual numbers (their value part).
 template <class Real> SG_HD SG_INLINE int sg_int(Real x) { return static_cast<int>(x); }

@@ -90,6 +90,12 @@ template <class T, int N> SG_HD Dual<T, N> sqrt(const Dual<T, N>& a) {
   for (int k = 0; k < N; ++k) r.d[k] = g * a.d[k];
   return r;
 }
+template <class T, int N> SG_HD Dual<T, N> exp(const Dual<T, N>& a) {
+  using std::exp;
+  Dual<T, N> r(exp(a.v));
+  for (int k = 0; k < N; ++k) r.d[k] = r.v * a.d[k];
+  return r;
+}
 template <class T, int N> SG_HD Dual<T, N> sin(const Dual<T, N>& a) {
   using std::cos; using std::sin;
   Dual<T, N> r(sin(a.v));

@@ -1,0 +1,137 @@
+// The contact impulses of the Impulse contact model (Schwarke et al., the model BCG trains with;
+// issue 9 part 1; shared/facts/bcg-diffmjx-shac.md "Schwarke et al. simulator"): projected
+// (proximal) Gauss–Seidel on the velocity-level problem of K point contacts, each with a 3-D
+// impulse P_i = (normal, tangent 1, tangent 2) in its contact frame.
+//
+// Given the Delassus matrix G = J M⁻¹ Jᵀ (3K x 3K, 3 x 3 blocks G_ij), the free contact velocity
+// c (3K), friction coefficients mu (K) and the activations σ_i (soft mode, kernels below):
+//   start       P_i = −G_ii⁻¹ c_i
+//   per sweep, for i = 0 .. K−1:
+//     r_i = 1 / (1 + Σ_j det G_ij)                            (the step, as the source computes it)
+//     y   = P_i − r_i (Σ_j w_ij G_ij P_j + c_i),  w_ii = 1, w_ij = σ_j (soft) or 1
+//     P_i = proj_μi(y): 0 when y_n ≤ 0, else the tangent clipped to ‖P_t‖ ≤ μ_i P_n
+//   output      out_i = σ_i P_i (soft) or P_i.
+// The soft activation σ_i = 1 / (1 + exp(−κ d_i)) of the penetration d_i (> 0 penetrating), its
+// exponent clamped to [−100, 50]. A fixed number of sweeps (default 10): the result is a
+// deterministic function of the inputs and its reverse mode is exact for that computation
+// (impulse_solve_adjoint.hpp replays the sweeps backward from the recorded P_i before each update).
+#pragma once
+
+#include "kernels/config.hpp"
+#include "kernels/view.hpp"
+
+namespace stiffgrad::kern {
+
+template <class Real>
+SG_HD SG_INLINE Real impulse_activation(Real depth, Real kappa) {
+  Real e = -kappa * depth;
+  e = e < Real(-100) ? Real(-100) : (e > Real(50) ? Real(50) : e);
+  return Real(1) / (Real(1) + sg_exp(e));
+}
+
+// det and the cofactor matrix (= ∂det/∂A) of the 3 x 3 block at A[0], row stride s.
+template <class Real, class L>
+SG_HD SG_INLINE Real block_det3(View<Real, L> A, int s) {
+  return A[0] * (A[s + 1] * A[2 * s + 2] - A[s + 2] * A[2 * s + 1]) -
+         A[1] * (A[s] * A[2 * s + 2] - A[s + 2] * A[2 * s]) + A[2] * (A[s] * A[2 * s + 1] - A[s + 1] * A[2 * s]);
+}
+template <class Real, class L>
+SG_HD SG_INLINE void block_cofactor3(View<Real, L> A, int s, Real C[9]) {
+  const auto a = [&](int r, int c) { return A[r * s + c]; };
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c) {
+      const int r1 = (r + 1) % 3, r2 = (r + 2) % 3, c1 = (c + 1) % 3, c2 = (c + 2) % 3;
+      C[3 * r + c] = a(r1, c1) * a(r2, c2) - a(r1, c2) * a(r2, c1);
+    }
+}
+
+// The step r_i of contact i: 1 / (1 + Σ_j det G_ij).
+template <class Real, class L>
+SG_HD SG_INLINE Real impulse_step(int K, View<Real, L> G, int i) {
+  const int n = 3 * K;
+  Real s(1);
+  for (int j = 0; j < K; ++j) s += block_det3(G.at(3 * i * n + 3 * j), n);
+  return Real(1) / s;
+}
+
+// out = proj_μ(y): the projection of the source (normal first).
+template <class Real>
+SG_HD SG_INLINE void impulse_project(const Real y[3], Real mu, Real out[3]) {
+  if (!(y[0] > Real(0))) {
+    out[0] = out[1] = out[2] = Real(0);
+    return;
+  }
+  const Real t2 = y[1] * y[1] + y[2] * y[2];
+  const Real lim = mu * y[0];
+  out[0] = y[0];
+  if (t2 <= lim * lim) {
+    out[1] = y[1];
+    out[2] = y[2];
+  } else {
+    const Real scale = lim / sg_sqrt(t2);
+    out[1] = y[1] * scale;
+    out[2] = y[2] * scale;
+  }
+}
+
+// The weight w_ij of block (i, j) in contact i's residual.
+template <class Real, class L>
+SG_HD SG_INLINE Real impulse_weight(View<Real, L> sigma, bool soft, int i, int j) {
+  return (soft && j != i) ? sigma[j] : Real(1);
+}
+
+// contact i's residual Σ_j w_ij G_ij P_j + c_i.
+template <class Real, class L>
+SG_HD SG_INLINE void impulse_residual(int K, View<Real, L> G, View<Real, L> c, View<Real, L> sigma, bool soft,
+                                      View<Real, L> P, int i, Real res[3]) {
+  const int n = 3 * K;
+  for (int a = 0; a < 3; ++a) {
+    Real s = c[3 * i + a];
+    for (int j = 0; j < K; ++j) {
+      const Real w = impulse_weight(sigma, soft, i, j);
+      Real g(0);
+      for (int b = 0; b < 3; ++b) g += G[(3 * i + a) * n + 3 * j + b] * P[3 * j + b];
+      s += w * g;
+    }
+    res[a] = s;
+  }
+}
+
+// x = A⁻¹ b for the 3 x 3 block at A (row stride s), by cofactors (G_ii is SPD).
+template <class Real, class L>
+SG_HD SG_INLINE void block_solve3(View<Real, L> A, int s, const Real b[3], Real x[3]) {
+  Real C[9];
+  block_cofactor3(A, s, C);
+  const Real inv_det = Real(1) / block_det3(A, s);
+  // A⁻¹ = Cᵀ / det
+  for (int r = 0; r < 3; ++r) x[r] = (C[r] * b[0] + C[3 + r] * b[1] + C[6 + r] * b[2]) * inv_det;
+}
+
+// The solve. sigma (K) must hold the activations when `soft` (impulse_activation of each
+// contact's penetration). `record` (sweeps x 3K, may be null): P_i before each update.
+template <class Real, class L>
+SG_HD void impulse_solve(int K, View<Real, L> G, View<Real, L> c, View<Real, L> mu, View<Real, L> sigma, bool soft,
+                         int sweeps, View<Real, L> P, View<Real, L> out, View<Real, L> record) {
+  const int n = 3 * K;
+  for (int i = 0; i < K; ++i) {
+    const Real ci[3] = {-c[3 * i], -c[3 * i + 1], -c[3 * i + 2]};
+    Real p[3];
+    block_solve3(G.at(3 * i * n + 3 * i), n, ci, p);
+    for (int a = 0; a < 3; ++a) P[3 * i + a] = p[a];
+  }
+  for (int s = 0; s < sweeps; ++s)
+    for (int i = 0; i < K; ++i) {
+      if (record.p)
+        for (int a = 0; a < 3; ++a) record[s * n + 3 * i + a] = P[3 * i + a];
+      const Real r = impulse_step(K, G, i);
+      Real res[3], y[3], p[3];
+      impulse_residual(K, G, c, sigma, soft, P, i, res);
+      for (int a = 0; a < 3; ++a) y[a] = P[3 * i + a] - r * res[a];
+      impulse_project(y, mu[i], p);
+      for (int a = 0; a < 3; ++a) P[3 * i + a] = p[a];
+    }
+  for (int i = 0; i < K; ++i)
+    for (int a = 0; a < 3; ++a) out[3 * i + a] = soft ? sigma[i] * P[3 * i + a] : P[3 * i + a];
+}
+
+}  // namespace stiffgrad::kern

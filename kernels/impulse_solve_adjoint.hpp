@@ -1,0 +1,114 @@
+// Reverse mode of impulse_solve (kernels/impulse_solve.hpp) through its unrolled sweeps: exact
+// for the computation (the projection's branch at each update is held, as the forward took it).
+// The sweeps are walked backward from the final P, restoring each P_i from the record before
+// undoing its update, so every update's adjoint sees the P vector its primal saw.
+#pragma once
+
+#include "kernels/impulse_solve.hpp"
+
+namespace stiffgrad::kern {
+
+// Adjoint of impulse_project at y: out_bar -> y_bar (overwritten), mu_bar (accumulated).
+template <class Real>
+SG_HD SG_INLINE void adj_impulse_project(const Real y[3], Real mu, const Real out_bar[3], Real y_bar[3], Real* mu_bar) {
+  y_bar[0] = y_bar[1] = y_bar[2] = Real(0);
+  if (!(y[0] > Real(0))) return;
+  const Real t2 = y[1] * y[1] + y[2] * y[2];
+  const Real lim = mu * y[0];
+  if (t2 <= lim * lim) {
+    for (int a = 0; a < 3; ++a) y_bar[a] = out_bar[a];
+    return;
+  }
+  // out_t = lim ŷ_t, ŷ_t = y_t / t
+  const Real t = sg_sqrt(t2);
+  const Real u1 = y[1] / t, u2 = y[2] / t;
+  const Real ou = out_bar[1] * u1 + out_bar[2] * u2;
+  y_bar[0] = out_bar[0] + mu * ou;
+  *mu_bar += y[0] * ou;
+  y_bar[1] = lim * (out_bar[1] - u1 * ou) / t;
+  y_bar[2] = lim * (out_bar[2] - u2 * ou) / t;
+}
+
+// Given the forward's inputs, its final P and record, and out_bar (3K), accumulates
+// G_bar (3K x 3K), c_bar (3K), mu_bar (K), sigma_bar (K). P is used as scratch (left at the
+// start value); P_bar (3K) is workspace.
+template <class Real, class L>
+SG_HD void adj_impulse_solve(int K, View<Real, L> G, View<Real, L> c, View<Real, L> mu, View<Real, L> sigma,
+                             bool soft, int sweeps, View<Real, L> P, View<Real, L> record, View<Real, L> out_bar,
+                             View<Real, L> G_bar, View<Real, L> c_bar, View<Real, L> mu_bar, View<Real, L> sigma_bar,
+                             View<Real, L> P_bar) {
+  const int n = 3 * K;
+  // out_i = σ_i P_i (soft) or P_i
+  for (int i = 0; i < K; ++i)
+    for (int a = 0; a < 3; ++a) {
+      const Real ob = out_bar[3 * i + a];
+      P_bar[3 * i + a] = soft ? sigma[i] * ob : ob;
+      if (soft) sigma_bar[i] += ob * P[3 * i + a];
+    }
+  for (int s = sweeps - 1; s >= 0; --s)
+    for (int i = K - 1; i >= 0; --i) {
+      for (int a = 0; a < 3; ++a) P[3 * i + a] = record[s * n + 3 * i + a];  // the P this update saw
+      const Real r = impulse_step(K, G, i);
+      Real res[3], y[3];
+      impulse_residual(K, G, c, sigma, soft, P, i, res);
+      for (int a = 0; a < 3; ++a) y[a] = P[3 * i + a] - r * res[a];
+      const Real pb[3] = {P_bar[3 * i], P_bar[3 * i + 1], P_bar[3 * i + 2]};
+      Real yb[3];
+      adj_impulse_project(y, mu[i], pb, yb, &mu_bar[i]);
+      // y = P_i − r res: P_i's adjoint restarts from ȳ (its new value was consumed)
+      Real res_bar[3];
+      Real r_bar(0);
+      for (int a = 0; a < 3; ++a) {
+        P_bar[3 * i + a] = yb[a];
+        res_bar[a] = -r * yb[a];
+        r_bar -= yb[a] * res[a];
+      }
+      // res = Σ_j w_ij G_ij P_j + c_i
+      for (int a = 0; a < 3; ++a) c_bar[3 * i + a] += res_bar[a];
+      for (int j = 0; j < K; ++j) {
+        const Real w = impulse_weight(sigma, soft, i, j);
+        Real gp(0);
+        for (int a = 0; a < 3; ++a)
+          for (int b = 0; b < 3; ++b) {
+            const int gi = (3 * i + a) * n + 3 * j + b;
+            gp += res_bar[a] * G[gi] * P[3 * j + b];
+            G_bar[gi] += w * res_bar[a] * P[3 * j + b];
+            P_bar[3 * j + b] += w * G[gi] * res_bar[a];
+          }
+        if (soft && j != i) sigma_bar[j] += gp;
+      }
+      // r = 1 / (1 + Σ_j det G_ij): ∂r/∂G_ij = −r² cof(G_ij)
+      const Real det_bar = -r * r * r_bar;
+      for (int j = 0; j < K; ++j) {
+        Real C[9];
+        block_cofactor3(G.at(3 * i * n + 3 * j), n, C);
+        for (int a = 0; a < 3; ++a)
+          for (int b = 0; b < 3; ++b) G_bar[(3 * i + a) * n + 3 * j + b] += det_bar * C[3 * a + b];
+      }
+    }
+  // start: P_i = −G_ii⁻¹ c_i (P holds it again): c̄_i −= G_ii⁻ᵀ P̄_i, Ḡ_ii −= (G_ii⁻ᵀ P̄_i) P_iᵀ
+  for (int i = 0; i < K; ++i) {
+    const View<Real, L> Gii = G.at(3 * i * n + 3 * i);
+    Real C[9];
+    block_cofactor3(Gii, n, C);
+    const Real inv_det = Real(1) / block_det3(Gii, n);
+    Real z[3];  // G_ii⁻ᵀ P̄_i = (C / det) P̄_i
+    for (int a = 0; a < 3; ++a)
+      z[a] = (C[3 * a] * P_bar[3 * i] + C[3 * a + 1] * P_bar[3 * i + 1] + C[3 * a + 2] * P_bar[3 * i + 2]) * inv_det;
+    for (int a = 0; a < 3; ++a) {
+      c_bar[3 * i + a] -= z[a];
+      for (int b = 0; b < 3; ++b) G_bar[(3 * i + a) * n + 3 * i + b] -= z[a] * P[3 * i + b];
+    }
+  }
+}
+
+// σ = impulse_activation(d, κ): d_bar += σ(1 − σ) κ σ_bar inside the exponent's clamp, else 0.
+template <class Real>
+SG_HD SG_INLINE Real adj_impulse_activation(Real depth, Real kappa, Real sigma_bar) {
+  const Real e = -kappa * depth;
+  if (e < Real(-100) || e > Real(50)) return Real(0);
+  const Real s = impulse_activation(depth, kappa);
+  return s * (Real(1) - s) * kappa * sigma_bar;
+}
+
+}  // namespace stiffgrad::kern
