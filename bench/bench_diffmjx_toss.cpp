@@ -183,42 +183,27 @@ int main(int argc, char** argv) {
   }
   csv.reset();
 
-  // summary: median relative error per shape x method, then cost
-  std::printf("\nmedian relative gradient error (rows: shape; columns: method)\n%-10s", "");
-  for (const Method& me : methods()) std::printf(" %13s", me.name.c_str());
-  std::printf("\n");
-  for (const auto& shape : shapes) {
-    std::printf("%-10s", shape.name.c_str());
-    for (const Method& me : methods()) std::printf(" %13.2e", cells[shape.name][me.name].median_err);
+  // summary tables, rows: shape, columns: method; `extra` adds a last column (header, value)
+  const auto table = [&](const char* title, auto&& cell, const char* extra_header = nullptr,
+                         const std::map<std::string, double>* extra = nullptr) {
+    std::printf("\n%s\n%-10s", title, "");
+    for (const Method& me : methods()) std::printf(" %13s", me.name.c_str());
+    if (extra_header) std::printf(" %13s", extra_header);
     std::printf("\n");
-  }
-  std::printf("\nmedian relative gradient error against dto-ref (the converged step-through gradient)\n%-10s", "");
-  for (const Method& me : methods()) std::printf(" %13s", me.name.c_str());
-  std::printf(" %13s\n", "dto-ref vs FD");
-  for (const auto& shape : shapes) {
-    std::printf("%-10s", shape.name.c_str());
-    for (const Method& me : methods()) std::printf(" %13.2e", cells[shape.name][me.name].median_err_ref);
-    std::printf(" %13.2e\n", ref_floor[shape.name]);
-  }
-  std::printf("\nforward accuracy: median |L - L_true| (m)\n%-10s", "");
-  for (const Method& me : methods()) std::printf(" %13s", me.name.c_str());
-  std::printf("\n");
-  for (const auto& shape : shapes) {
-    std::printf("%-10s", shape.name.c_str());
-    for (const Method& me : methods()) std::printf(" %13.1e", cells[shape.name][me.name].median_dL);
-    std::printf("\n");
-  }
-  std::printf("\ndynamics evaluations per control step (mean over the sweep) / seconds forward+backward\n%-10s", "");
-  for (const Method& me : methods()) std::printf(" %13s", me.name.c_str());
-  std::printf("\n");
-  for (const auto& shape : shapes) {
-    std::printf("%-10s", shape.name.c_str());
-    for (const Method& me : methods()) {
-      const Cell& c = cells[shape.name][me.name];
-      std::printf(" %7.1f/%5.2f", c.evals, c.seconds);
+    for (const auto& shape : shapes) {
+      std::printf("%-10s", shape.name.c_str());
+      for (const Method& me : methods()) cell(cells[shape.name][me.name]);
+      if (extra) std::printf(" %13.2e", extra->at(shape.name));
+      std::printf("\n");
     }
-    std::printf("\n");
-  }
+  };
+  table("median relative gradient error (rows: shape; columns: method)",
+        [](const Cell& c) { std::printf(" %13.2e", c.median_err); });
+  table("median relative gradient error against dto-ref (the converged step-through gradient)",
+        [](const Cell& c) { std::printf(" %13.2e", c.median_err_ref); }, "dto-ref vs FD", &ref_floor);
+  table("forward accuracy: median |L - L_true| (m)", [](const Cell& c) { std::printf(" %13.1e", c.median_dL); });
+  table("dynamics evaluations per control step (mean over the sweep) / seconds forward+backward",
+        [](const Cell& c) { std::printf(" %7.1f/%5.2f", c.evals, c.seconds); });
   for (const auto& n : notes) std::printf("note: %s\n", n.c_str());
   if (notes.empty()) std::printf("no environment hit the step cap or failed; every replay was bitwise\n");
 

@@ -102,19 +102,24 @@ void one_step_dot_test(Integrator integrator) {
   SimulatorOptions o;
   o.integrator = integrator;
   o.cfd.enabled = true;
-  Simulator sim(base, o);
-  sim.set_state(q.data(), v.data());
-  Rollout ro(sim, 1);
-  ro.begin();
-  ro.step(u.data());
   std::mt19937_64 rng(5);
   std::normal_distribution<double> n01;
   std::vector<double> dq(sz(2 * nq), 0.0), dv(sz(2 * nv), 0.0);
   for (int i = 0; i < nq; ++i) dq[sz(nq + i)] = n01(rng);
   for (int i = 0; i < nv; ++i) dv[sz(nv + i)] = n01(rng);
+  // the gradient of the loss row on the state after one control step from (q, v, u)
+  const auto gradient = [&](const SimulatorOptions& opts, std::vector<double>& gq, std::vector<double>& gv,
+                            std::vector<double>& gu) {
+    Simulator sim(base, opts);
+    sim.set_state(q.data(), v.data());
+    Rollout ro(sim, 1);
+    ro.begin();
+    ro.step(u.data());
+    ro.backward_raw(dq.data(), dv.data(), gq.data(), gv.data(), gu.data());
+    EXPECT_TRUE(ro.replay_bitwise());
+  };
   std::vector<double> gq(sz(nq)), gv(sz(nv)), gu(sz(nu));
-  ro.backward_raw(dq.data(), dv.data(), gq.data(), gv.data(), gu.data());
-  EXPECT_TRUE(ro.replay_bitwise());
+  gradient(o, gq, gv, gu);
 
   const Model cfd = contacts_from_distance_model(*base, o.cfd);
   std::vector<double> uq(sz(nq)), uv(sz(nv)), uc(sz(nu));
@@ -136,13 +141,8 @@ void one_step_dot_test(Integrator integrator) {
   // and the CFD gradient is not the physical one (contacts within the width contribute)
   SimulatorOptions phys = o;
   phys.cfd.enabled = false;
-  Simulator sp(base, phys);
-  sp.set_state(q.data(), v.data());
-  Rollout rp(sp, 1);
-  rp.begin();
-  rp.step(u.data());
   std::vector<double> pq(sz(nq)), pv(sz(nv)), pu(sz(nu));
-  rp.backward_raw(dq.data(), dv.data(), pq.data(), pv.data(), pu.data());
+  gradient(phys, pq, pv, pu);
   double diff = 0;
   for (int i = 0; i < nv; ++i) diff = std::max(diff, std::abs(pv[sz(i)] - gv[sz(i)]));
   EXPECT_GT(diff, 1e-6) << "the CFD model changed nothing on a humanoid lying on its floor";
