@@ -153,6 +153,9 @@ ModelArrays<Real>::ModelArrays(const Model& m, const ConstraintCapacity& capacit
   v.rk_atol = static_cast<Real>(AdaptiveTolerances{}.atol);
   v.rk_max_steps = AdaptiveTolerances{}.max_steps;
   v.cfd = 0;
+  v.contact_model = kern::kContactSoft;
+  v.impulse_kappa = Real(300);
+  v.impulse_sweeps = 10;
   v.dof_damping_any = 0;
   for (double b : m.dof_damping) v.dof_damping_any = v.dof_damping_any || b > 0.0;
   for (int k = 0; k < 3; ++k)

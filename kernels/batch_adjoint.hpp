@@ -4,6 +4,7 @@
 #pragma once
 
 #include "kernels/batch.hpp"
+#include "kernels/impulse_step_adjoint.hpp"
 #include "kernels/integrator_rk_adjoint.hpp"
 #include "kernels/step_adjoint.hpp"
 
@@ -65,10 +66,12 @@ SG_HD bool adj_control_step_env(const ModelView<Real>& m, const ModelView<Real>&
                                 View<Real, LS> adj_ctrl, const Data<Real, LW>& d,
                                 const Data<Real, LW>& d_keep, const Data<Real, LW>& a,
                                 View<Real, LW> adj_buffer, View<Real, LW> replay, int substeps) {
-  if (m.rk_integrator != kIntEuler || mg.cfd) {
-    // Runge–Kutta or CFD: replay every substep (the last one too, for the bitwise check),
-    // keeping the state before each; each substep's adjoint recomputes its primal in mg (a
-    // Runge–Kutta substep with its own step record)
+  const bool impulse = m.contact_model == kContactImpulse && m.nefc_max > 0;
+  if (m.rk_integrator != kIntEuler || mg.cfd || impulse) {
+    // Runge–Kutta, CFD or the Impulse model: replay every substep (the last one too, for the
+    // bitwise check), keeping the state before each; each substep's adjoint recomputes its
+    // primal in mg (a Runge–Kutta substep with its own step record, an Impulse substep with its
+    // sweeps' record)
     load_env(m, qpos, qvel, ctrl, d);
     load_warmstart(m, warm, d);
     for (int s = 0; s < substeps; ++s) {
@@ -83,7 +86,8 @@ SG_HD bool adj_control_step_env(const ModelView<Real>& m, const ModelView<Real>&
     for (int i = 0; i < m.nu; ++i) a.ctrl[i] = Real(0);
     for (int s = substeps - 1; s >= 0; --s) {
       load_replay_state(m, replay, s, d);
-      if (mg.rk_integrator != kIntEuler) adj_rk_substep(mg, o, d, a, adj_buffer);
+      if (impulse) adj_impulse_substep(mg, o, d, a, adj_buffer);
+      else if (mg.rk_integrator != kIntEuler) adj_rk_substep(mg, o, d, a, adj_buffer);
       else adj_substep(mg, o, d, a, adj_buffer);
     }
     for (int i = 0; i < m.nq; ++i) adj_qpos[i] = a.qpos[i];

@@ -283,6 +283,35 @@ SG_HD int joint_and_tendon_rows(const ModelView<Real>& m, const Data<Real, L>& d
   return nefc;
 }
 
+// The relative Jacobian J_2 − J_1 (6 x nv: translational rows, then rotational) of contact k's
+// point into jac; returns the chain of its non-zeros (the union of the two bodies' chains).
+template <class Real, class L>
+SG_HD int contact_jacobian(const ModelView<Real>& m, const Data<Real, L>& d, int k, View<Real, L> jac) {
+  const int c = sg_int(d.contact_pair[k]);
+  for (int i = 0; i < 6 * m.nv; ++i) jac[i] = Real(0);
+  const int ref = contact_reference_body(m, c);
+  const int b1 = m.geom_bodyid[m.cpair_geom1[c]], b2 = m.geom_bodyid[m.cpair_geom2[c]];
+  for (int side = 0; side < 2; ++side) {
+    const int b = side == 0 ? b1 : b2;
+    Real point[3];  // the contact point relative to body b's tree origin
+    for (int i = 0; i < 3; ++i)
+      point[i] = d.contact_pos[3 * k + i] + (d.tree_origin[3 * ref + i] - d.tree_origin[3 * b + i]);
+    add_point_jacobian(m, d, b, point, side == 0 ? Real(-1) : Real(1), jac);
+  }
+  return chain_union(m, last_dof_of_body(m, b1), last_dof_of_body(m, b2));
+}
+
+// Contact-frame row r of contact k at column col, from its relative Jacobian jac: r < 3 the
+// translational n, t1, t2; r >= 3 torsion, roll1, roll2.
+template <class Real, class L>
+SG_HD SG_INLINE Real contact_frame_row(const ModelView<Real>& m, const Data<Real, L>& d, int k, View<Real, L> jac,
+                                       int r, int col) {
+  const int blk = r < 3 ? 0 : 3, f = r < 3 ? r : r - 3;
+  Real v = Real(0);
+  for (int a = 0; a < 3; ++a) v += d.contact_frame[9 * k + 3 * f + a] * jac[(blk + a) * m.nv + col];
+  return v;
+}
+
 // Rows of contact k (facts §3-4), from row `nefc` on; returns the new row count (unchanged for
 // a contact outside includemargin), or -1 past the capacity. `jac` is 6 x nv scratch.
 template <class Real, class L>
@@ -297,24 +326,12 @@ SG_HD int contact_rows(const ModelView<Real>& m, const Data<Real, L>& d, int k, 
   const int nrows = dim == 1 ? 1 : (elliptic ? dim : 2 * (dim - 1));
   if (nefc + nrows > m.nefc_max) return -1;
 
-  // relative Jacobian J_2 - J_1 at the contact point, translational and rotational (6 x nv)
-  for (int i = 0; i < 6 * nv; ++i) jac[i] = Real(0);
-  const int ref = contact_reference_body(m, c);
+  // relative Jacobian J_2 - J_1 at the contact point, translational and rotational (6 x nv);
+  // the rows are non-zero only where jac is: the union of the two bodies' chains
+  const int chain = contact_jacobian(m, d, k, jac);
   const int b1 = m.geom_bodyid[m.cpair_geom1[c]], b2 = m.geom_bodyid[m.cpair_geom2[c]];
-  for (int side = 0; side < 2; ++side) {
-    const int b = side == 0 ? b1 : b2;
-    Real point[3];  // the contact point relative to body b's tree origin
-    for (int i = 0; i < 3; ++i)
-      point[i] = d.contact_pos[3 * k + i] + (d.tree_origin[3 * ref + i] - d.tree_origin[3 * b + i]);
-    add_point_jacobian(m, d, b, point, side == 0 ? Real(-1) : Real(1), jac);
-  }
   // contact-frame rows J_c[r], r < dim: n, t1, t2 (translational), then torsion, roll1, roll2
-  auto frame_row = [&](int r, int col) {
-    const int blk = r < 3 ? 0 : 3, f = r < 3 ? r : r - 3;
-    Real v = Real(0);
-    for (int a = 0; a < 3; ++a) v += d.contact_frame[9 * k + 3 * f + a] * jac[(blk + a) * nv + col];
-    return v;
-  };
+  auto frame_row = [&](int r, int col) { return contact_frame_row(m, d, k, jac, r, col); };
   const Real* fr = m.cpair_friction + 5 * c;
   const Real W = m.body_invweight0[2 * b1] + m.body_invweight0[2 * b2];
   const Real Wrot = m.body_invweight0[2 * b1 + 1] + m.body_invweight0[2 * b2 + 1];
@@ -322,8 +339,6 @@ SG_HD int contact_rows(const ModelView<Real>& m, const Data<Real, L>& d, int k, 
   impedance(clamp_solimp(m.cpair_solimp + 5 * c), dist - includemargin, &imp, &dimp);
   const Real zero = Real(0);
   const int first = nefc;
-  // the rows are non-zero only where jac is: the union of the two bodies' chains
-  const int chain = chain_union(m, last_dof_of_body(m, b1), last_dof_of_body(m, b2));
   if (dim == 1) {
     begin_row(m, d, nefc, chain);
     for_each_row_entry(m, chain, [&](int slot, int col) { d.efc_J[nefc * nv + slot] = frame_row(0, col); });

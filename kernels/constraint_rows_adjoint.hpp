@@ -134,6 +134,42 @@ SG_HD void adj_joint_and_tendon_rows(const ModelView<Real>& m, const Data<Real, 
   }
 }
 
+// Adjoint of contact_jacobian and contact_frame_row for contact k: recomputes jac (6 x nv), then
+// `rows(adj_frame_row)` hands each frame-row entry's adjoint g to adj_frame_row(r, col, g), which
+// accumulates the frame and jac adjoints; jac_bar -> cdof, subtree_com, and the point's adjoint
+// -> contact_pos and tree origins. jac and jac_bar are 6 x nv scratch.
+template <class Real, class L, class F>
+SG_HD void adj_contact_jacobian(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a, int k,
+                                View<Real, L> jac, View<Real, L> jac_bar, F&& rows) {
+  const int nv = m.nv;
+  const int c = sg_int(d.contact_pair[k]);
+  contact_jacobian(m, d, k, jac);
+  for (int i = 0; i < 6 * nv; ++i) jac_bar[i] = Real(0);
+  // J_c[r][col] = sum_a frame[f][a] jac[blk + a][col]  ->  frame and jac adjoints
+  auto adj_frame_row = [&](int r, int col, Real g) {
+    const int blk = r < 3 ? 0 : 3, f = r < 3 ? r : r - 3;
+    for (int aa = 0; aa < 3; ++aa) {
+      a.contact_frame[9 * k + 3 * f + aa] += g * jac[(blk + aa) * nv + col];
+      jac_bar[(blk + aa) * nv + col] += g * d.contact_frame[9 * k + 3 * f + aa];
+    }
+  };
+  rows(adj_frame_row);
+  const int ref = contact_reference_body(m, c);
+  const int b1 = m.geom_bodyid[m.cpair_geom1[c]], b2 = m.geom_bodyid[m.cpair_geom2[c]];
+  for (int side = 0; side < 2; ++side) {
+    const int b = side == 0 ? b1 : b2;
+    Real point[3], point_bar[3] = {Real(0), Real(0), Real(0)};
+    for (int i = 0; i < 3; ++i)
+      point[i] = d.contact_pos[3 * k + i] + (d.tree_origin[3 * ref + i] - d.tree_origin[3 * b + i]);
+    adj_add_point_jacobian(m, d, a, b, point, side == 0 ? Real(-1) : Real(1), jac_bar, point_bar);
+    for (int i = 0; i < 3; ++i) {
+      a.contact_pos[3 * k + i] += point_bar[i];
+      a.tree_origin[3 * ref + i] += point_bar[i];
+      a.tree_origin[3 * b + i] -= point_bar[i];
+    }
+  }
+}
+
 // Adjoint of contact_rows for contact k whose rows start at row `first`: row adjoints -> contact
 // dist, pos (relative to the reference origin), frame; cdof, subtree_com, tree_origin; qvel.
 // jac and jac_bar are 6 x nv scratch.
@@ -157,52 +193,25 @@ SG_HD void adj_contact_rows(const ModelView<Real>& m, const Data<Real, L>& d, co
   dist_bar += adj_impedance(d.efc_KBIP[4 * first + 3], imp_bar);
   a.contact_dist[k] += dist_bar;
 
-  // recompute the relative Jacobian jac (6 x nv) and accumulate its adjoint from the rows
-  for (int i = 0; i < 6 * nv; ++i) { jac[i] = Real(0); jac_bar[i] = Real(0); }
-  const int ref = contact_reference_body(m, c);
-  const int b1 = m.geom_bodyid[m.cpair_geom1[c]], b2 = m.geom_bodyid[m.cpair_geom2[c]];
-  Real points[2][3];
-  for (int side = 0; side < 2; ++side) {
-    const int b = side == 0 ? b1 : b2;
-    for (int i = 0; i < 3; ++i)
-      points[side][i] = d.contact_pos[3 * k + i] + (d.tree_origin[3 * ref + i] - d.tree_origin[3 * b + i]);
-    add_point_jacobian(m, d, b, points[side], side == 0 ? Real(-1) : Real(1), jac);
-  }
-  // J_c[r][col] = sum_a frame[f][a] jac[blk + a][col]  ->  frame and jac adjoints
-  auto adj_frame_row = [&](int r, int col, Real g) {
-    const int blk = r < 3 ? 0 : 3, f = r < 3 ? r : r - 3;
-    for (int aa = 0; aa < 3; ++aa) {
-      a.contact_frame[9 * k + 3 * f + aa] += g * jac[(blk + aa) * nv + col];
-      jac_bar[(blk + aa) * nv + col] += g * d.contact_frame[9 * k + 3 * f + aa];
-    }
-  };
   // the rows' columns: the chain contact_rows recorded (the same for every row of the contact)
   const int chain = row_chain(d, first);
-  if (dim == 1 || elliptic) {
-    for (int r = 0; r < nrows; ++r)
-      for_each_row_entry(m, chain, [&](int slot, int col) { adj_frame_row(r, col, a.efc_J[(first + r) * nv + slot]); });
-  } else {
-    for (int kk = 1; kk < dim; ++kk)
-      for (int sgn = 0; sgn < 2; ++sgn) {
-        const int row = first + 2 * (kk - 1) + sgn;
-        const Real s = sgn == 0 ? fr[kk - 1] : -fr[kk - 1];
-        for_each_row_entry(m, chain, [&](int slot, int col) {
-          const Real g = a.efc_J[row * nv + slot];
-          adj_frame_row(0, col, g);
-          adj_frame_row(kk, col, s * g);
-        });
-      }
-  }
-  for (int side = 0; side < 2; ++side) {
-    const int b = side == 0 ? b1 : b2;
-    Real point_bar[3] = {Real(0), Real(0), Real(0)};
-    adj_add_point_jacobian(m, d, a, b, points[side], side == 0 ? Real(-1) : Real(1), jac_bar, point_bar);
-    for (int i = 0; i < 3; ++i) {
-      a.contact_pos[3 * k + i] += point_bar[i];
-      a.tree_origin[3 * ref + i] += point_bar[i];
-      a.tree_origin[3 * b + i] -= point_bar[i];
+  adj_contact_jacobian(m, d, a, k, jac, jac_bar, [&](auto&& adj_frame_row) {
+    if (dim == 1 || elliptic) {
+      for (int r = 0; r < nrows; ++r)
+        for_each_row_entry(m, chain, [&](int slot, int col) { adj_frame_row(r, col, a.efc_J[(first + r) * nv + slot]); });
+    } else {
+      for (int kk = 1; kk < dim; ++kk)
+        for (int sgn = 0; sgn < 2; ++sgn) {
+          const int row = first + 2 * (kk - 1) + sgn;
+          const Real s = sgn == 0 ? fr[kk - 1] : -fr[kk - 1];
+          for_each_row_entry(m, chain, [&](int slot, int col) {
+            const Real g = a.efc_J[row * nv + slot];
+            adj_frame_row(0, col, g);
+            adj_frame_row(kk, col, s * g);
+          });
+        }
     }
-  }
+  });
 }
 
 // Adjoint of fwd_constraint_rows: the rows' adjoints (a.efc_J, efc_aref, efc_R, efc_D, as left

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "kernels/model_view.hpp"
+#include "kernels/impulse_workspace.hpp"
 #include "kernels/solver_workspace.hpp"
 #include "kernels/view.hpp"
 
@@ -59,6 +60,8 @@ struct DataLayout {
   int efc_force, efc_state;             // nefc_max  solver output (kState*)
   int solver_niter;                     // 1  Newton iterations of the last solve
   int solver_ws;                        // newton_workspace_size(nv, nefc_max) (kernels/solver.hpp)
+  int imp_ws;                           // impulse_workspace_size (kernels/impulse_workspace.hpp;
+                                        //   the Impulse contact model only, else empty)
   // ---- Runge–Kutta substeps (kernels/integrator_rk.hpp; empty for the Euler family). Last in
   // the buffer: clear_adjoint_scratch stops before them, the adjoint keeps its sums there ----
   int rk_y0;                            // nq + nv  the step's start state
@@ -110,6 +113,9 @@ struct DataLayout {
     d.efc_force = take(ne); d.efc_state = take(ne);
     d.solver_niter = take(1);
     d.solver_ws = take(ne > 0 ? newton_workspace_size(m.nv, ne) : 0);
+    d.imp_ws = take(ne > 0 && m.contact_model == kContactImpulse
+                        ? impulse_workspace_size(m.nq, m.nv, m.nbody, ne, m.impulse_sweeps)
+                        : 0);
     const bool rk = m.rk_integrator != kIntEuler;
     const int rk_records = rk ? (m.rk_max_steps > 1 ? m.rk_max_steps : 1) : 0;
     d.rk_y0 = take(rk ? m.nq + m.nv : 0);
@@ -125,9 +131,10 @@ struct DataLayout {
 };
 
 // Whether Data has the constraint solve's warm start (qacc_warmstart): with constraints.
+// The Impulse contact model has no warm start (its sweeps start from the diagonal blocks).
 template <class Real>
 SG_HD SG_INLINE bool has_warmstart(const ModelView<Real>& m) {
-  return m.ncon_max > 0 || m.nefc_max > 0;
+  return (m.ncon_max > 0 || m.nefc_max > 0) && m.contact_model != kContactImpulse;
 }
 
 // Views of one environment's fields.
@@ -146,7 +153,7 @@ struct Data {
   V ncon, contact_dist, contact_pos, contact_frame, contact_pair;
   V nefc, efc_type, efc_id, efc_J, efc_chain, efc_pos, efc_margin, efc_frictionloss, efc_mu, efc_dim;
   V efc_diag_approx, efc_R, efc_D, efc_KBIP, efc_vel, efc_aref, efc_force, efc_state;
-  V solver_niter, solver_ws;
+  V solver_niter, solver_ws, imp_ws;
   V rk_y0, rk_tmp, rk_stage_q, rk_stage_k, rk_steps, rk_count, rk_warm;
 
   // `base` views element 0 of this environment's buffer.
@@ -186,6 +193,7 @@ struct Data {
     d.efc_vel = base.at(o.efc_vel); d.efc_aref = base.at(o.efc_aref);
     d.efc_force = base.at(o.efc_force); d.efc_state = base.at(o.efc_state);
     d.solver_niter = base.at(o.solver_niter); d.solver_ws = base.at(o.solver_ws);
+    d.imp_ws = base.at(o.imp_ws);
     d.rk_y0 = base.at(o.rk_y0); d.rk_tmp = base.at(o.rk_tmp); d.rk_stage_q = base.at(o.rk_stage_q);
     d.rk_stage_k = base.at(o.rk_stage_k); d.rk_steps = base.at(o.rk_steps); d.rk_count = base.at(o.rk_count);
     d.rk_warm = base.at(o.rk_warm);

@@ -5,9 +5,9 @@
 //
 // Given the Delassus matrix G = J M⁻¹ Jᵀ (3K x 3K, 3 x 3 blocks G_ij), the free contact velocity
 // c (3K), friction coefficients mu (K) and the activations σ_i (soft mode, kernels below):
-//   start       P_i = −G_ii⁻¹ c_i
+//   start       P_i = −(G_ii + ε I)⁻¹ c_i   (ε = 1e-10 tr G_ii, ours: G_ii may be singular)
 //   per sweep, for i = 0 .. K−1:
-//     r_i = 1 / (1 + Σ_j det G_ij)                            (the step, as the source computes it)
+//     r_i = 1 / (1 + Σ_j det G_ij) if in (0, 1 / tr G_ii], else 1 / tr G_ii   (the fallback is ours)
 //     y   = P_i − r_i (Σ_j w_ij G_ij P_j + c_i),  w_ii = 1, w_ij = σ_j (soft) or 1
 //     P_i = proj_μi(y): 0 when y_n ≤ 0, else the tangent clipped to ‖P_t‖ ≤ μ_i P_n
 //   output      out_i = σ_i P_i (soft) or P_i.
@@ -45,18 +45,45 @@ SG_HD SG_INLINE void block_cofactor3(View<Real, L> A, int s, Real C[9]) {
     }
 }
 
-// The step r_i of contact i: 1 / (1 + Σ_j det G_ij).
+// tr G_ii.
+template <class Real, class L>
+SG_HD SG_INLINE Real impulse_block_trace(View<Real, L> G, int n, int i) {
+  return G[3 * i * n + 3 * i] + G[(3 * i + 1) * n + 3 * i + 1] + G[(3 * i + 2) * n + 3 * i + 2];
+}
+
+// Whether the source's step r is used: it lies in (0, cap].
+template <class Real>
+SG_HD SG_INLINE bool impulse_step_is_source(Real r, Real cap) {
+  return r > Real(0) && r < cap;
+}
+
+// The step r_i of contact i: the source's 1 / (1 + Σ_j det G_ij) where it lies in
+// (0, 1 / tr G_ii], else 1 / tr G_ii (ours). The fallback is a safeguard: the source's step makes
+// the sweeps diverge (a) when a block is ill-conditioned (det G_ii ≈ 0 while G_ii has a large
+// eigenvalue: a contact on a limb with fewer than three dofs), because an update contracts only
+// while r λ_max(G_ii) < 2, and (b) when off-diagonal determinants, which can be negative, make
+// 1 + Σ_j det G_ij negative or tiny: on the G1 at κ = 50 with many contacts from distance, r
+// reached −11.6 and the impulses 1.8e5 N s within one substep's ten sweeps.
 template <class Real, class L>
 SG_HD SG_INLINE Real impulse_step(int K, View<Real, L> G, int i) {
   const int n = 3 * K;
   Real s(1);
   for (int j = 0; j < K; ++j) s += block_det3(G.at(3 * i * n + 3 * j), n);
-  return Real(1) / s;
+  const Real r = Real(1) / s;
+  const Real cap = Real(1) / impulse_block_trace(G, n, i);
+  return impulse_step_is_source(r, cap) ? r : cap;
 }
 
-// out = proj_μ(y): the projection of the source (normal first).
+// out = proj_μ(y): the projection of the source (normal first). A negative mu marks a 1-D
+// two-sided block (dof friction loss, kernels/impulse_rows.hpp): y_0 clipped to [mu, −mu], the
+// other two components zero.
 template <class Real>
 SG_HD SG_INLINE void impulse_project(const Real y[3], Real mu, Real out[3]) {
+  if (mu < Real(0)) {
+    out[0] = y[0] < mu ? mu : (y[0] > -mu ? -mu : y[0]);
+    out[1] = out[2] = Real(0);
+    return;
+  }
   if (!(y[0] > Real(0))) {
     out[0] = out[1] = out[2] = Real(0);
     return;
@@ -97,12 +124,26 @@ SG_HD SG_INLINE void impulse_residual(int K, View<Real, L> G, View<Real, L> c, V
   }
 }
 
-// x = A⁻¹ b for the 3 x 3 block at A (row stride s), by cofactors (G_ii is SPD).
+// Relative regularization of the starting solve: G_ii can be singular (a contact on a limb with
+// fewer than three dofs); c_i then lies in its range, where the regularized solve is the
+// pseudo-inverse's to a relative 1e-10.
+constexpr double kImpulseStartReg = 1e-6;
+
+// The regularized diagonal block A = G_ii + ε I, ε = kImpulseStartReg tr G_ii, into A[9].
 template <class Real, class L>
-SG_HD SG_INLINE void block_solve3(View<Real, L> A, int s, const Real b[3], Real x[3]) {
+SG_HD SG_INLINE void impulse_start_block(View<Real, L> G, int n, int i, Real A[9]) {
+  const Real eps = Real(kImpulseStartReg) * impulse_block_trace(G, n, i);
+  for (int a = 0; a < 3; ++a)
+    for (int b = 0; b < 3; ++b) A[3 * a + b] = G[(3 * i + a) * n + 3 * i + b] + (a == b ? eps : Real(0));
+}
+
+// x = A⁻¹ b for a 3 x 3 matrix A (row-major), by cofactors (A SPD).
+template <class Real>
+SG_HD SG_INLINE void block_solve3(Real* A, const Real b[3], Real x[3]) {
+  const View<Real, Contiguous> v{A, Contiguous{}};
   Real C[9];
-  block_cofactor3(A, s, C);
-  const Real inv_det = Real(1) / block_det3(A, s);
+  block_cofactor3(v, 3, C);
+  const Real inv_det = Real(1) / block_det3(v, 3);
   // A⁻¹ = Cᵀ / det
   for (int r = 0; r < 3; ++r) x[r] = (C[r] * b[0] + C[3 + r] * b[1] + C[6 + r] * b[2]) * inv_det;
 }
@@ -115,8 +156,9 @@ SG_HD void impulse_solve(int K, View<Real, L> G, View<Real, L> c, View<Real, L> 
   const int n = 3 * K;
   for (int i = 0; i < K; ++i) {
     const Real ci[3] = {-c[3 * i], -c[3 * i + 1], -c[3 * i + 2]};
-    Real p[3];
-    block_solve3(G.at(3 * i * n + 3 * i), n, ci, p);
+    Real A[9], p[3];
+    impulse_start_block(G, n, i, A);
+    block_solve3(A, ci, p);
     for (int a = 0; a < 3; ++a) P[3 * i + a] = p[a];
   }
   for (int s = 0; s < sweeps; ++s)

@@ -12,6 +12,12 @@ namespace stiffgrad::kern {
 template <class Real>
 SG_HD SG_INLINE void adj_impulse_project(const Real y[3], Real mu, const Real out_bar[3], Real y_bar[3], Real* mu_bar) {
   y_bar[0] = y_bar[1] = y_bar[2] = Real(0);
+  if (mu < Real(0)) {  // the box [mu, −mu] on y_0
+    if (y[0] < mu) *mu_bar += out_bar[0];
+    else if (y[0] > -mu) *mu_bar -= out_bar[0];
+    else y_bar[0] = out_bar[0];
+    return;
+  }
   if (!(y[0] > Real(0))) return;
   const Real t2 = y[1] * y[1] + y[2] * y[2];
   const Real lim = mu * y[0];
@@ -77,28 +83,38 @@ SG_HD void adj_impulse_solve(int K, View<Real, L> G, View<Real, L> c, View<Real,
           }
         if (soft && j != i) sigma_bar[j] += gp;
       }
-      // r = 1 / (1 + Σ_j det G_ij): ∂r/∂G_ij = −r² cof(G_ij)
-      const Real det_bar = -r * r * r_bar;
-      for (int j = 0; j < K; ++j) {
-        Real C[9];
-        block_cofactor3(G.at(3 * i * n + 3 * j), n, C);
-        for (int a = 0; a < 3; ++a)
-          for (int b = 0; b < 3; ++b) G_bar[(3 * i + a) * n + 3 * j + b] += det_bar * C[3 * a + b];
+      // r = 1 / (1 + Σ_j det G_ij): ∂r/∂G_ij = −r² cof(G_ij); or the cap r = 1 / tr G_ii
+      Real s_src(1);
+      for (int j = 0; j < K; ++j) s_src += block_det3(G.at(3 * i * n + 3 * j), n);
+      if (impulse_step_is_source(Real(1) / s_src, Real(1) / impulse_block_trace(G, n, i))) {
+        const Real det_bar = -r * r * r_bar;
+        for (int j = 0; j < K; ++j) {
+          Real C[9];
+          block_cofactor3(G.at(3 * i * n + 3 * j), n, C);
+          for (int a = 0; a < 3; ++a)
+            for (int b = 0; b < 3; ++b) G_bar[(3 * i + a) * n + 3 * j + b] += det_bar * C[3 * a + b];
+        }
+      } else {
+        for (int a = 0; a < 3; ++a) G_bar[(3 * i + a) * n + 3 * i + a] -= r * r * r_bar;
       }
     }
-  // start: P_i = −G_ii⁻¹ c_i (P holds it again): c̄_i −= G_ii⁻ᵀ P̄_i, Ḡ_ii −= (G_ii⁻ᵀ P̄_i) P_iᵀ
+  // start: P_i = −A⁻¹ c_i, A = G_ii + ε tr(G_ii) I (P holds it again): with z = A⁻ᵀ P̄_i,
+  // c̄_i −= z, Ā = −z P_iᵀ -> Ḡ_ii += Ā + ε tr(Ā) I
   for (int i = 0; i < K; ++i) {
-    const View<Real, L> Gii = G.at(3 * i * n + 3 * i);
-    Real C[9];
-    block_cofactor3(Gii, n, C);
-    const Real inv_det = Real(1) / block_det3(Gii, n);
-    Real z[3];  // G_ii⁻ᵀ P̄_i = (C / det) P̄_i
+    Real A[9], At[9];
+    impulse_start_block(G, n, i, A);
     for (int a = 0; a < 3; ++a)
-      z[a] = (C[3 * a] * P_bar[3 * i] + C[3 * a + 1] * P_bar[3 * i + 1] + C[3 * a + 2] * P_bar[3 * i + 2]) * inv_det;
+      for (int b = 0; b < 3; ++b) At[3 * a + b] = A[3 * b + a];
+    const Real pb[3] = {P_bar[3 * i], P_bar[3 * i + 1], P_bar[3 * i + 2]};
+    Real z[3];
+    block_solve3(At, pb, z);
+    Real tr_bar(0);
     for (int a = 0; a < 3; ++a) {
       c_bar[3 * i + a] -= z[a];
       for (int b = 0; b < 3; ++b) G_bar[(3 * i + a) * n + 3 * i + b] -= z[a] * P[3 * i + b];
+      tr_bar -= z[a] * P[3 * i + a];
     }
+    for (int a = 0; a < 3; ++a) G_bar[(3 * i + a) * n + 3 * i + a] += Real(kImpulseStartReg) * tr_bar;
   }
 }
 

@@ -27,6 +27,11 @@ enum : int {
 enum : int { kIntEuler = 0, kIntRK4 = 1, kIntTsit5 = 2, kIntDopri5 = 3, kIntBosh3 = 4 };
 constexpr int kRkMaxStages = 7;
 
+// Contact models of a substep (stiffgrad::ContactModel): MuJoCo's soft constraints with the
+// Newton solve (kernels/constraint.hpp), or Schwarke et al.'s velocity-level impulses with
+// Moreau midpoint stepping (kernels/impulse_step.hpp; the model BCG trains with).
+enum : int { kContactSoft = 0, kContactImpulse = 1 };
+
 template <class Real>
 struct ModelView {
   int nq, nv, nbody, njnt, nu, ntendon;
@@ -45,6 +50,9 @@ struct ModelView {
   Real rk_rtol, rk_atol;          // adaptive methods: relative and absolute error tolerances
   int rk_max_steps;               // adaptive methods: trial steps per timestep, at most
   int cfd;                        // 1: the contacts-from-distance model the adjoint differentiates
+  int contact_model;              // kContactSoft or kContactImpulse (set by the backend)
+  Real impulse_kappa;             // Impulse: the soft activation's sharpness κ in σ(κ d), 1/m
+  int impulse_sweeps;             // Impulse: projected Gauss–Seidel sweeps per substep
   Real gravity[3];  // zero when gravity is disabled
   // constraint options (Model::Options; read only when nefc_max > 0)
   Real impratio;              // option/impratio

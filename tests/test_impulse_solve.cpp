@@ -70,13 +70,14 @@ std::vector<Real> solve(int K, std::vector<Real> G, std::vector<Real> c, std::ve
 }
 
 TEST(ImpulseSolve, StickingContactAndConeAndSoftLimit) {
-  // one contact inside its cone: −G⁻¹c is the answer, the contact velocity G P + c vanishes
+  // one contact inside its cone: −G⁻¹c is the answer, the contact velocity G P + c vanishes (to
+  // the start's regularization, 1e-10 tr G |P| here ≈ 5e-10 |P|)
   Problem one{1, {2.0, 0.1, 0.0, 0.1, 1.5, 0.2, 0.0, 0.2, 1.8}, {-1.0, 0.1, -0.05}, {0.8}, {0.01}};
   const auto P = solve(1, one.G, one.c, one.mu, one.depth, 300, false, 10);
   for (int a = 0; a < 3; ++a) {
     double v = one.c[static_cast<std::size_t>(a)];
     for (int b = 0; b < 3; ++b) v += one.G[static_cast<std::size_t>(3 * a + b)] * P[static_cast<std::size_t>(b)];
-    EXPECT_NEAR(v, 0.0, 1e-15);
+    EXPECT_NEAR(v, 0.0, 1e-9);
   }
   // cone on every output; soft with deep contacts equals hard bit for bit
   int sliding = 0, separated = 0;
