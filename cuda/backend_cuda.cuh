@@ -237,13 +237,15 @@ class CudaBackend final : public BackendImpl {
     if (nenv_ < 1) throw std::invalid_argument("CUDA backend: nenv must be >= 1");
     SG_CUDA_CHECK(cudaGetDevice(&device_));
 
-    const ModelArrays<Real> arrays(model, constraint_capacity(model, opt));
+    // the Impulse contact model steps a copy with widened margins (lives while `arrays` does)
+    const std::unique_ptr<Model> impulse_model = impulse_model_for(model, opt.contact_model, opt.impulse);
+    const ModelArrays<Real> arrays(impulse_model ? *impulse_model : model, constraint_capacity(model, opt));
     // contacts from distance: the second contact model the adjoint differentiates (same sizes)
     const std::unique_ptr<Model> cfd_model =
         opt.cfd.enabled ? std::make_unique<Model>(contacts_from_distance_model(model, opt.cfd)) : nullptr;
     const std::unique_ptr<ModelArrays<Real>> cfd_arrays =
         cfd_model ? std::make_unique<ModelArrays<Real>>(*cfd_model, constraint_capacity(model, opt)) : nullptr;
-    const kern::ModelView<Real> host_view = with_integrator(arrays.host_view(), opt.integrator, opt.adaptive);
+    const kern::ModelView<Real> host_view = simulation_view(arrays.host_view(), opt);
     layout_ = kern::DataLayout::make(host_view);
 
     // kern::Strided indexes with int (i * nenv): every batched index must fit in an int.
@@ -323,7 +325,7 @@ class CudaBackend final : public BackendImpl {
       SG_CUDA_CHECK(cudaMemsetAsync(workspace_.get(), 0, workspace_.bytes(), stream_));
       SG_CUDA_CHECK(cudaEventRecord(upload_done_, stream_));
       SG_CUDA_CHECK(cudaStreamSynchronize(stream_));
-      view_ = with_integrator(arrays.bind(model_reals_.get(), model_ints_.get()), opt.integrator, opt.adaptive);
+      view_ = simulation_view(arrays.bind(model_reals_.get(), model_ints_.get()), opt);
       has_constraints_ = kern::has_warmstart(view_);
       grad_view_ = view_;
       if (cfd_arrays) {

@@ -20,8 +20,9 @@ template <class Real>
 class CpuBackend final : public BackendImpl {
  public:
   CpuBackend(const Model& model, const SimulatorOptions& opt)
-      : arrays_(model, constraint_capacity(model, opt)),
-        view_(with_integrator(arrays_.host_view(), opt.integrator, opt.adaptive)),
+      : impulse_model_(impulse_model_for(model, opt.contact_model, opt.impulse)),
+        arrays_(impulse_model_ ? *impulse_model_ : model, constraint_capacity(model, opt)),
+        view_(simulation_view(arrays_.host_view(), opt)),
         layout_(kern::DataLayout::make(view_)),
         cfd_model_(opt.cfd.enabled ? std::make_unique<Model>(contacts_from_distance_model(model, opt.cfd)) : nullptr),
         cfd_arrays_(cfd_model_ ? std::make_unique<ModelArrays<Real>>(*cfd_model_, constraint_capacity(model, opt))
@@ -103,7 +104,8 @@ class CpuBackend final : public BackendImpl {
   kern::View<Real, kern::Strided> warm_view(int e) {
     return warm_.empty() ? kern::View<Real, kern::Strided>{} : kern::View<Real, kern::Strided>{warm_.data() + e, kern::Strided{nenv_}};
   }
-  ModelArrays<Real> arrays_;
+  std::unique_ptr<Model> impulse_model_;  // the Impulse contact model's Model (else null; before arrays_)
+  ModelArrays<Real> arrays_;                // of impulse_model_ if set, else of the Simulator's Model
   kern::ModelView<Real> view_;
   kern::DataLayout layout_;
   std::unique_ptr<Model> cfd_model_;               // contacts from distance (else null)

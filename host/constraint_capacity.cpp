@@ -44,6 +44,41 @@ void check_constraint_fields(const Model& m) {
   require_size("cpair_friction", m.cpair_friction.size(), 5 * nc);
 }
 
+// The Impulse contact model's rows (kernels/impulse_rows.hpp): each contact, each dof with
+// friction loss and each side of a hinge or slide limit is one block of kImpulseBlockRows
+// (a contact's normal and two tangents; a limit or friction loss uses the first row). Limited
+// ball joints, tendon limits and tendon friction loss are refused at Simulator creation.
+constexpr int kImpulseBlockRows = 3;
+int impulse_rows(const Model& m, int contacts) {
+  int blocks = contacts;
+  if (m.opt.frictionloss_enabled)
+    for (double f : m.dof_frictionloss) blocks += f > 0;
+  if (m.opt.limit_enabled)
+    for (int j = 0; j < m.njnt; ++j) {
+      const JointType type = m.jnt_type[static_cast<std::size_t>(j)];
+      if (m.jnt_limited[static_cast<std::size_t>(j)] && (type == JointType::Hinge || type == JointType::Slide))
+        blocks += 2;
+    }
+  return kImpulseBlockRows * blocks;
+}
+
+// The soft model's rows: those of the contacts plus one per friction loss, two per limited
+// hinge, slide or tendon, one per limited ball joint (facts §3).
+int soft_rows(const Model& m, int contact_rows) {
+  int rows = contact_rows;
+  if (m.opt.frictionloss_enabled) {
+    for (double f : m.dof_frictionloss) rows += f > 0;
+    for (double f : m.tendon_frictionloss) rows += f > 0;
+  }
+  if (m.opt.limit_enabled) {
+    for (int j = 0; j < m.njnt; ++j)
+      if (m.jnt_limited[static_cast<std::size_t>(j)])
+        rows += m.jnt_type[static_cast<std::size_t>(j)] == JointType::Ball ? 1 : 2;
+    for (int t = 0; t < m.ntendon; ++t) rows += m.tendon_limited[static_cast<std::size_t>(t)] ? 2 : 0;
+  }
+  return rows;
+}
+
 }  // namespace
 
 ConstraintCapacity constraint_capacity(const Model& m, const SimulatorOptions& o) {
@@ -59,20 +94,12 @@ ConstraintCapacity constraint_capacity(const Model& m, const SimulatorOptions& o
       contacts += n;
       contact_rows += n * rows_per_contact(m.cpair_condim[static_cast<std::size_t>(c)], m.opt.cone);
     }
-  int rows = 0;
-  if (m.opt.frictionloss_enabled) {
-    for (double f : m.dof_frictionloss) rows += f > 0;
-    for (double f : m.tendon_frictionloss) rows += f > 0;
-  }
-  if (m.opt.limit_enabled) {
-    for (int j = 0; j < m.njnt; ++j)
-      if (m.jnt_limited[static_cast<std::size_t>(j)])
-        rows += m.jnt_type[static_cast<std::size_t>(j)] == JointType::Ball ? 1 : 2;
-    for (int t = 0; t < m.ntendon; ++t) rows += m.tendon_limited[static_cast<std::size_t>(t)] ? 2 : 0;
-  }
+  const bool impulse = o.contact_model == ContactModel::Impulse;
+  const int rows = impulse ? impulse_rows(m, contacts) : soft_rows(m, contact_rows);
+  // the Impulse model's rows come in whole blocks: a user's capacity is rounded down to them
+  const int quantum = impulse ? kImpulseBlockRows : 1;
   cap.contacts = o.max_contacts > 0 ? std::min(o.max_contacts, contacts) : contacts;
-  rows += contact_rows;
-  cap.rows = o.max_constraint_rows > 0 ? std::min(o.max_constraint_rows, rows) : rows;
+  cap.rows = o.max_constraint_rows > 0 ? std::min(o.max_constraint_rows / quantum * quantum, rows) : rows;
   if (cap.rows == 0) cap.contacts = 0;  // nothing can constrain this model
   return cap;
 }

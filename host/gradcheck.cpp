@@ -86,6 +86,8 @@ GradcheckReport run_gradcheck(const std::shared_ptr<const Model>& model, const G
   so.integrator = opt.integrator;
   so.adaptive = opt.adaptive;
   so.constraints = opt.constraints;
+  so.contact_model = opt.contact_model;
+  so.impulse = opt.impulse;
   so.threads = 1;
   Simulator sim(model, so);
   Rollout ro(sim, T);
@@ -101,7 +103,8 @@ GradcheckReport run_gradcheck(const std::shared_ptr<const Model>& model, const G
   GradcheckReport rep;
   rep.replay_bitwise = ro.replay_bitwise();
   rollout_solver_iterations(m, p.qpos.data(), p.qvel.data(), p.ctrl.data(), T, opt.substeps, opt.integrator,
-                            opt.constraints, &rep.constraint_solves, &rep.solves_at_iteration_cap, opt.adaptive);
+                            opt.constraints, &rep.constraint_solves, &rep.solves_at_iteration_cap, opt.adaptive,
+                            opt.contact_model, opt.impulse);
   const GradcheckTolerance tol = gradcheck_tolerance(opt.precision);
   rep.tolerance = tol.relative;
   rep.dot_tolerance = tol.dot;
@@ -136,7 +139,7 @@ GradcheckReport run_gradcheck(const std::shared_ptr<const Model>& model, const G
     auto eval_ext = [&](double s) {
       const Problem q = perturbed(s);
       return rollout_loss_extended(m, q.qpos.data(), q.qvel.data(), q.ctrl.data(), T, opt.substeps, w.data(),
-                                   opt.integrator, opt.constraints, opt.adaptive);
+                                   opt.integrator, opt.constraints, opt.adaptive, opt.contact_model, opt.impulse);
     };
     // 4-point stencils at h and at 2h: their difference estimates the truncation error of the
     // first, and rounding (of 80-bit sums of size |f|) bounds what it can resolve at all
@@ -194,7 +197,7 @@ GradcheckReport run_gradcheck(const std::shared_ptr<const Model>& model, const G
     for (double& x : uc) x = n01(rng);
     const auto Ju = rollout_jvp(m, p.qpos.data(), p.qvel.data(), p.ctrl.data(), T, opt.substeps,
                                 uq.data(), uv.data(), uc.data(), opt.precision, opt.integrator, opt.constraints,
-                                opt.adaptive);
+                                opt.adaptive, opt.contact_model, opt.impulse);
     std::vector<double> r_qpos(m.nq);
     ro.backward_raw(dq.data(), dv.data(), r_qpos.data(), g_qvel.data(), g_ctrl.data());
     double lhs = 0, rhs = 0, scale = 0;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 #include "host/model_arrays.hpp"
@@ -13,6 +14,7 @@ namespace stiffgrad {
 
 template <class E>
 struct HostRun {
+  std::unique_ptr<Model> impulse_model;  // the Impulse contact model's Model (else null)
   ModelArrays<E> arrays;
   kern::ModelView<E> view;
   kern::DataLayout layout;
@@ -20,10 +22,14 @@ struct HostRun {
   kern::Data<E, kern::Contiguous> d;
 
   // `capacity`: the constraint capacities (zero: the smooth dynamics only); `integrator` and
-  // `tol`: the substep integrator (with_integrator)
+  // `tol`: the substep integrator (with_integrator); `contact_model` and `impulse`: the contact
+  // model (with_contact_model; Impulse steps impulse_model_for's copy of `m`)
   explicit HostRun(const Model& m, const ConstraintCapacity& capacity = {},
-                   Integrator integrator = Integrator::SemiImplicitEuler, const AdaptiveTolerances& tol = {})
-      : arrays(m, capacity), view(with_integrator(arrays.host_view(), integrator, tol)),
+                   Integrator integrator = Integrator::SemiImplicitEuler, const AdaptiveTolerances& tol = {},
+                   ContactModel contact_model = ContactModel::Soft, const ImpulseContact& impulse = {})
+      : impulse_model(impulse_model_for(m, contact_model, impulse)),
+        arrays(impulse_model ? *impulse_model : m, capacity),
+        view(with_contact_model(with_integrator(arrays.host_view(), integrator, tol), contact_model, impulse)),
         layout(kern::DataLayout::make(view)),
         buffer(static_cast<std::size_t>(layout.size) + 1, E(0)),
         d(kern::Data<E, kern::Contiguous>::bind({buffer.data(), {}}, layout)) {}

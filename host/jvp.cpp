@@ -15,10 +15,12 @@ template class ModelArrays<kern::Dual<float, 1>>;
 
 namespace {
 
-// The capacities a Simulator with constraints on would size (zero when `constraints` is false).
-ConstraintCapacity capacity_for(const Model& model, bool constraints) {
+// The capacities a Simulator with constraints on and this contact model would size (zero when
+// `constraints` is false).
+ConstraintCapacity capacity_for(const Model& model, bool constraints, ContactModel contact_model) {
   SimulatorOptions so;
   so.constraints = constraints;
+  so.contact_model = contact_model;
   return constraint_capacity(model, so);
 }
 
@@ -42,8 +44,10 @@ template <class Scalar>
 std::vector<double> rollout_jvp_in(const Model& model, const double* qpos, const double* qvel,
                                    const double* ctrl, int T, int substeps, const double* dqpos,
                                    const double* dqvel, const double* dctrl, Integrator integrator,
-                                   bool constraints, const AdaptiveTolerances& adaptive) {
-  HostRun<kern::Dual<Scalar, 1>> run(model, capacity_for(model, constraints), integrator, adaptive);
+                                   bool constraints, const AdaptiveTolerances& adaptive,
+                                   ContactModel contact_model, const ImpulseContact& impulse) {
+  HostRun<kern::Dual<Scalar, 1>> run(model, capacity_for(model, constraints, contact_model), integrator, adaptive,
+                                     contact_model, impulse);
   const auto& m = run.view;
   const auto& d = run.d;
   const auto S = [](double x) { return static_cast<Scalar>(x); };
@@ -67,21 +71,23 @@ std::vector<double> rollout_jvp_in(const Model& model, const double* qpos, const
 std::vector<double> rollout_jvp(const Model& model, const double* qpos, const double* qvel,
                                 const double* ctrl, int T, int substeps, const double* dqpos,
                                 const double* dqvel, const double* dctrl, Precision precision,
-                                Integrator integrator, bool constraints, const AdaptiveTolerances& adaptive) {
+                                Integrator integrator, bool constraints, const AdaptiveTolerances& adaptive,
+                                ContactModel contact_model, const ImpulseContact& impulse) {
   if (precision == Precision::Float)
     return rollout_jvp_in<float>(model, qpos, qvel, ctrl, T, substeps, dqpos, dqvel, dctrl, integrator, constraints,
-                                 adaptive);
+                                 adaptive, contact_model, impulse);
   return rollout_jvp_in<double>(model, qpos, qvel, ctrl, T, substeps, dqpos, dqvel, dctrl, integrator, constraints,
-                                adaptive);
+                                adaptive, contact_model, impulse);
 }
 
 template class ModelArrays<long double>;
 
 long double rollout_loss_extended(const Model& model, const double* qpos, const double* qvel,
                                   const double* ctrl, int T, int substeps, const double* w,
-                                  Integrator integrator, bool constraints, const AdaptiveTolerances& adaptive) {
+                                  Integrator integrator, bool constraints, const AdaptiveTolerances& adaptive,
+                                  ContactModel contact_model, const ImpulseContact& impulse) {
   using E = long double;
-  HostRun<E> run(model, capacity_for(model, constraints), integrator, adaptive);
+  HostRun<E> run(model, capacity_for(model, constraints, contact_model), integrator, adaptive, contact_model, impulse);
   const auto& m = run.view;
   const auto& d = run.d;
   run.load(qpos, qvel);
@@ -94,12 +100,15 @@ long double rollout_loss_extended(const Model& model, const double* qpos, const 
 
 void rollout_solver_iterations(const Model& model, const double* qpos, const double* qvel, const double* ctrl,
                                int T, int substeps, Integrator integrator, bool constraints, int* solves,
-                               int* at_cap, const AdaptiveTolerances& adaptive) {
-  HostRun<double> run(model, capacity_for(model, constraints), integrator, adaptive);
+                               int* at_cap, const AdaptiveTolerances& adaptive, ContactModel contact_model,
+                               const ImpulseContact& impulse) {
+  *solves = *at_cap = 0;
+  if (contact_model == ContactModel::Impulse) return;  // fixed sweeps: no Newton solve to count
+  HostRun<double> run(model, capacity_for(model, constraints, contact_model), integrator, adaptive, contact_model,
+                      impulse);
   const auto& m = run.view;
   const auto& d = run.d;
   run.load(qpos, qvel);
-  *solves = *at_cap = 0;
   host_rollout(run, ctrl, T, substeps, [&] {
     if (m.nefc_max == 0 || d.nefc[0] == 0) return;
     ++*solves;

@@ -1,5 +1,6 @@
 // The `stiffgrad` command line: info, states, dynamics, rollout, grad, gradcheck, demo.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -34,6 +35,7 @@ const char* kUsage =
     "N (--steps) counts control steps and must be from 1 to 1000000000 for every command.\n"
     "dynamics, rollout, grad, gradcheck and demo include contacts, joint and tendon limits and\n"
     "friction loss (MuJoCo 2.2.2's soft constraints) unless the model's <flag> disables them.\n"
+    "rollout, grad and gradcheck take --contact impulse for Schwarke et al.'s impulse model instead.\n"
     "Runs longer than 2 s show progress on stderr when it is a terminal.\n"
     "Run `stiffgrad <command> --help` for a command's options.\n";
 
@@ -51,6 +53,7 @@ const char* kDynamicsHelp =
 const char* kRolloutHelp =
     "usage: stiffgrad rollout MODEL.xml --states STATES.csv --steps N [--backend cpu|cuda] [--float]\n"
     "                         [--integrator NAME] [--rtol X] [--atol X] [--max-steps K]\n"
+    "                         [--contact soft|impulse] [--kappa K] [--sweeps N]\n"
     "From each state (format as for `dynamics`), N steps (N >= 1) of the model timestep with the\n"
     "control held; all states are stepped together as one batch.\n"
     "Prints per state one line: the final qpos then qvel, comma-separated, 17 significant\n"
@@ -60,7 +63,8 @@ const char* kRolloutHelp =
 const char* kGradHelp =
     "usage: stiffgrad grad MODEL.xml --states STATES.csv --steps N --weights W.csv\n"
     "                      [--integrator NAME] [--rtol X] [--atol X] [--max-steps K]\n"
-    "                      [--cfd D0,DWIDTH,WIDTH,MID,POWER]\n"
+    "                      [--cfd D0,DWIDTH,WIDTH,MID,POWER] [--contact soft|impulse] [--kappa K]\n"
+    "                      [--sweeps N]\n"
     "For each state row (qpos, qvel, ctrl as for `dynamics`; ctrl held for all N\n"
     "steps of the model timestep, N >= 1) and the matching row of W.csv (nq + nv weights), the loss is\n"
     "L = w . [qpos_N; qvel_N]. Prints one JSON object per line with dL_dqpos (nv, MuJoCo's\n"
@@ -94,6 +98,7 @@ std::string gradcheck_help() {
              "usage: stiffgrad gradcheck MODEL.xml [--steps T] [--substeps S] [--states FILE] [--float]\n"
              "                           [--samples K] [--seed N] [--fd-step H] [--implicit-actuators]\n"
              "                           [--integrator NAME] [--rtol X] [--atol X] [--max-steps K]\n"
+             "                           [--contact soft|impulse] [--kappa K] [--sweeps N]\n"
              "Runs a rollout of T control steps (default 20) of S substeps (default 4) and checks the\n"
              "adjoint gradient of the fixed loss L = w . [qpos_T; qvel_T], w ~ N(0, 1) drawn from the\n"
              "seed (default 1), against central finite differences (4-point stencil, step H, default\n"
@@ -165,22 +170,43 @@ int cmd_dynamics(const Args& a) {
   return 0;
 }
 
+// The value of --key, when given, into *out: a finite number > 0, else a usage error.
+void positive_option(const Args& a, const char* key, double* out) {
+  if (!a.has(key)) return;
+  char* end = nullptr;
+  const std::string v = a.get(key);
+  *out = std::strtod(v.c_str(), &end);
+  if (v.empty() || *end != '\0' || !(*out > 0) || !std::isfinite(*out))
+    throw UsageError(std::string("--") + key + " must be a positive number");
+}
+
 // --integrator NAME (or the older --implicit-actuators), --rtol, --atol, --max-steps.
 void integrator_args(const Args& a, Integrator* integrator, AdaptiveTolerances* tol) {
   if (a.has("implicit-actuators")) *integrator = Integrator::ImplicitDampingEuler;
   if (a.has("integrator") && !parse_integrator(a.get("integrator"), integrator))
     throw UsageError("--integrator must be euler, implicit-actuators, rk4, tsit5, dopri5 or bosh3, got '" +
                      a.get("integrator") + "'");
-  auto positive = [&](const char* key, double* out) {
-    if (!a.has(key)) return;
-    char* end = nullptr;
-    const std::string v = a.get(key);
-    *out = std::strtod(v.c_str(), &end);
-    if (v.empty() || *end != '\0' || !(*out > 0)) throw UsageError(std::string("--") + key + " must be a positive number");
-  };
-  positive("rtol", &tol->rtol);
-  positive("atol", &tol->atol);
+  positive_option(a, "rtol", &tol->rtol);
+  positive_option(a, "atol", &tol->atol);
   if (a.has("max-steps")) tol->max_steps = static_cast<int>(parse_int_in(a.get("max-steps"), "--max-steps", 1, 1000000));
+}
+
+// --contact soft|impulse, --kappa K, --sweeps N, read after the integrator (and --cfd): the
+// impulse model's own Moreau midpoint stepping excludes other integrators and --cfd, and
+// --kappa and --sweeps mean nothing without it; each is a usage error, found before any file
+// is read.
+void contact_args(const Args& a, Integrator integrator, bool cfd, ContactModel* contact, ImpulseContact* impulse) {
+  if (a.has("contact") && !parse_contact_model(a.get("contact"), contact))
+    throw UsageError("--contact must be soft or impulse, got '" + a.get("contact") + "'");
+  const bool on = *contact == ContactModel::Impulse;
+  for (const char* key : {"kappa", "sweeps"})
+    if (a.has(key) && !on) throw UsageError(std::string("--") + key + " needs --contact impulse");
+  positive_option(a, "kappa", &impulse->kappa);
+  if (a.has("sweeps")) impulse->sweeps = static_cast<int>(parse_int_in(a.get("sweeps"), "--sweeps", 1, 1000));
+  if (on && integrator != Integrator::SemiImplicitEuler)
+    throw UsageError(std::string("--contact impulse steps with its own integrator (Moreau midpoint): it needs "
+                                 "--integrator euler, not ") + integrator_name(integrator));
+  if (on && cfd) throw UsageError("--contact impulse cannot be combined with --cfd");
 }
 
 const char* kIntegratorHelp =
@@ -188,6 +214,14 @@ const char* kIntegratorHelp =
     "implicit-actuators: actuator velocity gains implicit too; rk4: MuJoCo's RK4; tsit5, dopri5,\n"
     "bosh3: adaptive Runge-Kutta, each state taking its own steps inside every timestep, with\n"
     "--rtol (1e-3), --atol (1e-6) and --max-steps (16) trial steps per timestep).\n";
+
+const char* kContactHelp =
+    "--contact soft|impulse (default soft: MuJoCo 2.2.2's soft constraints; impulse: Schwarke et\n"
+    "al.'s velocity-level impulses with Moreau midpoint stepping, the model BCG trains with:\n"
+    "--sweeps N (10; 1 to 1000) projected Gauss-Seidel sweeps per timestep with Coulomb\n"
+    "projection and the soft activation sigma(K d) of the penetration d, --kappa K (300, 1/m),\n"
+    "contacts detected from ln(1e6)/K apart; with --integrator euler only and not with --cfd;\n"
+    "models with limited ball joints, limited tendons or tendon friction loss are refused).\n";
 
 int cmd_rollout(const Args& a) {
   // usage errors before any file is read
@@ -198,6 +232,7 @@ int cmd_rollout(const Args& a) {
   opt.constraints = true;  // contacts, limits, friction loss unless the model's flags disable them
   opt.precision = a.has("float") ? Precision::Float : Precision::Double;
   integrator_args(a, &opt.integrator, &opt.adaptive);
+  contact_args(a, opt.integrator, false, &opt.contact_model, &opt.impulse);
   const std::string backend = a.has("backend") ? a.get("backend") : "cpu";
   if (backend == "cpu") opt.backend = Backend::Cpu;
   else if (backend == "cuda") opt.backend = Backend::Cuda;
@@ -258,6 +293,7 @@ int cmd_grad(const Args& a) {
       throw UsageError(e.what());
     }
   }
+  contact_args(a, opt.integrator, opt.cfd.enabled, &opt.contact_model, &opt.impulse);
   Simulator sim(m, opt);
   refuse_above(grad_memory(sim, steps), available_memory(), steps, nenv);
   const Batch b = stack(states);
@@ -318,6 +354,7 @@ int cmd_gradcheck(const Args& a) {
   if (a.has("seed")) opt.seed = static_cast<std::uint64_t>(parse_int_in(a.get("seed"), "--seed", 0, 0x7fffffffL));
   opt.precision = a.has("float") ? Precision::Float : Precision::Double;
   integrator_args(a, &opt.integrator, &opt.adaptive);
+  contact_args(a, opt.integrator, false, &opt.contact_model, &opt.impulse);
   opt.constraints = true;
   const auto m = load_with_notes(path);
   if (a.has("states")) {
@@ -379,21 +416,26 @@ int main(int argc, char** argv) {
       return cmd_dynamics(parse_args(argc, argv, {}, {"states"}));
     }
     if (cmd == "rollout") {
-      if (wants_help(argc, argv)) return std::fputs(kRolloutHelp, stdout), std::fputs(kIntegratorHelp, stdout), 0;
+      if (wants_help(argc, argv))
+        return std::fputs(kRolloutHelp, stdout), std::fputs(kIntegratorHelp, stdout), std::fputs(kContactHelp, stdout), 0;
       return cmd_rollout(parse_args(argc, argv, {"float", "implicit-actuators"},
-                                    {"states", "steps", "backend", "integrator", "rtol", "atol", "max-steps"}));
+                                    {"states", "steps", "backend", "integrator", "rtol", "atol", "max-steps", "contact",
+                                     "kappa", "sweeps"}));
     }
     if (cmd == "grad") {
-      if (wants_help(argc, argv)) return std::fputs(kGradHelp, stdout), std::fputs(kIntegratorHelp, stdout), 0;
+      if (wants_help(argc, argv))
+        return std::fputs(kGradHelp, stdout), std::fputs(kIntegratorHelp, stdout), std::fputs(kContactHelp, stdout), 0;
       return cmd_grad(parse_args(argc, argv, {"implicit-actuators"},
-                                 {"states", "steps", "weights", "integrator", "rtol", "atol", "max-steps", "cfd"}));
+                                 {"states", "steps", "weights", "integrator", "rtol", "atol", "max-steps", "cfd",
+                                  "contact", "kappa", "sweeps"}));
     }
     if (cmd == "gradcheck") {
       if (wants_help(argc, argv))
-        return std::fputs(gradcheck_help().c_str(), stdout), std::fputs(kIntegratorHelp, stdout), 0;
+        return std::fputs(gradcheck_help().c_str(), stdout), std::fputs(kIntegratorHelp, stdout),
+               std::fputs(kContactHelp, stdout), 0;
       return cmd_gradcheck(parse_args(argc, argv, {"float", "implicit-actuators"},
                                       {"steps", "substeps", "states", "samples", "seed", "fd-step", "integrator", "rtol",
-                                       "atol", "max-steps"}));
+                                       "atol", "max-steps", "contact", "kappa", "sweeps"}));
     }
     if (cmd == "demo") return stiffgrad::run_demo(argc, argv);
     std::fprintf(stderr, "stiffgrad: unknown command '%s'\n%s", cmd.c_str(), kUsage);

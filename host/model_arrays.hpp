@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <type_traits>
 #include <vector>
 
@@ -63,11 +64,36 @@ kern::ModelView<Real> with_integrator(kern::ModelView<Real> view, Integrator int
   return view;
 }
 
+// `view` set up for the simulator's contact model (SimulatorOptions::contact_model; the view of
+// the Model impulse_model_for returns when that is Impulse). Set before the DataLayout is made:
+// the Impulse model sizes its own workspace in every environment's Data.
+template <class Real>
+kern::ModelView<Real> with_contact_model(kern::ModelView<Real> view, ContactModel contact_model,
+                                         const ImpulseContact& impulse = {}) {
+  const bool on = contact_model == ContactModel::Impulse;
+  view.contact_model = on ? kern::kContactImpulse : kern::kContactSoft;
+  view.impulse_kappa = static_cast<Real>(on ? impulse.kappa : ImpulseContact{}.kappa);
+  view.impulse_sweeps = on ? impulse.sweeps : ImpulseContact{}.sweeps;
+  return view;
+}
+
+// The view a backend simulates: `view` with the simulator's integrator and contact model.
+template <class Real>
+kern::ModelView<Real> simulation_view(kern::ModelView<Real> view, const SimulatorOptions& opt) {
+  return with_contact_model(with_integrator(view, opt.integrator, opt.adaptive), opt.contact_model, opt.impulse);
+}
+
+// With the Impulse contact model, the Model a backend steps in place of `model`
+// (impulse_contact_model: every candidate pair's margin widened to the activation's reach),
+// for the backend to own as long as views of it are used; null with the Soft model.
+std::unique_ptr<Model> impulse_model_for(const Model& model, ContactModel contact_model,
+                                         const ImpulseContact& impulse);
+
 // The view of the contacts-from-distance model (stiffgrad/contacts_from_distance.hpp) that a
 // backend's adjoint differentiates: the simulator's integrator, marked cfd.
 template <class Real>
 kern::ModelView<Real> gradient_view(kern::ModelView<Real> cfd_view, const SimulatorOptions& opt) {
-  kern::ModelView<Real> v = with_integrator(cfd_view, opt.integrator, opt.adaptive);
+  kern::ModelView<Real> v = simulation_view(cfd_view, opt);
   v.cfd = 1;
   return v;
 }

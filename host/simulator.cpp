@@ -1,6 +1,7 @@
 #include "stiffgrad/simulator.hpp"
 
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "host/backend.hpp"
@@ -19,6 +20,45 @@ constexpr struct {
 } kIntegratorNames[] = {{Integrator::SemiImplicitEuler, "euler"}, {Integrator::ImplicitDampingEuler, "implicit-actuators"},
                         {Integrator::RK4, "rk4"},                  {Integrator::Tsit5, "tsit5"},
                         {Integrator::Dopri5, "dopri5"},            {Integrator::Bosh3, "bosh3"}};
+
+// "joint 'name'" or, unnamed, "joint 3".
+std::string named(const char* what, const std::vector<std::string>& names, int i) {
+  const auto k = static_cast<std::size_t>(i);
+  if (k < names.size() && !names[k].empty()) return std::string(what) + " '" + names[k] + "'";
+  return std::string(what) + " " + std::to_string(i);
+}
+
+// The Impulse contact model's requirements on the options and the model
+// (SimulatorOptions::contact_model): what the impulse kernels do not step is refused, not ignored.
+void check_impulse(const Model& m, const SimulatorOptions& o) {
+  const std::string who = "Simulator: the impulse contact model (contact_model Impulse, --contact impulse)";
+  if (!o.constraints) throw std::invalid_argument(who + " needs constraints on (SimulatorOptions::constraints)");
+  if (!m.opt.constraint_enabled)
+    throw std::invalid_argument(who + " needs constraints on, but the model disables them (<flag constraint=\"disable\"/>)");
+  if (o.integrator != Integrator::SemiImplicitEuler)
+    throw std::invalid_argument(who + " needs integrator SemiImplicitEuler (--integrator euler), not '" +
+                                integrator_name(o.integrator) + "': Moreau midpoint stepping is its own integrator");
+  if (o.cfd.enabled)
+    throw std::invalid_argument(who + " cannot be combined with contacts from distance (cfd, --cfd)");
+  impulse_contact_model(Model{}, o.impulse);  // validates kappa and sweeps
+  const auto j = [](int i) { return static_cast<std::size_t>(i); };
+  if (m.opt.limit_enabled) {
+    for (int i = 0; i < m.njnt; ++i)
+      if (m.jnt_limited[j(i)] && m.jnt_type[j(i)] == JointType::Ball)
+        throw std::invalid_argument(who + " supports limits of hinge and slide joints only; " +
+                                    named("ball joint", m.jnt_name, i) + " is limited");
+    for (int t = 0; t < m.ntendon; ++t)
+      if (m.tendon_limited[j(t)])
+        throw std::invalid_argument(who + " does not support tendon limits; " + named("tendon", m.tendon_name, t) +
+                                    " is limited");
+  }
+  if (m.opt.frictionloss_enabled)
+    for (int t = 0; t < m.ntendon; ++t)
+      if (m.tendon_frictionloss[j(t)] > 0)
+        throw std::invalid_argument(who + " does not support tendon friction loss; " +
+                                    named("tendon", m.tendon_name, t) + " has frictionloss > 0");
+}
+
 }  // namespace
 
 const char* integrator_name(Integrator integrator) {
@@ -49,6 +89,7 @@ Simulator::Simulator(std::shared_ptr<const Model> model, SimulatorOptions option
     if (!options_.constraints) throw std::invalid_argument("Simulator: contacts from distance need constraints on");
     contacts_from_distance_model(*model_, options_.cfd);  // validates the parameters
   }
+  if (options_.contact_model == ContactModel::Impulse) check_impulse(*model_, options_);
   capacity_ = constraint_capacity(*model_, options_);
   impl_ = options_.backend == Backend::Cuda ? make_cuda_backend(*model_, options_)
                                             : make_cpu_backend(*model_, options_);

@@ -5,7 +5,8 @@
 //
 // Given the Delassus matrix G = J M⁻¹ Jᵀ (3K x 3K, 3 x 3 blocks G_ij), the free contact velocity
 // c (3K), friction coefficients mu (K) and the activations σ_i (soft mode, kernels below):
-//   start       P_i = −(G_ii + ε I)⁻¹ c_i   (ε = 1e-10 tr G_ii, ours: G_ii may be singular)
+//   start       P_i = −(G_ii + ε I)⁻¹ c_i   (ε = 1e-6 tr G_ii, ours), or 0 for a nearly singular
+//               G_ii (ours: impulse_start_is_solve)
 //   per sweep, for i = 0 .. K−1:
 //     r_i = 1 / (1 + Σ_j det G_ij) if in (0, 1 / tr G_ii], else 1 / tr G_ii   (the fallback is ours)
 //     y   = P_i − r_i (Σ_j w_ij G_ij P_j + c_i),  w_ii = 1, w_ij = σ_j (soft) or 1
@@ -124,9 +125,10 @@ SG_HD SG_INLINE void impulse_residual(int K, View<Real, L> G, View<Real, L> c, V
   }
 }
 
-// Relative regularization of the starting solve: G_ii can be singular (a contact on a limb with
-// fewer than three dofs); c_i then lies in its range, where the regularized solve is the
-// pseudo-inverse's to a relative 1e-10.
+// Relative regularization of the starting solve (ours): G_ii can be singular (a contact on a limb
+// with fewer than three dofs). 1e-6 rather than smaller: the start's derivative grows as 1/ε
+// along a weak direction, and with 1e-10 the dot-product test of the limited chain lost five
+// digits to rounding.
 constexpr double kImpulseStartReg = 1e-6;
 
 // The regularized diagonal block A = G_ii + ε I, ε = kImpulseStartReg tr G_ii, into A[9].
@@ -135,6 +137,19 @@ SG_HD SG_INLINE void impulse_start_block(View<Real, L> G, int n, int i, Real A[9
   const Real eps = Real(kImpulseStartReg) * impulse_block_trace(G, n, i);
   for (int a = 0; a < 3; ++a)
     for (int b = 0; b < 3; ++b) A[3 * a + b] = G[(3 * i + a) * n + 3 * i + b] + (a == b ? eps : Real(0));
+}
+
+// Whether block i starts at −(G_ii + ε I)⁻¹ c_i (the source's start): when it is not nearly
+// singular, det G_ii >= 1e-3 (tr G_ii / 3)³; else it starts at zero (ours). A nearly singular
+// block (a self contact between links with few relative dofs) turns c_i's component along its
+// weak direction into an impulse the unprojected start does not bound and ten sweeps cannot
+// undo: on the unactuated G1 at κ = 50 a contact 3 cm away started at 442 N s and the model
+// gained energy until it diverged. Foot and body contacts on a floating base measure >= 0.04.
+constexpr double kImpulseStartConditioning = 1e-3;
+template <class Real, class L>
+SG_HD SG_INLINE bool impulse_start_is_solve(View<Real, L> G, int n, int i) {
+  const Real t = impulse_block_trace(G, n, i) / Real(3);
+  return block_det3(G.at(3 * i * n + 3 * i), n) >= Real(kImpulseStartConditioning) * t * t * t;
 }
 
 // x = A⁻¹ b for a 3 x 3 matrix A (row-major), by cofactors (A SPD).
@@ -156,9 +171,9 @@ SG_HD void impulse_solve(int K, View<Real, L> G, View<Real, L> c, View<Real, L> 
   const int n = 3 * K;
   for (int i = 0; i < K; ++i) {
     const Real ci[3] = {-c[3 * i], -c[3 * i + 1], -c[3 * i + 2]};
-    Real A[9], p[3];
+    Real A[9], p[3] = {Real(0), Real(0), Real(0)};
     impulse_start_block(G, n, i, A);
-    block_solve3(A, ci, p);
+    if (impulse_start_is_solve(G, n, i)) block_solve3(A, ci, p);
     for (int a = 0; a < 3; ++a) P[3 * i + a] = p[a];
   }
   for (int s = 0; s < sweeps; ++s)

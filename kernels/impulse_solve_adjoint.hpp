@@ -98,9 +98,10 @@ SG_HD void adj_impulse_solve(int K, View<Real, L> G, View<Real, L> c, View<Real,
         for (int a = 0; a < 3; ++a) G_bar[(3 * i + a) * n + 3 * i + a] -= r * r * r_bar;
       }
     }
-  // start: P_i = −A⁻¹ c_i, A = G_ii + ε tr(G_ii) I (P holds it again): with z = A⁻ᵀ P̄_i,
+  // start: P_i = −A⁻¹ c_i, A = G_ii + ε tr(G_ii) I (P holds it again), or 0: with z = A⁻ᵀ P̄_i,
   // c̄_i −= z, Ā = −z P_iᵀ -> Ḡ_ii += Ā + ε tr(Ā) I
   for (int i = 0; i < K; ++i) {
+    if (!impulse_start_is_solve(G, n, i)) continue;  // started at zero: a constant
     Real A[9], At[9];
     impulse_start_block(G, n, i, A);
     for (int a = 0; a < 3; ++a)

@@ -14,6 +14,7 @@ if(STIFFGRAD_SANITIZE)
     ${PROJECT_SOURCE_DIR}/host/dynamics.cpp
     ${PROJECT_SOURCE_DIR}/host/constraint_capacity.cpp
     ${PROJECT_SOURCE_DIR}/host/model_arrays.cpp
+    ${PROJECT_SOURCE_DIR}/host/impulse_contact.cpp  # impulse_model_for (host_run.hpp)
     ${CMAKE_CURRENT_SOURCE_DIR}/loader_asan_driver.cpp)
   target_include_directories(stiffgrad_loader_asan PRIVATE
     ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR})

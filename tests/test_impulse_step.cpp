@@ -214,3 +214,148 @@ TEST(ImpulseStep, SubstepDotProduct) {
 }
 
 }  // namespace
+
+namespace {
+
+// ------------------------------------------------------------------------ physical checks
+// A body simulated with the Impulse kernels: `steps` substeps, `probe` after each.
+template <class F>
+void simulate(const ImpulseKit& k, Buf<double>& d, int steps, F&& probe) {
+  for (int s = 1; s <= steps; ++s) {
+    ASSERT_EQ(kern::substep(k.m, d.d), 0);
+    probe(s);
+  }
+}
+
+const char* kSphereDrop = R"(<mujoco><option timestep="0.005"/>
+<worldbody><geom type="plane" size="2 2 0.1"/>
+<body pos="0 0 0.3"><freejoint/><geom type="sphere" size="0.1" mass="1"/></body></worldbody></mujoco>)";
+
+// A sphere dropped on a plane: no bounce, then at rest at a depth that shrinks as κ grows. At
+// rest each substep's impulse is σ(κ d) of the one that would stop the sphere, so it sinks at
+// ḋ = g h (1 − σ)/σ = g h e^{−κ d}: d(t) = ln(e^{κ d_0} + κ g h (t − t_0)) / κ, a slow logarithmic
+// creep (the model has no position correction). The measured depth follows it.
+TEST(ImpulsePhysics, SphereDropIsInelasticAndRestsDeeperForSofterKappa) {
+  const auto base = load_xml_text(kSphereDrop, "sphere");
+  double previous_depth = 1e9;
+  for (double kappa : {50.0, 100.0, 300.0}) {
+    ImpulseKit k(*base, kappa);
+    Buf<double> d(k.o);
+    for (int i = 0; i < k.m.nq; ++i) d.d.qpos[i] = k.model->qpos0[sz(i)];
+    const double h = k.m.timestep, g = 9.81, r = 0.1;
+    // the soft activation brakes the sphere before it touches: the impact speed is its largest
+    double impact_speed = 0, max_rebound = 0, depth_at_1s = 0;
+    simulate(k, d, 600, [&](int s) {
+      const double vz = d.d.qvel[2];
+      impact_speed = std::max(impact_speed, -vz);
+      if (impact_speed > 0.5) max_rebound = std::max(max_rebound, vz);
+      if (s == 200) depth_at_1s = r - d.d.qpos[2];
+    });
+    const double depth = r - d.d.qpos[2], speed = -d.d.qvel[2];
+    // closed form from the 1 s state to the 3 s state, and the creep speed there
+    const double predicted = std::log(std::exp(kappa * depth_at_1s) + kappa * g * h * 2.0) / kappa;
+    const double creep = g * h * std::exp(-kappa * depth);
+    std::printf("[impulse physics] sphere drop kappa %3.0f: largest speed %.2f m/s, largest rebound %.1e m/s; depth %.2f mm "
+                "at 3 s (closed form from 1 s: %.2f mm), sinking at %.2e m/s (closed form %.2e)\n",
+                kappa, impact_speed, max_rebound, 1e3 * depth, 1e3 * predicted, speed, creep);
+    EXPECT_GT(impact_speed, 1.0);
+    EXPECT_LE(max_rebound, 0.0) << "bounced";
+    EXPECT_NEAR(depth, predicted, 0.01 * predicted);
+    EXPECT_NEAR(speed, creep, 0.05 * creep);
+    EXPECT_LT(speed, 1e-2 * impact_speed) << "not at rest";
+    EXPECT_LT(depth, previous_depth) << "a stiffer kappa must rest shallower";
+    previous_depth = depth;
+  }
+}
+
+// A box on a plane under gravity tilted by θ (the same as an incline of angle θ): it sticks for
+// tan θ < μ and slides with a = g (sin θ − μ cos θ) otherwise.
+std::string box_on_incline(double theta_deg, double mu) {
+  const double t = theta_deg * M_PI / 180, g = 9.81;
+  char xml[600];
+  std::snprintf(xml, sizeof xml, R"(<mujoco><option timestep="0.005" gravity="%.17g 0 %.17g"/>
+<worldbody><geom type="plane" size="20 20 0.1" friction="%g 0.005 0.0001"/>
+<body pos="0 0 0.05"><freejoint/><geom type="box" size="0.1 0.1 0.05" mass="1" friction="%g 0.005 0.0001"/></body>
+</worldbody></mujoco>)", g * std::sin(t), -g * std::cos(t), mu, mu);
+  return xml;
+}
+
+TEST(ImpulsePhysics, BoxOnInclineSticksBelowAndSlidesAboveTheFrictionAngle) {
+  const double mu = 0.5, g = 9.81, kappa = 300;
+  for (double theta : {15.0, 20.0, 35.0, 45.0}) {
+    const auto base = load_xml_text(box_on_incline(theta, mu), "incline");
+    ImpulseKit k(*base, kappa);
+    Buf<double> d(k.o);
+    for (int i = 0; i < k.m.nq; ++i) d.d.qpos[i] = k.model->qpos0[sz(i)];
+    double x_half = 0, v_half = 0;
+    simulate(k, d, 400, [&](int s) {
+      if (s == 100) { x_half = d.d.qpos[0]; v_half = d.d.qvel[0]; }
+    });
+    const double t = theta * M_PI / 180;
+    const double slide = d.d.qpos[0] - x_half, accel = (d.d.qvel[0] - v_half) / 1.5;
+    const double expected = std::tan(t) < mu ? 0.0 : g * (std::sin(t) - mu * std::cos(t));
+    std::printf("[impulse physics] box on a %2.0f deg incline, mu %.1f: moved %.2e m in the last 1.5 s, acceleration %.4f "
+                "m/s^2 (closed form %.4f)\n", theta, mu, slide, accel, expected);
+    if (expected == 0.0) {
+      // sticking: no acceleration; a slow constant creep remains (each substep's impulse
+      // removes only a fraction of the slip: σ < 1 and ten unconverged sweeps)
+      EXPECT_LT(std::fabs(accel), 1e-3 * g * std::sin(t)) << theta << " deg: must stick";
+      EXPECT_LT(std::fabs(slide), 1e-2) << theta << " deg: creeps too fast";
+    } else {
+      EXPECT_NEAR(accel, expected, 0.02 * expected) << theta << " deg";
+    }
+  }
+}
+
+// Without actuation the total energy (kinetic + gravitational) never increases, substep by
+// substep, for a pile of free bodies falling and settling (contacts, friction) and for the
+// unactuated G1 falling over (limits, friction loss, damping, many contacts).
+double total_energy(const ImpulseKit& k, const Buf<double>& state) {
+  Buf<double> e(k.o);
+  std::copy(state.v.begin() + k.o.qpos, state.v.begin() + k.o.qpos + k.m.nq + k.m.nv, e.v.begin() + k.o.qpos);
+  kern::fwd_position(k.m, e.d);
+  double kinetic = 0, potential = 0;
+  for (int i = 0; i < k.m.nv; ++i)
+    for (int j = 0; j < k.m.nv; ++j)
+      if (i == j || kern::dof_on_chain(k.m, i, j) || kern::dof_on_chain(k.m, j, i))
+        kinetic += 0.5 * e.d.qvel[i] * e.d.qM[i * k.m.nv + j] * e.d.qvel[j];
+  for (int b = 1; b < k.m.nbody; ++b)
+    for (int c = 0; c < 3; ++c)
+      potential -= k.m.body_mass[b] * k.m.gravity[c] * (e.d.xipos[3 * b + c] + e.d.tree_origin[3 * b + c]);
+  return kinetic + potential;
+}
+
+// The model with its actuators' gains and biases zeroed (the G1's position servos store energy).
+std::shared_ptr<const Model> unactuated(const Model& base) {
+  auto m = std::make_shared<Model>(base);
+  for (double& x : m->actuator_gainprm) x = 0;
+  for (double& x : m->actuator_biasprm) x = 0;
+  return m;
+}
+
+TEST(ImpulsePhysics, EnergyNeverIncreasesWithoutActuation) {
+  struct Scene { const char* name; std::shared_ptr<const Model> model; int steps; };
+  const std::vector<Scene> scenes = {
+      {"pile", load_xml_text(pile(3), "pile_energy"), 600},
+      {"g1", unactuated(*stiffgrad::load_mjcf(shared_model("unitree_g1/g1_mjx_mujoco222.xml"))), 600}};
+  for (const Scene& sc : scenes)
+    for (double kappa : {50.0, 300.0}) {
+      ImpulseKit k(*sc.model, kappa);
+      Buf<double> d(k.o);
+      for (int i = 0; i < k.m.nq; ++i) d.d.qpos[i] = k.model->qpos0[sz(i)];
+      const double e0 = total_energy(k, d);
+      double previous = e0, worst_rise = 0, scale = 0;
+      simulate(k, d, sc.steps, [&](int) {
+        const double e = total_energy(k, d);
+        worst_rise = std::max(worst_rise, e - previous);
+        scale = std::max(scale, std::fabs(e));
+        previous = e;
+      });
+      std::printf("[impulse physics] %s kappa %3.0f: energy %.4g J -> %.4g J over %d substeps; largest one-substep "
+                  "rise %.2e J (%.1e of |E|)\n", sc.name, kappa, e0, previous, sc.steps, worst_rise, worst_rise / scale);
+      EXPECT_LT(previous, e0);
+      EXPECT_LE(worst_rise, 1e-9 * scale) << sc.name << " kappa " << kappa;
+    }
+}
+
+}  // namespace

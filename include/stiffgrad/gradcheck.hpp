@@ -13,20 +13,23 @@ namespace stiffgrad {
 
 // Forward-mode (dual-number) directional derivative of a single-environment rollout of T
 // control steps of S substeps: returns d[qpos_T; qvel_T] along the raw-coordinate direction
-// (dqpos (nq), dqvel (nv), dctrl (T x nu)). Runs the same kernels in Dual<float or double>.
+// (dqpos (nq), dqvel (nv), dctrl (T x nu)). Runs the same kernels in Dual<float or double>,
+// with the integrator, constraints and contact model a Simulator with those options steps.
 std::vector<double> rollout_jvp(const Model& model, const double* qpos, const double* qvel,
                                 const double* ctrl, int T, int substeps, const double* dqpos,
                                 const double* dqvel, const double* dctrl,
                                 Precision precision = Precision::Double,
                                 Integrator integrator = Integrator::SemiImplicitEuler,
-                                bool constraints = true, const AdaptiveTolerances& adaptive = {});
+                                bool constraints = true, const AdaptiveTolerances& adaptive = {},
+                                ContactModel contact_model = ContactModel::Soft, const ImpulseContact& impulse = {});
 
 // Along a single-environment rollout in double (ctrl: T x nu): the number of substeps with
 // constraint rows (*solves) and of those whose Newton solve stopped at the model's iteration
-// cap (*at_cap).
+// cap (*at_cap). Both 0 with the Impulse contact model (a fixed number of sweeps, no Newton solve).
 void rollout_solver_iterations(const Model& model, const double* qpos, const double* qvel, const double* ctrl,
                                int T, int substeps, Integrator integrator, bool constraints, int* solves,
-                               int* at_cap, const AdaptiveTolerances& adaptive = {});
+                               int* at_cap, const AdaptiveTolerances& adaptive = {},
+                               ContactModel contact_model = ContactModel::Soft, const ImpulseContact& impulse = {});
 
 // L = w . [qpos_T; qvel_T] of a single-environment rollout (ctrl: T x nu) computed by the same
 // kernels in 80-bit extended precision: a finite-difference reference whose rounding noise
@@ -34,7 +37,9 @@ void rollout_solver_iterations(const Model& model, const double* qpos, const dou
 long double rollout_loss_extended(const Model& model, const double* qpos, const double* qvel,
                                   const double* ctrl, int T, int substeps, const double* w,
                                   Integrator integrator = Integrator::SemiImplicitEuler,
-                                  bool constraints = true, const AdaptiveTolerances& adaptive = {});
+                                  bool constraints = true, const AdaptiveTolerances& adaptive = {},
+                                  ContactModel contact_model = ContactModel::Soft,
+                                  const ImpulseContact& impulse = {});
 
 // Perturb qpos by delta (nv) the way mj_integratePos(qpos, delta, 1) does.
 void integrate_tangent(const Model& model, double* qpos, const double* delta);
@@ -47,6 +52,8 @@ struct GradcheckOptions {
   Integrator integrator = Integrator::SemiImplicitEuler;
   AdaptiveTolerances adaptive;  // Tsit5, Dopri5, Bosh3 (both modes take the same steps)
   bool constraints = true;  // contacts, limits, friction loss (SimulatorOptions::constraints; on as there)
+  ContactModel contact_model = ContactModel::Soft;  // SimulatorOptions::contact_model
+  ImpulseContact impulse;                           // SimulatorOptions::impulse
   std::uint64_t seed = 1;
   double fd_step = 1e-5;  // h of the 4-point central stencil (extended precision)
   // initial state; empty: qpos0 with hinge/slide offsets ~N(0, 0.1^2), qvel ~N(0, 0.1^2),

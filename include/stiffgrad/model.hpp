@@ -47,6 +47,17 @@ const char* integrator_name(Integrator integrator);
 // The integrator of that name; false for an unknown name.
 bool parse_integrator(const std::string& name, Integrator* integrator);
 
+// Contact models a user may request from the simulator (SimulatorOptions::contact_model).
+//   Soft     MuJoCo 2.2.2's soft constraints with the Newton solve (kernels/constraint.hpp).
+//   Impulse  Schwarke et al.'s velocity-level impulses with Moreau midpoint stepping, the
+//            contact model BCG trains with (stiffgrad/impulse_contact.hpp).
+enum class ContactModel : int { Soft = 0, Impulse = 1 };
+
+// "soft", "impulse" (the CLI's names).
+const char* contact_model_name(ContactModel contact_model);
+// The contact model of that name; false for an unknown name.
+bool parse_contact_model(const std::string& name, ContactModel* contact_model);
+
 struct Options {
   double timestep = 0.002;                 // seconds per substep (MJCF option/timestep)
   double gravity[3] = {0.0, 0.0, -9.81};   // world gravity (MJCF option/gravity)

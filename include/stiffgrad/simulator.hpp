@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "stiffgrad/contacts_from_distance.hpp"
+#include "stiffgrad/impulse_contact.hpp"
 #include "stiffgrad/model.hpp"
 
 namespace stiffgrad {
@@ -26,6 +27,17 @@ struct SimulatorOptions {
   // touch, straight-through on each substep; forward values unchanged
   // (stiffgrad/contacts_from_distance.hpp). Needs constraints on.
   ContactsFromDistance cfd;
+  // Contact model. Soft: MuJoCo 2.2.2's soft constraints (see `constraints` below). Impulse:
+  // Schwarke et al.'s velocity-level impulse model with Moreau midpoint stepping (the contact
+  // model BCG trains with): contact impulses by `impulse.sweeps` projected Gauss–Seidel sweeps
+  // with Coulomb projection and the soft activation σ(κ·d) on the penetration d (κ =
+  // `impulse.kappa`; contacts are detected from ln(1e6)/κ apart, stiffgrad/impulse_contact.hpp);
+  // joint limits (hinge, slide) and dof friction loss as impulses in the same sweeps. Impulse
+  // needs constraints on (here and in the model), integrator SemiImplicitEuler (Moreau midpoint
+  // stepping is its own integrator) and cfd off, and refuses models with limited ball joints,
+  // limited tendons or tendon friction loss (std::invalid_argument at creation).
+  ContactModel contact_model = ContactModel::Soft;
+  ImpulseContact impulse;
   // CUDA backend: the cudaStream_t (passed as void* so that this header needs no CUDA) on
   // which the simulator enqueues all its work, or nullptr to let the simulator create its
   // own (pass cudaStreamLegacy for the legacy default stream). A given stream is not owned:
@@ -42,7 +54,9 @@ struct SimulatorOptions {
   // Per-environment capacities, sized at creation (0: derived from the model: the sum over
   // candidate geom pairs of their narrow phase's most contacts, and the rows those and every
   // limit and friction loss can produce). An environment that would exceed them gets the
-  // kEnvConstraintOverflow status bit and keeps stepping without the excess.
+  // kEnvConstraintOverflow status bit and keeps stepping without the excess. With the Impulse
+  // contact model every contact, friction loss and limit side is a block of 3 rows, and
+  // max_constraint_rows is rounded down to a multiple of 3.
   int max_contacts = 0;
   int max_constraint_rows = 0;
 };

@@ -4,6 +4,7 @@
 #include "stiffgrad/mjcf.hpp"
 #include "stiffgrad/model.hpp"
 #include "stiffgrad/contacts_from_distance.hpp"
+#include "stiffgrad/impulse_contact.hpp"
 #include "stiffgrad/simulator.hpp"
 #include "stiffgrad/states_csv.hpp"
 #include "stiffgrad/rollout.hpp"
