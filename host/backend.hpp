@@ -7,6 +7,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "stiffgrad/bundle.hpp"
 #include "stiffgrad/model.hpp"
 #include "stiffgrad/simulator.hpp"
 
@@ -27,6 +28,19 @@ class RolloutImpl {
   // qacc_warmstart may be null (Rollout::checkpoint)
   virtual void checkpoint(int t, double* qpos, double* qvel, double* qacc_warmstart) const = 0;
   virtual std::size_t bytes_per_env() const = 0;
+  // Bundled Contact Gradients (stiffgrad/bundle.hpp): a backend without them refuses.
+  virtual void enable_bundles(const BundleOptions& options) {
+    (void)options;
+    throw std::runtime_error("Rollout: bundles (BundleOptions) are not implemented on this backend yet (CPU only)");
+  }
+  // Rollout::begin, before save(0): a new recording (clears the bundle schedule).
+  virtual void begin() {}
+  // With bundles: control step t (checkpoint t -> t + 1) of the simulator under the bundle
+  // scheduler, returning true; false without bundles (the Rollout steps the Simulator itself).
+  virtual bool bundled_step(int t) { (void)t; return false; }
+  virtual int bundles_started() const { return 0; }
+  virtual int bundles_skipped() const { return 0; }
+  virtual void bundles_per_env(int* counts) const { (void)counts; }
 };
 
 class BackendImpl {

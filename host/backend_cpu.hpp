@@ -66,22 +66,24 @@ class CpuBackend final : public BackendImpl {
   void get_status(int* status) const override { std::copy(status_.begin(), status_.end(), status); }
 
   void step(int substeps) override {
-    using LS = kern::Strided;
     using LW = kern::Contiguous;
-    const kern::Strided env_minor{nenv_};
 #pragma omp parallel num_threads(threads_)
     {
       const int tid = omp_get_thread_num();
       const kern::View<Real, LW> buffer{workspace_.data() + static_cast<std::size_t>(layout_.size) * tid, LW{}};
       const auto d = kern::Data<Real, LW>::bind(buffer, layout_);
 #pragma omp for schedule(static)
-      for (int e = 0; e < nenv_; ++e) {
-        kern::control_step_env(view_, kern::View<Real, LS>{qpos_.data() + e, env_minor},
-                               kern::View<Real, LS>{qvel_.data() + e, env_minor},
-                               kern::View<Real, LS>{ctrl_.data() + e, env_minor}, warm_view(e), d, substeps,
-                               &status_[e], kern::View<Real, LS>{contact_stats_.data() + e, env_minor});
-      }
+      for (int e = 0; e < nenv_; ++e) step_env(e, d, substeps);
     }
+  }
+
+  // One control step of environment e in Data d (a thread's workspace).
+  void step_env(int e, const kern::Data<Real, kern::Contiguous>& d, int substeps) {
+    using VS = kern::View<Real, kern::Strided>;
+    const kern::Strided env_minor{nenv_};
+    kern::control_step_env(view_, VS{qpos_.data() + e, env_minor}, VS{qvel_.data() + e, env_minor},
+                           VS{ctrl_.data() + e, env_minor}, warm_view(e), d, substeps, &status_[e],
+                           VS{contact_stats_.data() + e, env_minor});
   }
 
   void synchronize() override {}

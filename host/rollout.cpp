@@ -11,9 +11,18 @@ Rollout::Rollout(Simulator& sim, int horizon) : sim_(sim), horizon_(horizon) {
   impl_ = sim.impl().make_rollout(horizon, sim.options().substeps);
 }
 
+Rollout::Rollout(Simulator& sim, int horizon, const BundleOptions& bundles) : Rollout(sim, horizon) {
+  if (bundles.enabled) {
+    validate(bundles);
+    impl_->enable_bundles(bundles);
+    bundles_ = true;
+  }
+}
+
 Rollout::~Rollout() = default;
 
 void Rollout::begin() {
+  impl_->begin();
   impl_->save(0);
   steps_ = 0;
 }
@@ -22,13 +31,14 @@ void Rollout::step(const double* ctrl) {
   if (steps_ < 0) throw std::logic_error("Rollout::step before begin()");
   if (steps_ >= horizon_) throw std::length_error("Rollout::step beyond the horizon");
   if (ctrl) sim_.set_ctrl(ctrl);
-  sim_.step();
+  if (!impl_->bundled_step(steps_)) sim_.step();
   impl_->save(++steps_);
 }
 
 void Rollout::step_backend_ctrl(const void* ctrl) {
   if (steps_ < 0) throw std::logic_error("Rollout::step before begin()");
   if (steps_ >= horizon_) throw std::length_error("Rollout::step beyond the horizon");
+  if (bundles_) throw std::logic_error("Rollout::step_backend_ctrl: not with bundles yet (use step)");
   sim_.step_backend_ctrl(ctrl);
   impl_->save(++steps_);
 }
@@ -53,5 +63,13 @@ void Rollout::checkpoint(int t, double* qpos, double* qvel, double* qacc_warmsta
 }
 
 std::size_t Rollout::bytes_per_env() const { return impl_->bytes_per_env(); }
+
+int Rollout::bundles_started() const { return impl_->bundles_started(); }
+int Rollout::bundles_skipped() const { return impl_->bundles_skipped(); }
+std::vector<int> Rollout::bundles_per_env() const {
+  std::vector<int> counts(static_cast<std::size_t>(sim_.options().nenv), 0);
+  impl_->bundles_per_env(counts.data());
+  return counts;
+}
 
 }  // namespace stiffgrad

@@ -3,7 +3,9 @@
 
 #include <cstddef>
 #include <memory>
+#include <vector>
 
+#include "stiffgrad/bundle.hpp"
 #include "stiffgrad/simulator.hpp"
 
 namespace stiffgrad {
@@ -23,6 +25,10 @@ class Rollout {
  public:
   // `sim` must outlive the Rollout. All memory is sized here.
   Rollout(Simulator& sim, int horizon);
+  // With Bundled Contact Gradients (stiffgrad/bundle.hpp) when bundles.enabled: step() runs the
+  // bundle scheduler and backward() returns the bundled gradients. CPU backend only for now
+  // (std::runtime_error on CUDA); std::invalid_argument for invalid options.
+  Rollout(Simulator& sim, int horizon, const BundleOptions& bundles);
   ~Rollout();
   Rollout(const Rollout&) = delete;
   Rollout& operator=(const Rollout&) = delete;
@@ -66,13 +72,21 @@ class Rollout {
   // with it (zeros when the simulator has no constraints).
   void checkpoint(int t, double* qpos, double* qvel, double* qacc_warmstart = nullptr) const;
 
-  // Backend memory this Rollout holds per environment (checkpoints + adjoint workspace).
+  // Backend memory this Rollout holds per environment (checkpoints + adjoint workspace, and
+  // the bundle pool's share).
   std::size_t bytes_per_env() const;
+
+  // Bundles since begin(): started, and triggers refused because the pool was full (both 0
+  // without bundles). bundles_per_env: nenv counts of bundles started.
+  int bundles_started() const;
+  int bundles_skipped() const;
+  std::vector<int> bundles_per_env() const;
 
  private:
   Simulator& sim_;
   int horizon_;
   int steps_ = -1;
+  bool bundles_ = false;
   std::unique_ptr<RolloutImpl> impl_;
 };
 

@@ -7,6 +7,7 @@
 #include "stiffgrad/impulse_contact.hpp"
 #include "stiffgrad/simulator.hpp"
 #include "stiffgrad/states_csv.hpp"
+#include "stiffgrad/bundle.hpp"
 #include "stiffgrad/rollout.hpp"
 #include "stiffgrad/gradcheck.hpp"
 #include "stiffgrad/sampling.hpp"

@@ -1,0 +1,21 @@
+// BundleOptions' checks (stiffgrad/bundle.hpp).
+#include "stiffgrad/bundle.hpp"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace stiffgrad {
+
+void validate(const BundleOptions& o) {
+  const auto fail = [](const std::string& what) { throw std::invalid_argument("BundleOptions: " + what); };
+  if (o.branches < 1 || o.branches > 4096) fail("branches must be from 1 to 4096, got " + std::to_string(o.branches));
+  if (o.steps < 1) fail("steps (H) must be >= 1, got " + std::to_string(o.steps));
+  if (std::isnan(o.tau) || o.tau < 0) fail("tau must be >= 0 (+inf: never)");
+  if (!(o.sigma_p >= 0) || !std::isfinite(o.sigma_p)) fail("sigma_p must be finite and >= 0");
+  if (!(o.sigma_v >= 0) || !std::isfinite(o.sigma_v)) fail("sigma_v must be finite and >= 0");
+  if (!(o.lambda > 0) || !std::isfinite(o.lambda)) fail("lambda must be finite and > 0");
+  if (o.pool < 0) fail("pool must be >= 0 (0: one bundle per environment)");
+}
+
+}  // namespace stiffgrad
