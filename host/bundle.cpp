@@ -2,8 +2,11 @@
 #include "stiffgrad/bundle.hpp"
 
 #include <cmath>
+#include <cstdlib>
+#include <sstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace stiffgrad {
 
@@ -16,6 +19,34 @@ void validate(const BundleOptions& o) {
   if (!(o.sigma_v >= 0) || !std::isfinite(o.sigma_v)) fail("sigma_v must be finite and >= 0");
   if (!(o.lambda > 0) || !std::isfinite(o.lambda)) fail("lambda must be finite and > 0");
   if (o.pool < 0) fail("pool must be >= 0 (0: one bundle per environment)");
+}
+
+BundleOptions parse_bundle_options(const std::string& text) {
+  std::vector<double> v;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    char* end = nullptr;
+    const double x = std::strtod(item.c_str(), &end);
+    if (item.empty() || *end != '\0') throw std::invalid_argument("--bundle: '" + item + "' is not a number");
+    v.push_back(x);
+  }
+  if (v.size() != 3 && v.size() != 5)
+    throw std::invalid_argument("--bundle takes B,H,TAU or B,H,TAU,SIGMA_P,SIGMA_V");
+  for (int i : {0, 1})
+    if (v[i] != std::floor(v[i]) || !(std::abs(v[i]) < 1e9))
+      throw std::invalid_argument(std::string("--bundle: ") + (i == 0 ? "B" : "H") + " must be an integer");
+  BundleOptions b;
+  b.enabled = true;
+  b.branches = static_cast<int>(v[0]);
+  b.steps = static_cast<int>(v[1]);
+  b.tau = v[2];
+  if (v.size() == 5) {
+    b.sigma_p = v[3];
+    b.sigma_v = v[4];
+  }
+  validate(b);
+  return b;
 }
 
 }  // namespace stiffgrad

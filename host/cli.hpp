@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "stiffgrad/bundle.hpp"
 #include "stiffgrad/model.hpp"
 #include "stiffgrad/simulator.hpp"
 
@@ -60,7 +61,8 @@ struct GradMemory {
   double simulator = 0, rollout = 0, host_arrays = 0;
   double total() const { return simulator + rollout + host_arrays; }
 };
-GradMemory grad_memory(Simulator& sim, int steps);
+// With bundles (enabled) the pool's branch states count too (stiffgrad/bundle.hpp's formula).
+GradMemory grad_memory(Simulator& sim, int steps, const BundleOptions& bundles = {});
 
 // Memory the request may use: MemAvailable of /proc/meminfo, else the physical memory.
 struct MemoryLimit {

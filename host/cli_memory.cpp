@@ -2,6 +2,7 @@
 // request beyond the machine's memory must be refused with its size, not end in bad_alloc.
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -10,7 +11,7 @@
 
 namespace stiffgrad::cli {
 
-GradMemory grad_memory(Simulator& sim, int steps) {
+GradMemory grad_memory(Simulator& sim, int steps, const BundleOptions& bundles) {
   const Model& m = sim.model();
   const double nenv = sim.nenv(), T = steps;
   // Checkpoint storage grows by one state (with constraints, the solver's warm start too) and
@@ -23,6 +24,14 @@ GradMemory grad_memory(Simulator& sim, int steps) {
   GradMemory g;
   g.simulator = static_cast<double>(sim.bytes());
   g.rollout = nenv * (one_step + (T - 1) * per_step);
+  if (bundles.enabled) {
+    // branch states at every time index, perturbations per step, starts and running adjoints
+    // (host/rollout_cpu.cpp's pool): pool x B x ((T + 1)(nq + nv [+ nv]) + 2 T nv + 2 (nq + nv [+ nv]))
+    const double pool = bundles.pool > 0 ? std::min<double>(bundles.pool, nenv) : nenv;
+    const double state = m.nq + m.nv + (warm ? m.nv : 0);
+    g.rollout += pool * bundles.branches * ((T + 1) * state + 2 * T * m.nv + 2 * state) *
+                 static_cast<double>(sim.real_size());
+  }
   g.host_arrays = sizeof(double) * nenv * ((T + 1) * (m.nq + m.nv) + T * m.nu + 2.0 * m.nv);
   return g;
 }

@@ -64,7 +64,7 @@ const char* kGradHelp =
     "usage: stiffgrad grad MODEL.xml --states STATES.csv --steps N --weights W.csv\n"
     "                      [--integrator NAME] [--rtol X] [--atol X] [--max-steps K]\n"
     "                      [--cfd D0,DWIDTH,WIDTH,MID,POWER] [--contact soft|impulse] [--kappa K]\n"
-    "                      [--sweeps N]\n"
+    "                      [--sweeps N] [--bundle B,H,TAU[,SIGMA_P,SIGMA_V] [--seed S]]\n"
     "For each state row (qpos, qvel, ctrl as for `dynamics`; ctrl held for all N\n"
     "steps of the model timestep, N >= 1) and the matching row of W.csv (nq + nv weights), the loss is\n"
     "L = w . [qpos_N; qvel_N]. Prints one JSON object per line with dL_dqpos (nv, MuJoCo's\n"
@@ -74,7 +74,11 @@ const char* kGradHelp =
     "(step sizes held constant). --cfd: contacts from distance, gradients of a contact model\n"
     "that reaches WIDTH beyond touch with impedance D0 there rising to DWIDTH at touch (MuJoCo's\n"
     "solimp spline, MID, POWER), straight-through on each step; values unchanged (DiffMJX's\n"
-    "0,0.01,0.05,1,2). --implicit-actuators as for `rollout`. Memory grows with N\n"
+    "0,0.01,0.05,1,2). --bundle: Bundled Contact Gradients (CPU): a state whose largest contact\n"
+    "normal force in a step exceeds TAU (N) steps B branches for H steps, perturbed by SIGMA_P (m,\n"
+    "default 0.01) and SIGMA_V (m/s, 0.02) on its contact-carrying bodies (keyed by --seed S,\n"
+    "default 1), and continues from their average; each line gets \"bundles\": the bundles\n"
+    "its rollout started. --implicit-actuators as for `rollout`. Memory grows with N\n"
     "(checkpoints of every step): a request larger than the available memory (MemAvailable in\n"
     "/proc/meminfo) is refused before allocating, with the bytes it needs.\n";
 
@@ -294,13 +298,24 @@ int cmd_grad(const Args& a) {
     }
   }
   contact_args(a, opt.integrator, opt.cfd.enabled, &opt.contact_model, &opt.impulse);
+  BundleOptions bundles;
+  if (a.has("bundle")) {
+    try {
+      bundles = parse_bundle_options(a.get("bundle"));
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+    if (a.has("seed")) bundles.seed = static_cast<std::uint64_t>(parse_int_in(a.get("seed"), "--seed", 0, 0x7fffffffL));
+  } else if (a.has("seed")) {
+    throw UsageError("--seed needs --bundle (it keys the bundles' perturbations)");
+  }
   Simulator sim(m, opt);
-  refuse_above(grad_memory(sim, steps), available_memory(), steps, nenv);
+  refuse_above(grad_memory(sim, steps, bundles), available_memory(), steps, nenv);
   const Batch b = stack(states);
   std::vector<double> qpos = b.qpos, qvel = b.qvel, ctrl = b.ctrl;
   sim.set_state(qpos.data(), qvel.data());
   sim.set_ctrl(ctrl.data());
-  Rollout ro(sim, steps);
+  Rollout ro(sim, steps, bundles);
   ro.begin();
   Progress forward("grad forward", steps);
   for (int t = 0; t < steps; ++t) {
@@ -323,6 +338,9 @@ int cmd_grad(const Args& a) {
   std::vector<double> gu(static_cast<std::size_t>(steps) * nenv * m->nu);
   ro.backward(dq.data(), dv.data(), gq.data(), gv.data(), gu.data());
   const auto status = sim.status();
+  const std::vector<int> per_env = ro.bundles_per_env();
+  if (ro.bundles_skipped() > 0)
+    std::fprintf(stderr, "note: %d bundle triggers found the pool full and stepped nominally\n", ro.bundles_skipped());
   for (int e = 0; e < nenv; ++e) {
     if (status[e] & 1) std::fprintf(stderr, "warning: state %d became non-finite; its gradient is meaningless\n", e + 1);
     if (status[e] & 4)
@@ -335,6 +353,7 @@ int cmd_grad(const Args& a) {
     print_array("dL_dqpos", std::vector<double>(gq.begin() + e * m->nv, gq.begin() + (e + 1) * m->nv), false);
     print_array("dL_dqvel", std::vector<double>(gv.begin() + e * m->nv, gv.begin() + (e + 1) * m->nv), false);
     print_array("dL_dctrl", held, true);
+    if (bundles.enabled) std::printf(", \"bundles\": %d", per_env[static_cast<std::size_t>(e)]);
     std::printf("}\n");
   }
   return sim.num_failed() > 0 ? 3 : 0;
@@ -427,7 +446,7 @@ int main(int argc, char** argv) {
         return std::fputs(kGradHelp, stdout), std::fputs(kIntegratorHelp, stdout), std::fputs(kContactHelp, stdout), 0;
       return cmd_grad(parse_args(argc, argv, {"implicit-actuators"},
                                  {"states", "steps", "weights", "integrator", "rtol", "atol", "max-steps", "cfd",
-                                  "contact", "kappa", "sweeps"}));
+                                  "contact", "kappa", "sweeps", "bundle", "seed"}));
     }
     if (cmd == "gradcheck") {
       if (wants_help(argc, argv))

@@ -243,3 +243,35 @@ TEST(BundleRollout, InvalidOptionsAndBackendsAreRefused) {
 }
 
 }  // namespace
+
+#include "cli_support.hpp"
+
+namespace {
+
+// `grad --bundle B,H,TAU[,SIGMA_P,SIGMA_V] [--seed S]`: every line gets "bundles", the gradient
+// is the bundled one (it differs from the plain one and depends on the seed), bad values are
+// usage errors (exit 2).
+TEST(BundleRollout, CommandLine) {
+  const auto model = temp_file("bundle_drop.xml", kDropXml);
+  const auto states = temp_file("bundle_s.csv", "0,0,0.2,1,0,0,0,0.3,0,-2,0,0,0\n0,0,5,1,0,0,0,0,0,0,0,0,0\n");
+  const auto weights = temp_file("bundle_w.csv", "0,0,0,0,0,0,0,0,0,1,0,0,0\n0,0,0,0,0,0,0,0,0,1,0,0,0\n");
+  const std::string grad = "grad " + model + " --states " + states + " --weights " + weights + " --steps 40 --contact impulse";
+  const auto plain = run_cli(grad), a = run_cli(grad + " --bundle 10,2,100"), b = run_cli(grad + " --bundle 10,2,100 --seed 9");
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  ASSERT_EQ(a.status, 0) << a.err;
+  ASSERT_EQ(b.status, 0) << b.err;
+  EXPECT_EQ(plain.out.find("\"bundles\""), std::string::npos);
+  // the first state lands hard, the second stays 5 m up
+  EXPECT_NE(a.out.find("\"dL_dctrl\": [], \"bundles\": 2}\n{"), std::string::npos) << a.out;
+  EXPECT_NE(a.out.find("\"dL_dctrl\": [], \"bundles\": 0}\n"), std::string::npos) << a.out;
+  EXPECT_NE(a.out, plain.out);
+  EXPECT_NE(a.out, b.out);
+  EXPECT_EQ(a.out, run_cli(grad + " --bundle 10,2,100,0.01,0.02 --seed 1").out);  // the defaults spelled out
+  for (const std::string& bad : {std::string(" --bundle 10,2"), std::string(" --bundle 0,2,100"), std::string(" --bundle 10,2.5,100"),
+                                 std::string(" --bundle 10,2,x"), std::string(" --bundle 10,2,100,-1,0"), std::string(" --seed 3")}) {
+    const auto r = run_cli(grad + bad);
+    EXPECT_EQ(r.status, 2) << bad << "\n" << r.err;
+  }
+}
+
+}  // namespace

@@ -31,6 +31,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <string>
 
 namespace stiffgrad {
 
@@ -49,5 +50,9 @@ struct BundleOptions {
 
 // Throws std::invalid_argument for values outside the ranges above (also non-finite σ, λ <= 0).
 void validate(const BundleOptions& options);
+
+// "B,H,TAU" or "B,H,TAU,SIGMA_P,SIGMA_V" (the CLI's --bundle), enabled; throws
+// std::invalid_argument naming what is wrong.
+BundleOptions parse_bundle_options(const std::string& text);
 
 }  // namespace stiffgrad
