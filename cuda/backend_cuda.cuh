@@ -216,9 +216,10 @@ template <class Real>
 __global__ void __launch_bounds__(kBlockSize)
 control_step_kernel(const __grid_constant__ kern::ModelView<Real> m, Real* qpos, Real* qvel,
                     Real* ctrl, Real* warm, Real* workspace, const __grid_constant__ kern::DataLayout layout,
-                    int nenv, int substeps, int* status, Real* contact_stats) {
+                    int nenv, int substeps, int* status, Real* contact_stats, const int* skip) {
   const int e = static_cast<int>(blockIdx.x) * kBlockSize + static_cast<int>(threadIdx.x);
   if (e >= nenv) return;
+  if (skip && skip[e]) return;  // stepped elsewhere (a bundle: cuda/rollout_cuda.cu)
   using LS = kern::Strided;  // batched arrays: environment-minor
   using LW = kern::Strided;  // workspace: environment-minor as well
   using VS = kern::View<Real, LS>;
@@ -449,7 +450,7 @@ class CudaBackend final : public BackendImpl {
     const unsigned blocks = static_cast<unsigned>((nenv_ + kBlockSize - 1) / kBlockSize);
     control_step_kernel<Real><<<blocks, kBlockSize, 0, stream_>>>(
         view_, qpos_.get(), qvel_.get(), ctrl_.get(), warm_.get(), workspace_.get(), layout_, nenv_, substeps,
-        status_.get(), contact_stats_.get());
+        status_.get(), contact_stats_.get(), nullptr);
     SG_CUDA_CHECK(cudaGetLastError());  // launch-configuration errors only; does not sync
   }
 

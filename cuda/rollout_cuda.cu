@@ -19,15 +19,135 @@
 // -fmad=false (CMakeLists.txt, backend_cuda.cuh), so no FMA contraction can differ between
 // the two inlined copies. replay_bitwise() reports the check, per environment.
 //
+// Bundles (stiffgrad/bundle.hpp; enable_bundles): one bundle slot per environment (pool = nenv;
+// a smaller pool is refused on CUDA). Per control step, on the stream and without a host sync:
+// bundle_trigger_kernel flags the environments in a bundle (starting one where the last step's
+// statistic exceeds τ), cub::DeviceSelect::Flagged compacts their ids, control_step_kernel steps
+// the others, and bundle_step_kernel steps the compacted ones (thread i < count: environment
+// ids[i], its B branches one after another with the same kern:: functions as the CPU backend).
+// Divergence: a warp of bundle_step_kernel holds only bundled environments, each doing B
+// branch steps; the nominal kernel's bundled threads return at once. Device memory of the pool,
+// environment-minor: branch states (T + 1) x B(nq + 2 nv) x nenv, perturbations T x 2 B nv x
+// nenv, starts and running adjoints B(nq + 2 nv) + B(nq + nv) per environment, scratch.
+//
 // save() is three or four device-to-device copies on the stream (no host sync), so recording
 // keeps step()'s guarantees. backward() uploads the loss gradients once, launches one kernel
 // per control step, and downloads the results once.
+#include <cub/device/device_select.cuh>
+
 #include "cuda/backend_cuda.cuh"
 #include "kernels/batch_adjoint.hpp"
+#include "kernels/bundle_step_adjoint.hpp"
 
 namespace stiffgrad {
 
 namespace cuda_detail {
+
+// Device pointers of the bundle pool (all environment-minor with stride nenv); null `on`
+// arrays mean no bundles. Branch arrays at time index t start at t * B * n * nenv.
+template <class Real>
+struct BundlePool {
+  kern::BundleParams params{};
+  int B = 0, steps = 0, trigger_row = 0;
+  double tau = 0;
+  Real *q = nullptr, *v = nullptr, *w = nullptr;       // (T + 1) x B n x nenv
+  Real *dq = nullptr, *dv = nullptr;                   // T x B nv x nenv
+  Real *start_q = nullptr, *start_v = nullptr, *start_w = nullptr;  // B n x nenv
+  Real *adj_q = nullptr, *adj_v = nullptr;             // B n x nenv
+  Real* scratch = nullptr;                             // bundle_scratch_size x nenv
+  int* left = nullptr;                                 // nenv  steps left in the current bundle
+  int* count = nullptr;                                // nenv  bundles started
+  int* in_bundle = nullptr;                            // nenv  this step's flags (DeviceSelect input)
+  int* ids = nullptr;                                  // nenv  compacted ids
+  int* num_selected = nullptr;                         // 1
+  char* step_in = nullptr;                             // T x nenv  bundled in step t
+  char* step_first = nullptr;                          // T x nenv  the bundle's first step
+};
+
+template <class Real>
+SG_HD SG_INLINE int bundle_scratch_size(const kern::ModelView<Real>& m) {
+  return kern::bundle_perturbation_scratch_size(m) + 2 * m.nu + m.nq + 2 * m.nv + kern::kContactStats;
+}
+
+// Views of environment e's branches in a pool array at time index t (n = nq or nv per branch).
+template <class Real>
+SG_HD SG_INLINE kern::View<Real, kern::Strided> branch_view(Real* base, int t, int B, int n, int e, int nenv) {
+  return kern::View<Real, kern::Strided>{base + static_cast<std::size_t>(t) * B * n * nenv + e, kern::Strided{nenv}};
+}
+
+template <class Real>
+struct BundleScratch {
+  kern::View<Real, kern::Strided> perturbation, u, adj_u, tq, tv, sink, stats;
+  SG_HD SG_INLINE BundleScratch(const kern::ModelView<Real>& m, Real* base, int e, int nenv) {
+    using V = kern::View<Real, kern::Strided>;
+    const kern::Strided s{nenv};
+    int k = 0;
+    const auto take = [&](int n) { V v{base + static_cast<std::size_t>(k) * nenv + e, s}; k += n; return v; };
+    perturbation = take(kern::bundle_perturbation_scratch_size(m));
+    u = take(m.nu);
+    adj_u = take(m.nu);
+    tq = take(m.nq);
+    tv = take(m.nv);
+    sink = take(m.nv);
+    stats = take(kern::kContactStats);
+  }
+};
+
+template <class T>
+__global__ void __launch_bounds__(kBlockSize) iota_kernel(T* out, int n) {
+  const int i = static_cast<int>(blockIdx.x) * kBlockSize + static_cast<int>(threadIdx.x);
+  if (i < n) out[i] = static_cast<T>(i);
+}
+
+// Step t's bundle flags: a bundle starts where the environment is free, ok and over τ.
+template <class Real>
+__global__ void __launch_bounds__(kBlockSize)
+bundle_trigger_kernel(const BundlePool<Real> p, const Real* stats, const int* status, int t, int nenv) {
+  const int e = static_cast<int>(blockIdx.x) * kBlockSize + static_cast<int>(threadIdx.x);
+  if (e >= nenv) return;
+  const std::size_t te = static_cast<std::size_t>(t) * nenv + e;
+  char first = 0;
+  if (p.left[e] == 0 && status[e] == kern::kEnvOk &&
+      static_cast<double>(stats[static_cast<std::size_t>(p.trigger_row) * nenv + e]) > p.tau) {
+    p.left[e] = p.steps;
+    ++p.count[e];
+    first = 1;
+  }
+  p.in_bundle[e] = p.left[e] > 0;
+  p.step_in[te] = static_cast<char>(p.left[e] > 0);
+  p.step_first[te] = first;
+}
+
+// Thread i < *num_selected steps the bundle of environment ids[i] (bundle_start_env at its first
+// step, then bundle_step_env), in that environment's workspace.
+template <class Real>
+__global__ void __launch_bounds__(kBlockSize)
+bundle_step_kernel(const __grid_constant__ kern::ModelView<Real> m, const BundlePool<Real> p, Real* qpos, Real* qvel,
+                   Real* ctrl, Real* warm, Real* workspace, const __grid_constant__ kern::DataLayout layout, int t,
+                   int nenv, int substeps, int* status, Real* contact_stats) {
+  const int i = static_cast<int>(blockIdx.x) * kBlockSize + static_cast<int>(threadIdx.x);
+  if (i >= *p.num_selected) return;
+  const int e = p.ids[i];
+  using L = kern::Strided;
+  using V = kern::View<Real, L>;
+  const L s{nenv};
+  const auto d = kern::Data<Real, L>::bind(V{workspace + e, s}, layout);
+  const BundleScratch<Real> sc(m, p.scratch, e, nenv);
+  const V q{qpos + e, s}, v{qvel + e, s}, u{ctrl + e, s}, w{warm + e, s};
+  const bool first = p.step_first[static_cast<std::size_t>(t) * nenv + e] != 0;
+  const int B = p.B, nq = m.nq, nv = m.nv;
+  const V sq = branch_view(p.start_q, 0, B, nq, e, nenv), sv = branch_view(p.start_v, 0, B, nv, e, nenv),
+          sw = branch_view(p.start_w, 0, B, nv, e, nenv);
+  if (first)
+    kern::bundle_start_env(m, p.params, e, t, q, v, w, d, branch_view(p.dq, t, B, nv, e, nenv),
+                           branch_view(p.dv, t, B, nv, e, nenv), sq, sv, sw, sc.perturbation);
+  kern::bundle_step_env(m, p.params, q, v, u, w, d, substeps, status + e, V{contact_stats + e, s},
+                        first ? sq : branch_view(p.q, t, B, nq, e, nenv), first ? sv : branch_view(p.v, t, B, nv, e, nenv),
+                        first ? sw : branch_view(p.w, t, B, nv, e, nenv), branch_view(p.q, t + 1, B, nq, e, nenv),
+                        branch_view(p.v, t + 1, B, nv, e, nenv), branch_view(p.w, t + 1, B, nv, e, nenv), sc.u,
+                        sc.stats);
+  --p.left[e];
+}
 
 // Adjoint of control step t for every environment: thread e handles environment e, then adds
 // the loss gradient of state t (if any) to the running adjoint.
@@ -39,7 +159,7 @@ adjoint_step_kernel(const __grid_constant__ kern::ModelView<Real> m,
                     Real* w0, Real* q1, Real* v1, Real* adj_q, Real* adj_v, Real* adj_u, const Real* dl_q,
                     const Real* dl_v, Real* primal_ws, Real* keep_ws, Real* adjoint_ws,
                     Real* replay, int nenv,
-                    int substeps, const int* status, int* replay_ok) {
+                    int substeps, const int* status, int* replay_ok, const BundlePool<Real> p, int t) {
   const int e = static_cast<int>(blockIdx.x) * kBlockSize + static_cast<int>(threadIdx.x);
   if (e >= nenv) return;
   using L = kern::Strided;
@@ -49,11 +169,28 @@ adjoint_step_kernel(const __grid_constant__ kern::ModelView<Real> m,
   const auto d_keep = kern::Data<Real, L>::bind(V{keep_ws + e, s}, layout);
   const V adj_buffer{adjoint_ws + e, s};
   const auto a = kern::Data<Real, L>::bind(adj_buffer, layout);
-  const bool same = kern::adj_control_step_env(
+  if (p.step_in && p.step_in[static_cast<std::size_t>(t) * nenv + e]) {
+    // a bundled step: the branches in reverse (kernels/bundle_step_adjoint.hpp)
+    const int B = p.B, nq = m.nq, nv = m.nv;
+    const bool first = p.step_first[static_cast<std::size_t>(t) * nenv + e] != 0;
+    const BundleScratch<Real> sc(m, p.scratch, e, nenv);
+    const bool same = kern::adj_bundle_step_env(
+        m, mg, layout, p.params, first, V{q0 + e, s}, V{v0 + e, s}, V{w0 + e, s}, V{u + e, s},
+        first ? branch_view(p.start_q, 0, B, nq, e, nenv) : branch_view(p.q, t, B, nq, e, nenv),
+        first ? branch_view(p.start_v, 0, B, nv, e, nenv) : branch_view(p.v, t, B, nv, e, nenv),
+        first ? branch_view(p.start_w, 0, B, nv, e, nenv) : branch_view(p.w, t, B, nv, e, nenv),
+        branch_view(p.q, t + 1, B, nq, e, nenv), branch_view(p.v, t + 1, B, nv, e, nenv),
+        branch_view(p.dq, t, B, nv, e, nenv), branch_view(p.dv, t, B, nv, e, nenv), V{adj_q + e, s}, V{adj_v + e, s},
+        V{adj_u + e, s}, branch_view(p.adj_q, 0, B, nq, e, nenv), branch_view(p.adj_v, 0, B, nv, e, nenv), d, d_keep,
+        a, adj_buffer, V{replay + e, s}, substeps, sc.u, sc.adj_u, sc.tq, sc.tv, sc.sink);
+    if (!same && status[e] == kern::kEnvOk) replay_ok[e] = 0;
+  } else {
+    const bool same = kern::adj_control_step_env(
       m, mg, layout, V{q0 + e, s}, V{v0 + e, s}, V{u + e, s}, V{w0 + e, s}, V{q1 + e, s}, V{v1 + e, s},
       V{adj_q + e, s}, V{adj_v + e, s}, V{adj_u + e, s}, d, d_keep, a, adj_buffer, V{replay + e, s},
       substeps);
-  if (!same && status[e] == kern::kEnvOk) replay_ok[e] = 0;
+    if (!same && status[e] == kern::kEnvOk) replay_ok[e] = 0;
+  }
   if (dl_q)
     for (int i = 0; i < m.nq; ++i) adj_q[i * nenv + e] += dl_q[i * nenv + e];
   if (dl_v)
@@ -79,7 +216,7 @@ template <class Real>
 class CudaRollout final : public RolloutImpl {
  public:
   CudaRollout(CudaBackend<Real>& be, int horizon, int substeps)
-      : be_(be), substeps_(substeps), nq_(be.nq_), nv_(be.nv_), nu_(be.nu_),
+      : be_(be), horizon_(horizon), substeps_(substeps), nq_(be.nq_), nv_(be.nv_), nu_(be.nu_),
         nenv_(be.nenv_) {
     DeviceGuard guard(be_.device_);
     const std::size_t n = static_cast<std::size_t>(nenv_), T = static_cast<std::size_t>(horizon);
@@ -118,12 +255,121 @@ class CudaRollout final : public RolloutImpl {
                                     sizeof(Real) * nu_ * n, cudaMemcpyDeviceToDevice, be_.stream_));
   }
 
+  // ---------------------------------------------------------------- bundles
+  void enable_bundles(const BundleOptions& o) override {
+    if (o.pool > 0 && o.pool < nenv_)
+      throw std::invalid_argument("CUDA Rollout: bundles use one slot per environment (BundleOptions::pool 0 or >= nenv)");
+    DeviceGuard guard(be_.device_);
+    const std::size_t n = static_cast<std::size_t>(nenv_), T = static_cast<std::size_t>(horizon_),
+                      B = static_cast<std::size_t>(o.branches);
+    if (B * std::max(nq_, nv_) * n > static_cast<std::size_t>(INT_MAX))
+      throw std::runtime_error("CUDA Rollout: branches x nenv too large for 32-bit indexing");
+    bundle_opt_ = o;
+    pool_.params = kern::BundleParams{o.branches, o.sigma_p, o.sigma_v, o.lambda, o.seed};
+    pool_.B = o.branches;
+    pool_.steps = o.steps;
+    pool_.tau = o.tau;
+    pool_.trigger_row = o.trigger_on_impulse ? kern::kStatNormalImpulse : kern::kStatMaxNormalForce;
+    const auto alloc = [](DeviceArray<Real>& a, std::size_t count, const char* name) {
+      a = DeviceArray<Real>(count, name);
+      return a.get();
+    };
+    pool_.q = alloc(pool_q_, (T + 1) * B * nq_ * n, "bundle branch states (qpos)");
+    pool_.v = alloc(pool_v_, (T + 1) * B * nv_ * n, "bundle branch states (qvel)");
+    pool_.w = alloc(pool_w_, (T + 1) * B * nv_ * n, "bundle branch warm starts");
+    pool_.dq = alloc(pool_dq_, T * B * nv_ * n, "bundle perturbations (dq)");
+    pool_.dv = alloc(pool_dv_, T * B * nv_ * n, "bundle perturbations (dv)");
+    pool_.start_q = alloc(start_q_, B * nq_ * n, "bundle starts (qpos)");
+    pool_.start_v = alloc(start_v_, B * nv_ * n, "bundle starts (qvel)");
+    pool_.start_w = alloc(start_w_, B * nv_ * n, "bundle starts (warm)");
+    pool_.adj_q = alloc(adj_qb_, B * nq_ * n, "branch adjoints (qpos)");
+    pool_.adj_v = alloc(adj_vb_, B * nv_ * n, "branch adjoints (qvel)");
+    pool_.scratch = alloc(bundle_scratch_, static_cast<std::size_t>(bundle_scratch_size(be_.view_)) * n, "bundle scratch");
+    left_ = DeviceArray<int>(n, "bundle steps left");
+    count_ = DeviceArray<int>(n, "bundles started");
+    in_bundle_ = DeviceArray<int>(n, "bundle flags");
+    ids_ = DeviceArray<int>(n, "bundled ids");
+    num_selected_ = DeviceArray<int>(1, "bundled count");
+    step_in_ = DeviceArray<char>(T * n, "bundle schedule");
+    step_first_ = DeviceArray<char>(T * n, "bundle starts");
+    pool_.left = left_.get();
+    pool_.count = count_.get();
+    pool_.in_bundle = in_bundle_.get();
+    pool_.ids = ids_.get();
+    pool_.num_selected = num_selected_.get();
+    pool_.step_in = step_in_.get();
+    pool_.step_first = step_first_.get();
+    env_ids_ = DeviceArray<int>(n, "environment ids");
+    const unsigned blocks = static_cast<unsigned>((nenv_ + kBlockSize - 1) / kBlockSize);
+    iota_kernel<int><<<blocks, kBlockSize, 0, be_.stream_>>>(env_ids_.get(), nenv_);
+    SG_CUDA_CHECK(cudaGetLastError());
+    // CUB's two phases: the temporary storage is sized and allocated here, once
+    std::size_t bytes = 0;
+    SG_CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, bytes, env_ids_.get(), in_bundle_.get(),
+                                             ids_.get(), num_selected_.get(), nenv_, be_.stream_));
+    select_temp_ = DeviceArray<char>(bytes, "DeviceSelect temporary storage");
+    select_temp_bytes_ = bytes;
+    count_host_ = PinnedArray<int>(n, "bundle counts staging");
+  }
+
+  void begin() override {
+    if (!bundle_opt_.enabled) return;
+    DeviceGuard guard(be_.device_);
+    SG_CUDA_CHECK(cudaMemsetAsync(left_.get(), 0, left_.bytes(), be_.stream_));
+    SG_CUDA_CHECK(cudaMemsetAsync(count_.get(), 0, count_.bytes(), be_.stream_));
+    SG_CUDA_CHECK(cudaMemsetAsync(step_in_.get(), 0, step_in_.bytes(), be_.stream_));
+    SG_CUDA_CHECK(cudaMemsetAsync(step_first_.get(), 0, step_first_.bytes(), be_.stream_));
+  }
+
+  bool bundled_step(int t) override {
+    if (!bundle_opt_.enabled) return false;
+    NvtxRange range("stiffgrad::cuda::bundled_step");
+    DeviceGuard guard(be_.device_);
+    cudaStream_t st = be_.stream_;
+    const unsigned blocks = static_cast<unsigned>((nenv_ + kBlockSize - 1) / kBlockSize);
+    bundle_trigger_kernel<Real><<<blocks, kBlockSize, 0, st>>>(pool_, be_.contact_stats_.get(), be_.status_.get(), t, nenv_);
+    SG_CUDA_CHECK(cudaGetLastError());
+    std::size_t bytes = select_temp_bytes_;
+    SG_CUDA_CHECK(cub::DeviceSelect::Flagged(select_temp_.get(), bytes, env_ids_.get(), in_bundle_.get(), ids_.get(),
+                                             num_selected_.get(), nenv_, st));
+    control_step_kernel<Real><<<blocks, kBlockSize, 0, st>>>(
+        be_.view_, be_.qpos_.get(), be_.qvel_.get(), be_.ctrl_.get(), be_.warm_.get(), be_.workspace_.get(),
+        be_.layout_, nenv_, substeps_, be_.status_.get(), be_.contact_stats_.get(), in_bundle_.get());
+    SG_CUDA_CHECK(cudaGetLastError());
+    bundle_step_kernel<Real><<<blocks, kBlockSize, 0, st>>>(
+        be_.view_, pool_, be_.qpos_.get(), be_.qvel_.get(), be_.ctrl_.get(), be_.warm_.get(), be_.workspace_.get(),
+        be_.layout_, t, nenv_, substeps_, be_.status_.get(), be_.contact_stats_.get());
+    SG_CUDA_CHECK(cudaGetLastError());
+    return true;
+  }
+
+  int bundles_started() const override {
+    if (!bundle_opt_.enabled) return 0;
+    std::vector<int> c(static_cast<std::size_t>(nenv_));
+    bundles_per_env(c.data());
+    int total = 0;
+    for (int x : c) total += x;
+    return total;
+  }
+  void bundles_per_env(int* counts) const override {
+    if (!bundle_opt_.enabled) return;
+    DeviceGuard guard(be_.device_);
+    SG_CUDA_CHECK(cudaMemcpyAsync(count_host_.get(), count_.get(), sizeof(int) * nenv_, cudaMemcpyDeviceToHost,
+                                  be_.stream_));
+    SG_CUDA_CHECK(cudaStreamSynchronize(be_.stream_));
+    std::copy(count_host_.get(), count_host_.get() + nenv_, counts);
+  }
+
   void backward(int T, const double* dL_dqpos, const double* dL_dqvel, double* dL_dqpos0,
                 bool tangent, double* dL_dqvel0, double* dL_dctrl) override {
     NvtxRange range("stiffgrad::cuda::backward");
     DeviceGuard guard(be_.device_);
     const std::size_t n = static_cast<std::size_t>(nenv_);
     cudaStream_t st = be_.stream_;
+    if (bundle_opt_.enabled) {
+      SG_CUDA_CHECK(cudaMemsetAsync(adj_qb_.get(), 0, adj_qb_.bytes(), st));
+      SG_CUDA_CHECK(cudaMemsetAsync(adj_vb_.get(), 0, adj_vb_.bytes(), st));
+    }
     upload_rows(dL_dqpos, T + 1, nq_, dl_qpos_.get());
     upload_rows(dL_dqvel, T + 1, nv_, dl_qvel_.get());
     // adjoint of the final state = its loss gradient (or zero); row 0 itself is left to
@@ -153,7 +399,7 @@ class CudaRollout final : public RolloutImpl {
           dL_dqvel ? dl_qvel_.get() + t * nv_ * n : nullptr,
           be_.workspace_.get(), keep_ws_.get(), adjoint_ws_.get(), replay_.get(), nenv_, substeps_,
           be_.status_.get(),
-          replay_ok_.get());
+          replay_ok_.get(), pool_, t);
       SG_CUDA_CHECK(cudaGetLastError());
     }
     if (dL_dqpos0 && tangent) {
@@ -188,7 +434,9 @@ class CudaRollout final : public RolloutImpl {
                               adj_qpos_.bytes() + adj_qvel_.bytes() + adj_ctrl_.bytes() +
                               tangent_.bytes() + dl_qpos_.bytes() + dl_qvel_.bytes() +
                               adjoint_ws_.bytes() + keep_ws_.bytes() + replay_.bytes() +
-                              replay_ok_.bytes();
+                              replay_ok_.bytes() + pool_q_.bytes() + pool_v_.bytes() + pool_w_.bytes() +
+                              pool_dq_.bytes() + pool_dv_.bytes() + start_q_.bytes() + start_v_.bytes() +
+                              start_w_.bytes() + adj_qb_.bytes() + adj_vb_.bytes() + bundle_scratch_.bytes();
     return total / static_cast<std::size_t>(nenv_);
   }
 
@@ -214,8 +462,17 @@ class CudaRollout final : public RolloutImpl {
   }
 
   CudaBackend<Real>& be_;
+  int horizon_;
   int substeps_;
   int nq_, nv_, nu_, nenv_;
+  BundleOptions bundle_opt_;
+  BundlePool<Real> pool_;  // all null unless bundles are enabled
+  DeviceArray<Real> pool_q_, pool_v_, pool_w_, pool_dq_, pool_dv_, start_q_, start_v_, start_w_, adj_qb_, adj_vb_,
+      bundle_scratch_;
+  DeviceArray<int> left_, count_, in_bundle_, ids_, num_selected_, env_ids_;
+  DeviceArray<char> step_in_, step_first_, select_temp_;
+  std::size_t select_temp_bytes_ = 0;
+  PinnedArray<int> count_host_;
   bool replay_bitwise_ = true;
   DeviceArray<Real> ckpt_qpos_, ckpt_qvel_, ckpt_warm_, ckpt_ctrl_;
   DeviceArray<Real> adj_qpos_, adj_qvel_, adj_ctrl_, tangent_;

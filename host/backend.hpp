@@ -31,7 +31,7 @@ class RolloutImpl {
   // Bundled Contact Gradients (stiffgrad/bundle.hpp): a backend without them refuses.
   virtual void enable_bundles(const BundleOptions& options) {
     (void)options;
-    throw std::runtime_error("Rollout: bundles (BundleOptions) are not implemented on this backend yet (CPU only)");
+    throw std::runtime_error("Rollout: bundles (BundleOptions) are not implemented on this backend");
   }
   // Rollout::begin, before save(0): a new recording (clears the bundle schedule).
   virtual void begin() {}

@@ -74,7 +74,7 @@ const char* kGradHelp =
     "(step sizes held constant). --cfd: contacts from distance, gradients of a contact model\n"
     "that reaches WIDTH beyond touch with impedance D0 there rising to DWIDTH at touch (MuJoCo's\n"
     "solimp spline, MID, POWER), straight-through on each step; values unchanged (DiffMJX's\n"
-    "0,0.01,0.05,1,2). --bundle: Bundled Contact Gradients (CPU): a state whose largest contact\n"
+    "0,0.01,0.05,1,2). --bundle: Bundled Contact Gradients: a state whose largest contact\n"
     "normal force in a step exceeds TAU (N) steps B branches for H steps, perturbed by SIGMA_P (m,\n"
     "default 0.01) and SIGMA_V (m/s, 0.02) on its contact-carrying bodies (keyed by --seed S,\n"
     "default 1), and continues from their average; each line gets \"bundles\": the bundles\n"

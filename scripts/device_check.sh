@@ -4,7 +4,8 @@
 # *_contact cases and GpuRollout.ContactGradientsAgreeWithCpu: constraints on, from states in
 # persistent contact), bitwise replay of the forward pass by the backward pass on the device
 # with and without contact (GpuRollout.ReplayIsBitwise, required to pass), the stream-ordering
-# contract (GpuStream.*), then the forward/backward benchmarks.
+# contract (GpuStream.*), Bundled Contact Gradients against the CPU (GpuBundles.*), then the
+# forward/backward benchmarks.
 #
 # Run from the repository root on the device machine (H200, CUDA 13, fresh Debian):
 #   scripts/device_check.sh
@@ -174,7 +175,8 @@ for t in 'GpuRollout\.ReplayIsBitwise' 'GpuRollout\.GradientsAgreeWithCpu' \
          'GpuAgreement\.DoubleMatchesCpu/humanoid_contact_tsit5' 'GpuRollout\.IntegratorsAndCfdAgreeWithCpu' \
          'GpuAgreement\.CudaIsDeterministic/humanoid' 'GpuStream\.OwnStreamIsBlockingAndNonNull' \
          'GpuStream\.ControlsWrittenOnLegacyDefaultStreamAreOrdered' \
-         'GpuStream\.ControlsWrittenOnOtherStreamAreOrderedByWaitForStream'; do
+         'GpuStream\.ControlsWrittenOnOtherStreamAreOrderedByWaitForStream' \
+         'GpuBundles\.AgreeWithCpu' 'GpuBundles\.NeverTriggeredEqualsThePlainCudaRollout'; do
   if grep -qE "Test +#[0-9]+: ([A-Za-z0-9_]+/)?${t}[ .]+ +Passed" "$GPU_LOG"; then
     note "required: ${t//\\/} passed"
   else

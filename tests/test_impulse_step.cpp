@@ -33,30 +33,24 @@ std::shared_ptr<const Model> load_xml_text(const std::string& xml, const std::st
   return m;
 }
 
-// The model the Impulse simulator runs: candidate pairs detect contacts up to ln(1e6)/κ apart.
-std::shared_ptr<const Model> impulse_model(const Model& base, double kappa) {
-  auto m = std::make_shared<Model>(base);
-  for (double& margin : m->cpair_margin) margin = std::max(margin, std::log(1e6) / kappa);
-  return m;
+// The Model, capacities and view a Simulator with contact_model Impulse builds
+// (host/impulse_contact.cpp, host/constraint_capacity.cpp, host/model_arrays.hpp).
+stiffgrad::ImpulseContact impulse_params(double kappa, int sweeps = 10) {
+  stiffgrad::ImpulseContact c;
+  c.kappa = kappa;
+  c.sweeps = sweeps;
+  return c;
 }
 
-// Blocks of three rows: contacts, dof friction loss, two per limited hinge/slide joint.
-stiffgrad::ConstraintCapacity impulse_capacity(const Model& m) {
-  stiffgrad::ConstraintCapacity cap;
-  for (int n : m.cpair_maxcon) cap.contacts += n;
-  int blocks = cap.contacts;
-  for (double f : m.dof_frictionloss) blocks += f > 0;
-  for (int j = 0; j < m.njnt; ++j) blocks += m.jnt_limited[sz(j)] ? 2 : 0;
-  cap.rows = 3 * blocks;
-  return cap;
+stiffgrad::ConstraintCapacity impulse_capacity(const Model& base) {
+  stiffgrad::SimulatorOptions o;
+  o.contact_model = stiffgrad::ContactModel::Impulse;
+  return stiffgrad::constraint_capacity(base, o);
 }
 
 template <class Real>
 kern::ModelView<Real> impulse_view(kern::ModelView<Real> v, double kappa, int sweeps) {
-  v.contact_model = kern::kContactImpulse;
-  v.impulse_kappa = Real(kappa);
-  v.impulse_sweeps = sweeps;
-  return v;
+  return stiffgrad::with_contact_model(v, stiffgrad::ContactModel::Impulse, impulse_params(kappa, sweeps));
 }
 
 struct ImpulseKit {
@@ -67,7 +61,8 @@ struct ImpulseKit {
   kern::DataLayout o;
   double kappa;
   ImpulseKit(const Model& base, double kappa_, int sweeps = 10)
-      : model(impulse_model(base, kappa_)), cap(impulse_capacity(*model)), arr_d(*model, cap),
+      : model(std::make_shared<Model>(stiffgrad::impulse_contact_model(base, impulse_params(kappa_, sweeps)))),
+        cap(impulse_capacity(base)), arr_d(*model, cap),
         m(impulse_view(arr_d.host_view(), kappa_, sweeps)), o(kern::DataLayout::make(m)), kappa(kappa_) {}
 };
 

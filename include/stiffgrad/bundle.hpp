@@ -21,7 +21,9 @@
 //
 // A pool of `pool` bundles (default: one per environment) is sized at creation. When more
 // environments trigger in one step than there are free bundles, the largest trigger values get
-// them and the rest step nominally (counted in Rollout::bundles_skipped()).
+// them and the rest step nominally (counted in Rollout::bundles_skipped()). The CUDA backend
+// keeps one slot per environment (a smaller pool is refused there) and compacts the bundled
+// environments' ids with CUB's DeviceSelect every step (cuda/rollout_cuda.cu).
 //
 // Memory per environment (Real = the simulator's precision): the pool's branch states
 //   pool / nenv × (horizon + 1) × B × (nq + nv [+ nv with the soft model's warm start]) Reals,

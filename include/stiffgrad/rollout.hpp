@@ -26,8 +26,8 @@ class Rollout {
   // `sim` must outlive the Rollout. All memory is sized here.
   Rollout(Simulator& sim, int horizon);
   // With Bundled Contact Gradients (stiffgrad/bundle.hpp) when bundles.enabled: step() runs the
-  // bundle scheduler and backward() returns the bundled gradients. CPU backend only for now
-  // (std::runtime_error on CUDA); std::invalid_argument for invalid options.
+  // bundle scheduler and backward() returns the bundled gradients. std::invalid_argument for invalid
+  // options (on CUDA also for a pool smaller than nenv: one bundle slot per environment there).
   Rollout(Simulator& sim, int horizon, const BundleOptions& bundles);
   ~Rollout();
   Rollout(const Rollout&) = delete;
