@@ -2,11 +2,11 @@
 #include "stiffgrad/bundle.hpp"
 
 #include <cmath>
-#include <cstdlib>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "host/number_list.hpp"
 
 namespace stiffgrad {
 
@@ -22,15 +22,7 @@ void validate(const BundleOptions& o) {
 }
 
 BundleOptions parse_bundle_options(const std::string& text) {
-  std::vector<double> v;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    char* end = nullptr;
-    const double x = std::strtod(item.c_str(), &end);
-    if (item.empty() || *end != '\0') throw std::invalid_argument("--bundle: '" + item + "' is not a number");
-    v.push_back(x);
-  }
+  const std::vector<double> v = parse_number_list(text, "--bundle");
   if (v.size() != 3 && v.size() != 5)
     throw std::invalid_argument("--bundle takes B,H,TAU or B,H,TAU,SIGMA_P,SIGMA_V");
   for (int i : {0, 1})

@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "host/number_list.hpp"
+
 namespace stiffgrad {
 
 Model contacts_from_distance_model(const Model& model, const ContactsFromDistance& c) {
@@ -28,15 +30,7 @@ Model contacts_from_distance_model(const Model& model, const ContactsFromDistanc
 }
 
 ContactsFromDistance parse_contacts_from_distance(const std::string& text) {
-  std::vector<double> v;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    char* end = nullptr;
-    const double x = std::strtod(item.c_str(), &end);
-    if (item.empty() || *end != '\0') throw std::invalid_argument("--cfd: '" + item + "' is not a number");
-    v.push_back(x);
-  }
+  const std::vector<double> v = parse_number_list(text, "--cfd");
   if (v.size() != 5) throw std::invalid_argument("--cfd takes five numbers D0,DWIDTH,WIDTH,MID,POWER");
   ContactsFromDistance c;
   c.enabled = true;
