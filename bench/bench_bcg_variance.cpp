@@ -144,7 +144,8 @@ int main(int argc, char** argv) {
       for (int B : Bs) {
         const Estimate e = estimate(model, q0, ctrl, draws, kappa, B, tau);
         if (B == 1) var1 = e.var;
-        const double reduction = e.var > 0 ? var1 / e.var : 0;  // 0: nothing bundled, no spread
+        // 0: nothing bundled (the draws then differ only by the mean's rounding)
+        const double reduction = e.bundles_per_env > 0 && e.var > 0 ? var1 / e.var : 0;
         if (kappa == 300 && B == 10 && tau == 400) goal_reduction = reduction;
         char red[32] = "-";
         if (reduction > 0) std::snprintf(red, sizeof red, "%.2f", reduction);

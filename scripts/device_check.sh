@@ -176,7 +176,8 @@ for t in 'GpuRollout\.ReplayIsBitwise' 'GpuRollout\.GradientsAgreeWithCpu' \
          'GpuAgreement\.CudaIsDeterministic/humanoid' 'GpuStream\.OwnStreamIsBlockingAndNonNull' \
          'GpuStream\.ControlsWrittenOnLegacyDefaultStreamAreOrdered' \
          'GpuStream\.ControlsWrittenOnOtherStreamAreOrderedByWaitForStream' \
-         'GpuBundles\.AgreeWithCpu' 'GpuBundles\.NeverTriggeredEqualsThePlainCudaRollout'; do
+         'GpuImpulse\.RolloutAgreesWithCpu' 'GpuBundles\.AgreeWithCpu' \
+         'GpuBundles\.NeverTriggeredEqualsThePlainCudaRollout'; do
   if grep -qE "Test +#[0-9]+: ([A-Za-z0-9_]+/)?${t}[ .]+ +Passed" "$GPU_LOG"; then
     note "required: ${t//\\/} passed"
   else

@@ -6,6 +6,7 @@
 // run_gradcheck bound.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -77,6 +78,52 @@ TEST(ImpulseRollout, GradientMatchesFiniteDifferencesAndForwardModeInContact) {
     EXPECT_TRUE(rep.passed) << c.path;
     // no Newton solve with the Impulse model
     EXPECT_EQ(rep.constraint_solves, 0) << c.path;
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// Identical environments get bit-for-bit identical states and gradients, whichever thread (and
+// so whichever reused workspace) serves them: nothing read from scratch carries over from the
+// environment stepped before.
+TEST(ImpulseRollout, IdenticalEnvironmentsGetIdenticalGradients) {
+  auto model = std::make_shared<Model>(*load_mjcf(sgtest::shared_data() + "/models/unitree_g1/scene_mjx.xml"));
+  model->opt.timestep = 0.005;
+  const Keyframe& home = model->keyframes[sz(model->keyframe_id("home"))];
+  const int nenv = 5, T = 12, nq = model->nq, nv = model->nv, nu = model->nu;
+  for (ContactModel cm : {ContactModel::Impulse, ContactModel::Soft}) {
+    SimulatorOptions o = impulse_options(4);
+    o.contact_model = cm;
+    o.nenv = nenv;
+    o.threads = 2;
+    o.impulse.kappa = 100;
+    Simulator sim(model, o);
+    std::vector<double> q, v(sz(nenv * nv), 0.0), u;
+    for (int e = 0; e < nenv; ++e) {
+      q.insert(q.end(), home.qpos.begin(), home.qpos.end());
+      q[sz(e * nq + 2)] += 0.1;
+      u.insert(u.end(), home.ctrl.begin(), home.ctrl.end());
+    }
+    sim.set_state(q.data(), v.data());
+    sim.set_ctrl(u.data());
+    Rollout ro(sim, T);
+    ro.begin();
+    for (int t = 0; t < T; ++t) ro.step();
+    std::vector<double> dv(sz((T + 1) * nenv * nv), 0.0);
+    for (int e = 0; e < nenv; ++e) dv[sz((T * nenv + e) * nv + 2)] = 1.0;
+    std::vector<double> gq(sz(nenv * nv)), gv(gq.size()), gu(sz(T * nenv * nu));
+    ro.backward(nullptr, dv.data(), gq.data(), gv.data(), gu.data());
+    sim.get_state(q.data(), v.data());
+    for (int e = 1; e < nenv; ++e) {
+      EXPECT_TRUE(std::equal(q.begin(), q.begin() + nq, q.begin() + e * nq)) << contact_model_name(cm) << " env " << e;
+      EXPECT_TRUE(std::equal(gq.begin(), gq.begin() + nv, gq.begin() + e * nv)) << contact_model_name(cm) << " env " << e;
+      EXPECT_TRUE(std::equal(gv.begin(), gv.begin() + nv, gv.begin() + e * nv)) << contact_model_name(cm) << " env " << e;
+      for (int t = 0; t < T; ++t)
+        EXPECT_TRUE(std::equal(gu.begin() + t * nenv * nu, gu.begin() + t * nenv * nu + nu, gu.begin() + (t * nenv + e) * nu))
+            << contact_model_name(cm) << " env " << e << " step " << t;
+    }
   }
 }
 
