@@ -3,11 +3,14 @@
 // environments that trigger grows.
 //
 // The G1 (scene_mjx.xml, `home`, position servos holding the keyframe) with the Impulse contact
-// model (κ = 300), N = 32 control steps of 0.02 s (4 substeps of 0.005 s). A fraction f of the
-// batch is dropped from 0.10 m onto the floor; the others start 10 m up and never touch. Bundles:
-// B = 10, H = 2, τ = 400 N (the default: the landing triggers) and τ = 0 (every step in contact
-// bundled). Forward + backward wall time (the better of `--reps` alternating pairs), bundled over
-// plain, and Rollout::bytes_per_env for both.
+// model (κ = 300), N = 32 control steps of 0.02 s (4 substeps of 0.005 s), every environment
+// dropped from 0.10 m onto the floor. Bundles B = 10, H = 2 with
+//   τ = ∞ (never triggered: the scheduler's own overhead),
+//   τ = 400 N (the default: the landing triggers),
+//   τ = 0 (every step with any contact force, self-contacts included, wants a bundle) with a pool
+//   of nenv/4, nenv/2 and nenv slots: the fraction bundled follows the pool.
+// Forward + backward wall time (the better of `--reps` alternating pairs), bundled over plain,
+// against the fraction of environment-steps bundled, and Rollout::bytes_per_env for both.
 //
 //   bench_bcg_cost [--quick] [--out DIR] [--nenv N] [--reps R]
 //
@@ -16,6 +19,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -79,7 +83,7 @@ int main(int argc, char** argv) {
       else throw std::invalid_argument("unknown argument '" + a + "' (--quick --out DIR --nenv N --reps R)");
     }
     if (quick) { nenv = std::min(nenv, 4); reps = 1; }
-    if (nenv < 4 || reps < 1) throw std::invalid_argument("--nenv must be >= 4, --reps >= 1");
+    if (nenv < 4 || reps < 1) throw std::invalid_argument("--nenv must be >= 4, --reps >= 1");  // pools of nenv/4
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_bcg_cost: %s\n", e.what());
     return 2;
@@ -90,43 +94,45 @@ int main(int argc, char** argv) {
   model->opt.timestep = 0.005;
   const Keyframe& home = model->keyframes[static_cast<std::size_t>(model->keyframe_id("home"))];
   const int nq = model->nq, nu = model->nu;
-  std::printf("BCG cost: G1 scene_mjx, Impulse kappa 300, %d envs, %d steps x %d substeps, B 10, H 2; forward + "
-              "backward, best of %d\nmachine: %s, load %s, threads: all cores\n",
+  std::printf("BCG cost: G1 scene_mjx home + 0.10 m, Impulse kappa 300, %d envs, %d steps x %d substeps, B 10, H 2; "
+              "forward + backward, best of %d\nmachine: %s, load %s, threads: all cores\n",
               nenv, kSteps, kSubsteps, reps, bench::cpu_model().c_str(), bench::load_average().c_str());
-  std::printf("%6s %5s %17s %10s %10s %8s %14s %14s\n", "f", "tau", "bundled fraction", "plain s", "bundled s", "ratio",
-              "plain B/env", "bundled B/env");
+  std::printf("%5s %5s %17s %10s %10s %8s %14s %14s\n", "tau", "pool", "bundled fraction", "plain s", "bundled s",
+              "ratio", "plain B/env", "bundled B/env");
   auto csv = std::make_unique<CsvWriter>(
-      out.path("bcg_cost.csv"), std::vector<std::string>{"dropped_fraction", "tau", "bundled_fraction", "plain_s",
-                                                         "bundled_s", "time_ratio", "plain_bytes_per_env",
-                                                         "bundled_bytes_per_env"});
-  for (double f : {0.0, 0.25, 0.5, 1.0}) {
-    std::vector<double> q(static_cast<std::size_t>(nenv) * nq), u(static_cast<std::size_t>(nenv) * nu);
-    const int dropped = static_cast<int>(std::lround(f * nenv));
-    for (int e = 0; e < nenv; ++e) {
-      std::copy(home.qpos.begin(), home.qpos.end(), q.begin() + static_cast<std::ptrdiff_t>(e) * nq);
-      q[static_cast<std::size_t>(e) * nq + 2] += e < dropped ? 0.10 : 10.0;
-      std::copy(home.ctrl.begin(), home.ctrl.end(), u.begin() + static_cast<std::ptrdiff_t>(e) * nu);
+      out.path("bcg_cost.csv"), std::vector<std::string>{"tau", "pool", "bundled_fraction", "plain_s", "bundled_s",
+                                                         "time_ratio", "plain_bytes_per_env", "bundled_bytes_per_env"});
+  std::vector<double> q(static_cast<std::size_t>(nenv) * nq), u(static_cast<std::size_t>(nenv) * nu);
+  for (int e = 0; e < nenv; ++e) {
+    std::copy(home.qpos.begin(), home.qpos.end(), q.begin() + static_cast<std::ptrdiff_t>(e) * nq);
+    q[static_cast<std::size_t>(e) * nq + 2] += 0.10;
+    std::copy(home.ctrl.begin(), home.ctrl.end(), u.begin() + static_cast<std::ptrdiff_t>(e) * nu);
+  }
+  const double inf = std::numeric_limits<double>::infinity();
+  struct Row {
+    double tau;
+    int pool;
+  };
+  for (const Row& row : {Row{inf, nenv}, Row{400, nenv}, Row{0, nenv / 4}, Row{0, nenv / 2}, Row{0, nenv}}) {
+    BundleOptions b;
+    b.enabled = true;
+    b.tau = row.tau;
+    b.pool = row.pool;
+    Timing plain, bundled;
+    plain.seconds = bundled.seconds = 1e30;
+    for (int r = 0; r < reps; ++r) {  // alternating, the better of each
+      const Timing p = time_rollout(model, q, u, nenv, BundleOptions{});
+      const Timing c = time_rollout(model, q, u, nenv, b);
+      if (p.seconds < plain.seconds) plain = p;
+      if (c.seconds < bundled.seconds) bundled = c;
     }
-    for (double tau : {400.0, 0.0}) {
-      BundleOptions b;
-      b.enabled = true;
-      b.tau = tau;
-      Timing plain, bundled;
-      plain.seconds = bundled.seconds = 1e30;
-      for (int r = 0; r < reps; ++r) {  // alternating, the better of each
-        const Timing p = time_rollout(model, q, u, nenv, BundleOptions{});
-        const Timing c = time_rollout(model, q, u, nenv, b);
-        if (p.seconds < plain.seconds) plain = p;
-        if (c.seconds < bundled.seconds) bundled = c;
-      }
-      std::printf("%6.2f %5.0f %17.3f %10.3f %10.3f %8.2f %14.0f %14.0f\n", f, tau, bundled.bundled_fraction,
-                  plain.seconds, bundled.seconds, bundled.seconds / plain.seconds, plain.bytes_per_env,
-                  bundled.bytes_per_env);
-      csv->row({CsvWriter::num(f), CsvWriter::num(tau), CsvWriter::num(bundled.bundled_fraction),
-                CsvWriter::num(plain.seconds), CsvWriter::num(bundled.seconds),
-                CsvWriter::num(bundled.seconds / plain.seconds), CsvWriter::num(plain.bytes_per_env),
-                CsvWriter::num(bundled.bytes_per_env)});
-    }
+    std::printf("%5.0f %5d %17.3f %10.3f %10.3f %8.2f %14.0f %14.0f\n", row.tau, row.pool, bundled.bundled_fraction,
+                plain.seconds, bundled.seconds, bundled.seconds / plain.seconds, plain.bytes_per_env,
+                bundled.bytes_per_env);
+    csv->row({CsvWriter::num(row.tau), std::to_string(row.pool), CsvWriter::num(bundled.bundled_fraction),
+              CsvWriter::num(plain.seconds), CsvWriter::num(bundled.seconds),
+              CsvWriter::num(bundled.seconds / plain.seconds), CsvWriter::num(plain.bytes_per_env),
+              CsvWriter::num(bundled.bytes_per_env)});
   }
   csv.reset();
   const std::string csv_path = "'" + out.path("bcg_cost.csv") + "'";
