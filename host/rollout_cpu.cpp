@@ -117,7 +117,8 @@ class CpuRollout final : public RolloutImpl {
       const auto d = kern::Data<Real, LW>::bind(VW{be_.workspace_.data() + static_cast<std::size_t>(be_.layout_.size) * tid, LW{}},
                                                 be_.layout_);
       const BundleScratch sc = bundle_scratch(tid);
-#pragma omp for schedule(static)
+      // dynamic: a bundled environment costs B nominal ones, wherever the trigger puts it
+#pragma omp for schedule(dynamic, 1)
       for (int e = 0; e < nenv_; ++e) {
         const int s = env_slot_[e];
         if (s < 0) {
@@ -247,8 +248,7 @@ class CpuRollout final : public RolloutImpl {
       const auto a = kern::Data<Real, LW>::bind(adj_buffer, o);
       const VW replay{ws + 3 * o.size, LW{}};
       const BundleScratch sc = bundle_.enabled ? bundle_scratch(omp_get_thread_num()) : BundleScratch{};
-#pragma omp for schedule(static)
-      for (int e = 0; e < nenv_; ++e) {
+      const auto adjoint_env = [&](int e) {
         const int s = bundle_.enabled ? step_slot_[static_cast<std::size_t>(t) * nenv_ + e] : -1;
         if (s >= 0) {
           const bool first = step_first_[static_cast<std::size_t>(t) * nenv_ + e] != 0;
@@ -262,7 +262,7 @@ class CpuRollout final : public RolloutImpl {
               VW{adj_vb_.data() + static_cast<std::size_t>(s) * B_ * nv_, LW{}}, d, d_keep, a, adj_buffer, replay,
               substeps_, sc.u, sc.adj_u, sc.tq, sc.tv, sc.sink);
           if (!same && be_.status_[e] == kern::kEnvOk) replay_ok_[e] = 0;
-          continue;
+          return;
         }
         const bool same = kern::adj_control_step_env(
             be_.view_, be_.grad_view_, o, VS{q0 + e, env_minor}, VS{v0 + e, env_minor}, VS{u + e, env_minor},
@@ -271,6 +271,15 @@ class CpuRollout final : public RolloutImpl {
             adj_buffer, replay, substeps_);
         // an environment frozen by a non-finite state is not expected to replay
         if (!same && be_.status_[e] == kern::kEnvOk) replay_ok_[e] = 0;
+      };
+      // with bundles dynamic, as in bundled_step (the results do not depend on the thread: each
+      // environment's work is its own)
+      if (bundle_.enabled) {
+#pragma omp for schedule(dynamic, 1)
+        for (int e = 0; e < nenv_; ++e) adjoint_env(e);
+      } else {
+#pragma omp for schedule(static)
+        for (int e = 0; e < nenv_; ++e) adjoint_env(e);
       }
     }
   }

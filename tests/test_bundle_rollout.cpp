@@ -134,6 +134,22 @@ TEST(BundleRollout, NeverTriggeredEqualsThePlainRolloutBitForBit) {
   }
 }
 
+// The scheduler hands environments to threads dynamically: states and gradients must not depend
+// on which thread (and reused scratch) served an environment, or on how many threads there are.
+TEST(BundleRollout, ResultsDoNotDependOnTheThreads) {
+  DropScene s(5);
+  BundleRun r[2];
+  for (int k = 0; k < 2; ++k) {
+    s.o.threads = k + 1;
+    r[k] = run(s.m, s.o, bundles(100), s.q0, s.v0, 30, s.w);
+  }
+  EXPECT_GT(r[0].started, 0);
+  EXPECT_EQ(r[0].per_env, r[1].per_env);
+  EXPECT_EQ(r[0].qT, r[1].qT);
+  EXPECT_EQ(r[0].gq, r[1].gq);
+  EXPECT_EQ(r[0].gv, r[1].gv);
+}
+
 TEST(BundleRollout, NoBundleWithoutContact) {
   DropScene s(2);
   for (int e = 0; e < 2; ++e) s.q0[sz(e * 7 + 2)] = 50;  // 50 m up: no contact in 0.8 s
