@@ -99,7 +99,7 @@ __global__ void __launch_bounds__(kBlockSize) iota_kernel(T* out, int n) {
   if (i < n) out[i] = static_cast<T>(i);
 }
 
-// Step t's bundle flags: a bundle starts where the environment is free, ok and over τ.
+// Step t's bundle flags: a bundle starts where the environment is free, finite and over τ.
 template <class Real>
 __global__ void __launch_bounds__(kBlockSize)
 bundle_trigger_kernel(const BundlePool<Real> p, const Real* stats, const int* status, int t, int nenv) {
@@ -107,7 +107,7 @@ bundle_trigger_kernel(const BundlePool<Real> p, const Real* stats, const int* st
   if (e >= nenv) return;
   const std::size_t te = static_cast<std::size_t>(t) * nenv + e;
   char first = 0;
-  if (p.left[e] == 0 && status[e] == kern::kEnvOk &&
+  if (p.left[e] == 0 && (status[e] & kern::kEnvNonFinite) == 0 &&
       static_cast<double>(stats[static_cast<std::size_t>(p.trigger_row) * nenv + e]) > p.tau) {
     p.left[e] = p.steps;
     ++p.count[e];

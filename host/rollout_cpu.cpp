@@ -86,7 +86,7 @@ class CpuRollout final : public RolloutImpl {
     std::vector<int>& wanting = trigger_scratch_;
     wanting.clear();
     for (int e = 0; e < nenv_; ++e)
-      if (env_left_[e] == 0 && be_.status_[e] == kern::kEnvOk &&
+      if (env_left_[e] == 0 && (be_.status_[e] & kern::kEnvNonFinite) == 0 &&
           static_cast<double>(be_.contact_stats_[static_cast<std::size_t>(row) * nenv_ + e]) > bundle_.tau)
         wanting.push_back(e);
     const auto value = [&](int e) { return be_.contact_stats_[static_cast<std::size_t>(row) * nenv_ + e]; };

@@ -6,8 +6,9 @@
 // Per environment and control step t of a Rollout with bundles:
 //  - trigger: the largest normal force of one contact in the previous control step (Simulator::
 //    contact_stats row 1) exceeds `tau` (or, with trigger_on_impulse, the step's normal impulse,
-//    row 2), and the environment is not already in a bundle (at a recording's first step: the
-//    statistics of the simulator's last step before Rollout::begin, zero for a new simulator);
+//    row 2), and the environment is finite and not already in a bundle (at a recording's first
+//    step: the statistics of the simulator's last step before Rollout::begin, zero for a new
+//    simulator);
 //  - branches: B copies of the state x_t, branch b perturbed by Cartesian noise on the bodies
 //    that carry the contacts touching at x_t (kernels/bundle_perturbation.hpp: positions
 //    N(0, σp²), velocities N(0, σv²) of the bodies' origins, mapped to generalized coordinates by
