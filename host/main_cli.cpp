@@ -64,7 +64,8 @@ const char* kGradHelp =
     "usage: stiffgrad grad MODEL.xml --states STATES.csv --steps N --weights W.csv\n"
     "                      [--integrator NAME] [--rtol X] [--atol X] [--max-steps K]\n"
     "                      [--cfd D0,DWIDTH,WIDTH,MID,POWER] [--contact soft|impulse] [--kappa K]\n"
-    "                      [--sweeps N] [--bundle B,H,TAU[,SIGMA_P,SIGMA_V] [--seed S]]\n"
+    "                      [--sweeps N] [--bundle B,H,TAU[,SIGMA_P,SIGMA_V] [--seed S]\n"
+    "                      [--bundle-trigger force|impulse]]\n"
     "For each state row (qpos, qvel, ctrl as for `dynamics`; ctrl held for all N\n"
     "steps of the model timestep, N >= 1) and the matching row of W.csv (nq + nv weights), the loss is\n"
     "L = w . [qpos_N; qvel_N]. Prints one JSON object per line with dL_dqpos (nv, MuJoCo's\n"
@@ -75,7 +76,8 @@ const char* kGradHelp =
     "that reaches WIDTH beyond touch with impedance D0 there rising to DWIDTH at touch (MuJoCo's\n"
     "solimp spline, MID, POWER), straight-through on each step; values unchanged (DiffMJX's\n"
     "0,0.01,0.05,1,2). --bundle: Bundled Contact Gradients: a state whose largest contact\n"
-    "normal force in a step exceeds TAU (N) steps B branches for H steps, perturbed by SIGMA_P (m,\n"
+    "normal force in a step exceeds TAU (N; --bundle-trigger impulse: whose step's contact normal\n"
+    "impulse exceeds TAU N s) steps B branches for H steps, perturbed by SIGMA_P (m,\n"
     "default 0.01) and SIGMA_V (m/s, 0.02) on its contact-carrying bodies (keyed by --seed S,\n"
     "default 1), and continues from their average; each line gets \"bundles\": the bundles\n"
     "its rollout started. --implicit-actuators as for `rollout`. Memory grows with N\n"
@@ -306,11 +308,24 @@ int cmd_grad(const Args& a) {
       throw UsageError(e.what());
     }
     if (a.has("seed")) bundles.seed = static_cast<std::uint64_t>(parse_int_in(a.get("seed"), "--seed", 0, 0x7fffffffL));
-  } else if (a.has("seed")) {
-    throw UsageError("--seed needs --bundle (it keys the bundles' perturbations)");
+    if (a.has("bundle-trigger")) {
+      const std::string trigger = a.get("bundle-trigger");
+      if (trigger != "force" && trigger != "impulse")
+        throw UsageError("--bundle-trigger must be force or impulse, got '" + trigger + "'");
+      bundles.trigger_on_impulse = trigger == "impulse";
+    }
+  } else if (a.has("seed") || a.has("bundle-trigger")) {
+    throw UsageError(std::string(a.has("seed") ? "--seed" : "--bundle-trigger") +
+                     " needs --bundle (it keys or triggers the bundles)");
   }
   Simulator sim(m, opt);
   refuse_above(grad_memory(sim, steps, bundles), available_memory(), steps, nenv);
+  if (bundles.enabled)
+    std::fprintf(stderr, "bundles: B %d, H %d, sigma_p %g m, sigma_v %g m/s, seed %llu; trigger: %s > %g %s\n",
+                 bundles.branches, bundles.steps, bundles.sigma_p, bundles.sigma_v,
+                 static_cast<unsigned long long>(bundles.seed),
+                 bundles.trigger_on_impulse ? "the step's contact normal impulse" : "the largest contact normal force",
+                 bundles.tau, bundles.trigger_on_impulse ? "N s" : "N");
   const Batch b = stack(states);
   std::vector<double> qpos = b.qpos, qvel = b.qvel, ctrl = b.ctrl;
   sim.set_state(qpos.data(), qvel.data());
@@ -446,7 +461,7 @@ int main(int argc, char** argv) {
         return std::fputs(kGradHelp, stdout), std::fputs(kIntegratorHelp, stdout), std::fputs(kContactHelp, stdout), 0;
       return cmd_grad(parse_args(argc, argv, {"implicit-actuators"},
                                  {"states", "steps", "weights", "integrator", "rtol", "atol", "max-steps", "cfd",
-                                  "contact", "kappa", "sweeps", "bundle", "seed"}));
+                                  "contact", "kappa", "sweeps", "bundle", "seed", "bundle-trigger"}));
     }
     if (cmd == "gradcheck") {
       if (wants_help(argc, argv))

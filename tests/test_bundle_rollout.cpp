@@ -287,8 +287,16 @@ TEST(BundleRollout, CommandLine) {
   EXPECT_NE(a.out, plain.out);
   EXPECT_NE(a.out, b.out);
   EXPECT_EQ(a.out, run_cli(grad + " --bundle 10,2,100,0.01,0.02 --seed 1").out);  // the defaults spelled out
+  EXPECT_NE(a.err.find("trigger: the largest contact normal force > 100 N"), std::string::npos) << a.err;
+  // the impulse trigger: the landing step's impulse is about m |dv| = 20 N s, above 5 N s
+  const auto imp = run_cli(grad + " --bundle 10,2,5 --bundle-trigger impulse");
+  ASSERT_EQ(imp.status, 0) << imp.err;
+  EXPECT_NE(imp.err.find("trigger: the step's contact normal impulse > 5 N s"), std::string::npos) << imp.err;
+  EXPECT_NE(imp.out.find("\"bundles\": 0}"), std::string::npos) << imp.out;  // the state 5 m up
+  EXPECT_EQ(imp.out.find("\"bundles\": 0}\n{"), std::string::npos) << imp.out;  // the landing one bundles
   for (const std::string& bad : {std::string(" --bundle 10,2"), std::string(" --bundle 0,2,100"), std::string(" --bundle 10,2.5,100"),
-                                 std::string(" --bundle 10,2,x"), std::string(" --bundle 10,2,100,-1,0"), std::string(" --seed 3")}) {
+                                 std::string(" --bundle 10,2,x"), std::string(" --bundle 10,2,100,-1,0"), std::string(" --seed 3"),
+                                 std::string(" --bundle-trigger impulse"), std::string(" --bundle 10,2,100 --bundle-trigger torque")}) {
     const auto r = run_cli(grad + bad);
     EXPECT_EQ(r.status, 2) << bad << "\n" << r.err;
   }
