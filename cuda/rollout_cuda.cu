@@ -78,6 +78,7 @@ SG_HD SG_INLINE kern::View<Real, kern::Strided> branch_view(Real* base, int t, i
 template <class Real>
 struct BundleScratch {
   kern::View<Real, kern::Strided> perturbation, u, adj_u, tq, tv, sink, stats;
+  BundleScratch() = default;
   SG_HD SG_INLINE BundleScratch(const kern::ModelView<Real>& m, Real* base, int e, int nenv) {
     using V = kern::View<Real, kern::Strided>;
     const kern::Strided s{nenv};
@@ -169,28 +170,41 @@ adjoint_step_kernel(const __grid_constant__ kern::ModelView<Real> m,
   const auto d_keep = kern::Data<Real, L>::bind(V{keep_ws + e, s}, layout);
   const V adj_buffer{adjoint_ws + e, s};
   const auto a = kern::Data<Real, L>::bind(adj_buffer, layout);
-  if (p.step_in && p.step_in[static_cast<std::size_t>(t) * nenv + e]) {
-    // a bundled step: the branches in reverse (kernels/bundle_step_adjoint.hpp)
-    const int B = p.B, nq = m.nq, nv = m.nv;
-    const bool first = p.step_first[static_cast<std::size_t>(t) * nenv + e] != 0;
-    const BundleScratch<Real> sc(m, p.scratch, e, nenv);
-    const bool same = kern::adj_bundle_step_env(
-        m, mg, layout, p.params, first, V{q0 + e, s}, V{v0 + e, s}, V{w0 + e, s}, V{u + e, s},
-        first ? branch_view(p.start_q, 0, B, nq, e, nenv) : branch_view(p.q, t, B, nq, e, nenv),
-        first ? branch_view(p.start_v, 0, B, nv, e, nenv) : branch_view(p.v, t, B, nv, e, nenv),
-        first ? branch_view(p.start_w, 0, B, nv, e, nenv) : branch_view(p.w, t, B, nv, e, nenv),
-        branch_view(p.q, t + 1, B, nq, e, nenv), branch_view(p.v, t + 1, B, nv, e, nenv),
-        branch_view(p.dq, t, B, nv, e, nenv), branch_view(p.dv, t, B, nv, e, nenv), V{adj_q + e, s}, V{adj_v + e, s},
-        V{adj_u + e, s}, branch_view(p.adj_q, 0, B, nq, e, nenv), branch_view(p.adj_v, 0, B, nv, e, nenv), d, d_keep,
-        a, adj_buffer, V{replay + e, s}, substeps, sc.u, sc.adj_u, sc.tq, sc.tv, sc.sink);
-    if (!same && status[e] == kern::kEnvOk) replay_ok[e] = 0;
-  } else {
-    const bool same = kern::adj_control_step_env(
-      m, mg, layout, V{q0 + e, s}, V{v0 + e, s}, V{u + e, s}, V{w0 + e, s}, V{q1 + e, s}, V{v1 + e, s},
-      V{adj_q + e, s}, V{adj_v + e, s}, V{adj_u + e, s}, d, d_keep, a, adj_buffer, V{replay + e, s},
-      substeps);
-    if (!same && status[e] == kern::kEnvOk) replay_ok[e] = 0;
+  // A bundled step runs every branch's adjoint through the same adj_control_step_env call as
+  // a nominal one (kernels/bundle_step_adjoint.hpp: begin, B branch adjoints, end): one inlined
+  // copy of the adjoint in this kernel, not two.
+  const bool bundled = p.step_in && p.step_in[static_cast<std::size_t>(t) * nenv + e];
+  const bool first = bundled && p.step_first[static_cast<std::size_t>(t) * nenv + e] != 0;
+  const int B = p.B, nq = m.nq, nv = m.nv, nu = m.nu;
+  const BundleScratch<Real> sc = bundled ? BundleScratch<Real>(m, p.scratch, e, nenv) : BundleScratch<Real>();
+  const V qb = bundled ? (first ? branch_view(p.start_q, 0, B, nq, e, nenv) : branch_view(p.q, t, B, nq, e, nenv)) : V{};
+  const V vb = bundled ? (first ? branch_view(p.start_v, 0, B, nv, e, nenv) : branch_view(p.v, t, B, nv, e, nenv)) : V{};
+  const V wb = bundled ? (first ? branch_view(p.start_w, 0, B, nv, e, nenv) : branch_view(p.w, t, B, nv, e, nenv)) : V{};
+  const V qb1 = bundled ? branch_view(p.q, t + 1, B, nq, e, nenv) : V{};
+  const V vb1 = bundled ? branch_view(p.v, t + 1, B, nv, e, nenv) : V{};
+  const V dq = bundled ? branch_view(p.dq, t, B, nv, e, nenv) : V{};
+  const V adj_qb = bundled ? branch_view(p.adj_q, 0, B, nq, e, nenv) : V{};
+  const V adj_vb = bundled ? branch_view(p.adj_v, 0, B, nv, e, nenv) : V{};
+  const V env_q0{q0 + e, s}, env_v0{v0 + e, s}, env_w0{w0 + e, s}, env_u{u + e, s};
+  const V env_adj_q{adj_q + e, s}, env_adj_v{adj_v + e, s}, env_adj_u{adj_u + e, s};
+  if (bundled)
+    kern::adj_bundle_step_begin(m, p.params, first, env_q0, env_v0, env_w0, env_u, qb, vb, wb, qb1, dq,
+                                branch_view(p.dv, t, B, nv, e, nenv), env_adj_q, env_adj_v, env_adj_u, adj_qb, adj_vb,
+                                sc.u, sc.tq, sc.tv);
+  bool same = true;
+  for (int k = 0; k < (bundled ? B : 1); ++k) {
+    same = kern::adj_control_step_env(
+               m, mg, layout, bundled ? qb.at(k * nq) : env_q0, bundled ? vb.at(k * nv) : env_v0,
+               bundled ? sc.u : env_u, bundled ? wb.at(k * nv) : env_w0, bundled ? qb1.at(k * nq) : V{q1 + e, s},
+               bundled ? vb1.at(k * nv) : V{v1 + e, s}, bundled ? adj_qb.at(k * nq) : env_adj_q,
+               bundled ? adj_vb.at(k * nv) : env_adj_v, bundled ? sc.adj_u : env_adj_u, d, d_keep, a, adj_buffer,
+               V{replay + e, s}, substeps) &&
+           same;
+    if (bundled)
+      for (int i = 0; i < nu; ++i) env_adj_u[i] += sc.adj_u[i];
   }
+  if (bundled) kern::adj_bundle_step_end(m, p.params, first, env_q0, dq, env_adj_q, env_adj_v, adj_qb, adj_vb, sc.tq, sc.sink);
+  if (!same && status[e] == kern::kEnvOk) replay_ok[e] = 0;
   if (dl_q)
     for (int i = 0; i < m.nq; ++i) adj_q[i * nenv + e] += dl_q[i * nenv + e];
   if (dl_v)
