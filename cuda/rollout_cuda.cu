@@ -20,135 +20,24 @@
 // the two inlined copies. replay_bitwise() reports the check, per environment.
 //
 // Bundles (stiffgrad/bundle.hpp; enable_bundles): one bundle slot per environment (pool = nenv;
-// a smaller pool is refused on CUDA). Per control step, on the stream and without a host sync:
-// bundle_trigger_kernel flags the environments in a bundle (starting one where the last step's
-// statistic exceeds τ), cub::DeviceSelect::Flagged compacts their ids, control_step_kernel steps
-// the others, and bundle_step_kernel steps the compacted ones (thread i < count: environment
-// ids[i], its B branches one after another with the same kern:: functions as the CPU backend).
-// Divergence: a warp of bundle_step_kernel holds only bundled environments, each doing B
-// branch steps; the nominal kernel's bundled threads return at once. Device memory of the pool,
-// environment-minor: branch states (T + 1) x B(nq + 2 nv) x nenv, perturbations T x 2 B nv x
-// nenv, starts and running adjoints B(nq + 2 nv) + B(nq + nv) per environment, scratch.
+// a smaller pool is refused on CUDA). The forward step is cuda/bundle_cuda.cu's
+// launch_bundled_step (trigger, CUB compaction, nominal and bundle kernels, no host sync); the
+// adjoint kernel below runs a bundled environment's branches through its one
+// adj_control_step_env call. Device memory of the pool, environment-minor: branch states
+// (T + 1) x B(nq + 2 nv) x nenv, perturbations T x 2 B nv x nenv, starts and running adjoints
+// B(nq + 2 nv) + B(nq + nv) per environment, scratch.
 //
 // save() is three or four device-to-device copies on the stream (no host sync), so recording
 // keeps step()'s guarantees. backward() uploads the loss gradients once, launches one kernel
 // per control step, and downloads the results once.
-#include <cub/device/device_select.cuh>
-
 #include "cuda/backend_cuda.cuh"
+#include "cuda/bundle_cuda.cuh"
 #include "kernels/batch_adjoint.hpp"
 #include "kernels/bundle_step_adjoint.hpp"
 
 namespace stiffgrad {
 
 namespace cuda_detail {
-
-// Device pointers of the bundle pool (all environment-minor with stride nenv); null `on`
-// arrays mean no bundles. Branch arrays at time index t start at t * B * n * nenv.
-template <class Real>
-struct BundlePool {
-  kern::BundleParams params{};
-  int B = 0, steps = 0, trigger_row = 0;
-  double tau = 0;
-  Real *q = nullptr, *v = nullptr, *w = nullptr;       // (T + 1) x B n x nenv
-  Real *dq = nullptr, *dv = nullptr;                   // T x B nv x nenv
-  Real *start_q = nullptr, *start_v = nullptr, *start_w = nullptr;  // B n x nenv
-  Real *adj_q = nullptr, *adj_v = nullptr;             // B n x nenv
-  Real* scratch = nullptr;                             // bundle_scratch_size x nenv
-  int* left = nullptr;                                 // nenv  steps left in the current bundle
-  int* count = nullptr;                                // nenv  bundles started
-  int* in_bundle = nullptr;                            // nenv  this step's flags (DeviceSelect input)
-  int* ids = nullptr;                                  // nenv  compacted ids
-  int* num_selected = nullptr;                         // 1
-  char* step_in = nullptr;                             // T x nenv  bundled in step t
-  char* step_first = nullptr;                          // T x nenv  the bundle's first step
-};
-
-template <class Real>
-SG_HD SG_INLINE int bundle_scratch_size(const kern::ModelView<Real>& m) {
-  return kern::bundle_perturbation_scratch_size(m) + 2 * m.nu + m.nq + 2 * m.nv + kern::kContactStats;
-}
-
-// Views of environment e's branches in a pool array at time index t (n = nq or nv per branch).
-template <class Real>
-SG_HD SG_INLINE kern::View<Real, kern::Strided> branch_view(Real* base, int t, int B, int n, int e, int nenv) {
-  return kern::View<Real, kern::Strided>{base + static_cast<std::size_t>(t) * B * n * nenv + e, kern::Strided{nenv}};
-}
-
-template <class Real>
-struct BundleScratch {
-  kern::View<Real, kern::Strided> perturbation, u, adj_u, tq, tv, sink, stats;
-  BundleScratch() = default;
-  SG_HD SG_INLINE BundleScratch(const kern::ModelView<Real>& m, Real* base, int e, int nenv) {
-    using V = kern::View<Real, kern::Strided>;
-    const kern::Strided s{nenv};
-    int k = 0;
-    const auto take = [&](int n) { V v{base + static_cast<std::size_t>(k) * nenv + e, s}; k += n; return v; };
-    perturbation = take(kern::bundle_perturbation_scratch_size(m));
-    u = take(m.nu);
-    adj_u = take(m.nu);
-    tq = take(m.nq);
-    tv = take(m.nv);
-    sink = take(m.nv);
-    stats = take(kern::kContactStats);
-  }
-};
-
-template <class T>
-__global__ void __launch_bounds__(kBlockSize) iota_kernel(T* out, int n) {
-  const int i = static_cast<int>(blockIdx.x) * kBlockSize + static_cast<int>(threadIdx.x);
-  if (i < n) out[i] = static_cast<T>(i);
-}
-
-// Step t's bundle flags: a bundle starts where the environment is free, finite and over τ.
-template <class Real>
-__global__ void __launch_bounds__(kBlockSize)
-bundle_trigger_kernel(const BundlePool<Real> p, const Real* stats, const int* status, int t, int nenv) {
-  const int e = static_cast<int>(blockIdx.x) * kBlockSize + static_cast<int>(threadIdx.x);
-  if (e >= nenv) return;
-  const std::size_t te = static_cast<std::size_t>(t) * nenv + e;
-  char first = 0;
-  if (p.left[e] == 0 && (status[e] & kern::kEnvNonFinite) == 0 &&
-      static_cast<double>(stats[static_cast<std::size_t>(p.trigger_row) * nenv + e]) > p.tau) {
-    p.left[e] = p.steps;
-    ++p.count[e];
-    first = 1;
-  }
-  p.in_bundle[e] = p.left[e] > 0;
-  p.step_in[te] = static_cast<char>(p.left[e] > 0);
-  p.step_first[te] = first;
-}
-
-// Thread i < *num_selected steps the bundle of environment ids[i] (bundle_start_env at its first
-// step, then bundle_step_env), in that environment's workspace.
-template <class Real>
-__global__ void __launch_bounds__(kBlockSize)
-bundle_step_kernel(const __grid_constant__ kern::ModelView<Real> m, const BundlePool<Real> p, Real* qpos, Real* qvel,
-                   Real* ctrl, Real* warm, Real* workspace, const __grid_constant__ kern::DataLayout layout, int t,
-                   int nenv, int substeps, int* status, Real* contact_stats) {
-  const int i = static_cast<int>(blockIdx.x) * kBlockSize + static_cast<int>(threadIdx.x);
-  if (i >= *p.num_selected) return;
-  const int e = p.ids[i];
-  using L = kern::Strided;
-  using V = kern::View<Real, L>;
-  const L s{nenv};
-  const auto d = kern::Data<Real, L>::bind(V{workspace + e, s}, layout);
-  const BundleScratch<Real> sc(m, p.scratch, e, nenv);
-  const V q{qpos + e, s}, v{qvel + e, s}, u{ctrl + e, s}, w{warm + e, s};
-  const bool first = p.step_first[static_cast<std::size_t>(t) * nenv + e] != 0;
-  const int B = p.B, nq = m.nq, nv = m.nv;
-  const V sq = branch_view(p.start_q, 0, B, nq, e, nenv), sv = branch_view(p.start_v, 0, B, nv, e, nenv),
-          sw = branch_view(p.start_w, 0, B, nv, e, nenv);
-  if (first)
-    kern::bundle_start_env(m, p.params, e, t, q, v, w, d, branch_view(p.dq, t, B, nv, e, nenv),
-                           branch_view(p.dv, t, B, nv, e, nenv), sq, sv, sw, sc.perturbation);
-  kern::bundle_step_env(m, p.params, q, v, u, w, d, substeps, status + e, V{contact_stats + e, s},
-                        first ? sq : branch_view(p.q, t, B, nq, e, nenv), first ? sv : branch_view(p.v, t, B, nv, e, nenv),
-                        first ? sw : branch_view(p.w, t, B, nv, e, nenv), branch_view(p.q, t + 1, B, nq, e, nenv),
-                        branch_view(p.v, t + 1, B, nv, e, nenv), branch_view(p.w, t + 1, B, nv, e, nenv), sc.u,
-                        sc.stats);
-  --p.left[e];
-}
 
 // Adjoint of control step t for every environment: thread e handles environment e, then adds
 // the loss gradient of state t (if any) to the running adjoint.
@@ -314,15 +203,10 @@ class CudaRollout final : public RolloutImpl {
     pool_.step_in = step_in_.get();
     pool_.step_first = step_first_.get();
     env_ids_ = DeviceArray<int>(n, "environment ids");
-    const unsigned blocks = static_cast<unsigned>((nenv_ + kBlockSize - 1) / kBlockSize);
-    iota_kernel<int><<<blocks, kBlockSize, 0, be_.stream_>>>(env_ids_.get(), nenv_);
-    SG_CUDA_CHECK(cudaGetLastError());
+    fill_env_ids(env_ids_.get(), nenv_, be_.stream_);
     // CUB's two phases: the temporary storage is sized and allocated here, once
-    std::size_t bytes = 0;
-    SG_CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, bytes, env_ids_.get(), in_bundle_.get(),
-                                             ids_.get(), num_selected_.get(), nenv_, be_.stream_));
-    select_temp_ = DeviceArray<char>(bytes, "DeviceSelect temporary storage");
-    select_temp_bytes_ = bytes;
+    select_temp_bytes_ = bundle_select_temp_bytes(nenv_, be_.stream_);
+    select_temp_ = DeviceArray<char>(select_temp_bytes_, "DeviceSelect temporary storage");
     count_host_ = PinnedArray<int>(n, "bundle counts staging");
   }
 
@@ -339,21 +223,9 @@ class CudaRollout final : public RolloutImpl {
     if (!bundle_opt_.enabled) return false;
     NvtxRange range("stiffgrad::cuda::bundled_step");
     DeviceGuard guard(be_.device_);
-    cudaStream_t st = be_.stream_;
-    const unsigned blocks = static_cast<unsigned>((nenv_ + kBlockSize - 1) / kBlockSize);
-    bundle_trigger_kernel<Real><<<blocks, kBlockSize, 0, st>>>(pool_, be_.contact_stats_.get(), be_.status_.get(), t, nenv_);
-    SG_CUDA_CHECK(cudaGetLastError());
-    std::size_t bytes = select_temp_bytes_;
-    SG_CUDA_CHECK(cub::DeviceSelect::Flagged(select_temp_.get(), bytes, env_ids_.get(), in_bundle_.get(), ids_.get(),
-                                             num_selected_.get(), nenv_, st));
-    control_step_kernel<Real><<<blocks, kBlockSize, 0, st>>>(
-        be_.view_, be_.qpos_.get(), be_.qvel_.get(), be_.ctrl_.get(), be_.warm_.get(), be_.workspace_.get(),
-        be_.layout_, nenv_, substeps_, be_.status_.get(), be_.contact_stats_.get(), in_bundle_.get());
-    SG_CUDA_CHECK(cudaGetLastError());
-    bundle_step_kernel<Real><<<blocks, kBlockSize, 0, st>>>(
-        be_.view_, pool_, be_.qpos_.get(), be_.qvel_.get(), be_.ctrl_.get(), be_.warm_.get(), be_.workspace_.get(),
-        be_.layout_, t, nenv_, substeps_, be_.status_.get(), be_.contact_stats_.get());
-    SG_CUDA_CHECK(cudaGetLastError());
+    launch_bundled_step<Real>(be_.view_, pool_, be_.layout_, be_.qpos_.get(), be_.qvel_.get(), be_.ctrl_.get(),
+                              be_.warm_.get(), be_.workspace_.get(), be_.status_.get(), be_.contact_stats_.get(),
+                              env_ids_.get(), select_temp_.get(), select_temp_bytes_, t, nenv_, substeps_, be_.stream_);
     return true;
   }
 
