@@ -6,6 +6,8 @@
 // in contact and run short horizons.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <memory>
 #include <random>
 #include <string>
@@ -55,6 +57,16 @@ inline Batch contact_batch(const Settled& s, int nenv, int steps, double sigma_v
     for (int e = 0; e < nenv; ++e)
       for (double u : s.ctrl) b.ctrl.push_back(u + sigma_u * n01(rng));
   return b;
+}
+
+// max |a - b| over max(1, max |b|): a difference relative to the reference's scale.
+inline double rel(const std::vector<double>& a, const std::vector<double>& b) {
+  double num = 0, den = 1;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    num = std::max(num, std::abs(a[i] - b[i]));
+    den = std::max(den, std::abs(b[i]));
+  }
+  return num / den;
 }
 
 }  // namespace sggpu

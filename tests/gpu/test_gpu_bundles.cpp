@@ -51,10 +51,36 @@ struct Result {
   bool replay = false;
 };
 
+using sggpu::rel;
+
+// After T recorded steps: the final state, the gradient of a random loss on the final velocity
+// (state and controls; the control gradient appended to gv, compared together), the replay flag
+// and the bundles per environment.
+Result finish(Simulator& sim, Rollout& ro, int T, std::mt19937_64& rng) {
+  const Model& m = sim.model();
+  const int nenv = sim.nenv(), nq = m.nq, nv = m.nv, nu = m.nu;
+  std::normal_distribution<double> n01;
+  Result r;
+  r.qT.resize(static_cast<std::size_t>(nenv) * nq);
+  r.vT.resize(static_cast<std::size_t>(nenv) * nv);
+  sim.get_state(r.qT.data(), r.vT.data());
+  std::vector<double> dv(static_cast<std::size_t>(T + 1) * nenv * nv, 0.0);
+  for (int e = 0; e < nenv; ++e)
+    for (int i = 0; i < nv; ++i) dv[(static_cast<std::size_t>(T) * nenv + e) * nv + i] = n01(rng);
+  r.gq.resize(static_cast<std::size_t>(nenv) * nv);
+  r.gv.resize(r.gq.size());
+  std::vector<double> gu(static_cast<std::size_t>(T) * nenv * nu);
+  ro.backward(nullptr, dv.data(), r.gq.data(), r.gv.data(), gu.data());
+  r.gv.insert(r.gv.end(), gu.begin(), gu.end());
+  r.replay = ro.replay_bitwise();
+  r.bundles = ro.bundles_per_env();
+  return r;
+}
+
 // 130 boxes (a partial last block), tilted and falling at different speeds, T = 30 steps.
 Result run(Backend backend, const BundleOptions& b, double perturb_ulps = 0) {
   const auto m = load_mjcf_string(kDropXml, "drop.xml");
-  const int nenv = 130, T = 30, nq = m->nq, nv = m->nv;
+  const int nenv = 130, T = 30;
   SimulatorOptions o;
   o.nenv = nenv;
   o.substeps = 4;
@@ -77,28 +103,7 @@ Result run(Backend backend, const BundleOptions& b, double perturb_ulps = 0) {
   Rollout ro(sim, T, b);
   ro.begin();
   for (int t = 0; t < T; ++t) ro.step();
-  Result r;
-  r.qT.resize(static_cast<std::size_t>(nenv) * nq);
-  r.vT.resize(static_cast<std::size_t>(nenv) * nv);
-  sim.get_state(r.qT.data(), r.vT.data());
-  std::vector<double> dv(static_cast<std::size_t>(T + 1) * nenv * nv, 0.0);
-  for (int e = 0; e < nenv; ++e)
-    for (int i = 0; i < nv; ++i) dv[(static_cast<std::size_t>(T) * nenv + e) * nv + i] = n01(rng);
-  r.gq.resize(static_cast<std::size_t>(nenv) * nv);
-  r.gv.resize(r.gq.size());
-  ro.backward(nullptr, dv.data(), r.gq.data(), r.gv.data(), nullptr);
-  r.replay = ro.replay_bitwise();
-  r.bundles = ro.bundles_per_env();
-  return r;
-}
-
-double rel(const std::vector<double>& a, const std::vector<double>& b) {
-  double num = 0, den = 1;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    num = std::max(num, std::abs(a[i] - b[i]));
-    den = std::max(den, std::abs(b[i]));
-  }
-  return num / den;
+  return finish(sim, ro, T, rng);
 }
 
 BundleOptions bundles(double tau) {
@@ -114,7 +119,7 @@ BundleOptions bundles(double tau) {
 // model, T = 10 steps of 4 substeps: final states and gradients (state and controls).
 Result impulse_humanoid(Backend backend, double perturb_ulps = 0) {
   const auto m = load_mjcf(sgtest::humanoid_xml());
-  const int nenv = 130, T = 10, nq = m->nq, nv = m->nv, nu = m->nu;
+  const int nenv = 130, T = 10, nu = m->nu;
   static const sggpu::Settled lying = sggpu::settle(m, "", 150, Integrator::SemiImplicitEuler);
   sggpu::Batch b = sggpu::contact_batch(lying, nenv, T, 0.05, 0.02, 5);
   std::mt19937_64 rng(13);
@@ -131,20 +136,7 @@ Result impulse_humanoid(Backend backend, double perturb_ulps = 0) {
   Rollout ro(sim, T);
   ro.begin();
   for (int t = 0; t < T; ++t) ro.step(b.ctrl.data() + static_cast<std::size_t>(t) * nenv * nu);
-  Result r;
-  r.qT.resize(static_cast<std::size_t>(nenv) * nq);
-  r.vT.resize(static_cast<std::size_t>(nenv) * nv);
-  sim.get_state(r.qT.data(), r.vT.data());
-  std::vector<double> dv(static_cast<std::size_t>(T + 1) * nenv * nv, 0.0);
-  for (int e = 0; e < nenv; ++e)
-    for (int i = 0; i < nv; ++i) dv[(static_cast<std::size_t>(T) * nenv + e) * nv + i] = n01(rng);
-  r.gq.resize(static_cast<std::size_t>(nenv) * nv);
-  r.gv.resize(r.gq.size());
-  std::vector<double> gu(static_cast<std::size_t>(T) * nenv * nu);
-  ro.backward(nullptr, dv.data(), r.gq.data(), r.gv.data(), gu.data());
-  r.gv.insert(r.gv.end(), gu.begin(), gu.end());  // compared together
-  r.replay = ro.replay_bitwise();
-  return r;
+  return finish(sim, ro, T, rng);
 }
 
 TEST(GpuImpulse, RolloutAgreesWithCpu) {

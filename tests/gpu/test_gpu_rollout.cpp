@@ -104,14 +104,7 @@ Grad gradient(const std::shared_ptr<const Model>& model, Backend backend, Precis
   return g;
 }
 
-double rel(const std::vector<double>& a, const std::vector<double>& b) {
-  double num = 0, den = 1;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    num = std::max(num, std::abs(a[i] - b[i]));
-    den = std::max(den, std::abs(b[i]));
-  }
-  return num / den;
-}
+using sggpu::rel;
 
 // CPU and CUDA Rollout gradients of one setting agree within the bounds, and the device replays
 // its own forward pass bit for bit.
