@@ -9,6 +9,7 @@
 
 #include "stiffgrad/bundle.hpp"
 #include "stiffgrad/model.hpp"
+#include "stiffgrad/rollout.hpp"
 #include "stiffgrad/simulator.hpp"
 
 namespace stiffgrad {
@@ -24,6 +25,14 @@ class RolloutImpl {
   // coordinates when `tangent` is false, else in the tangent convention.
   virtual void backward(int T, const double* dL_dqpos, const double* dL_dqvel, double* dL_dqpos0,
                         bool tangent, double* dL_dqvel0, double* dL_dctrl) = 0;
+  // The same reverse sweep with a state-dependent control in the loop (Rollout::backward_policy):
+  // after step t's adjoint, `vjp` adds its VJP into the state adjoint at t. A backend without it
+  // refuses.
+  virtual void backward_policy(int T, const double* dL_dqpos, const double* dL_dqvel, const ControlVjp& vjp,
+                               double* dL_dqvel0, double* dL_dctrl) {
+    (void)T; (void)dL_dqpos; (void)dL_dqvel; (void)vjp; (void)dL_dqvel0; (void)dL_dctrl;
+    throw std::runtime_error("Rollout::backward_policy (a policy in the loop) is not implemented on this backend yet");
+  }
   virtual bool replay_bitwise() const = 0;
   // qacc_warmstart may be null (Rollout::checkpoint)
   virtual void checkpoint(int t, double* qpos, double* qvel, double* qacc_warmstart) const = 0;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "host/cli.hpp"
+#include "host/cli_train.hpp"
 #include "host/demo.hpp"
 #include "host/progress.hpp"
 #include "stiffgrad/stiffgrad.hpp"
@@ -32,6 +33,8 @@ const char* kUsage =
     "  gradcheck MODEL.xml [--steps T] [--substeps S] [--states FILE] [--float]\n"
     "                                         adjoint vs finite differences and forward mode\n"
     "  demo [--model PATH] [--nenv N] ...     batched stepping demonstration (main job)\n"
+    "  train TASK --algo shac|shac-bcg|ppo    policy learning (cartpole-swingup, ant-run, g1-imitate:CLIP)\n"
+    "  eval POLICY.sgp [--in stiffgrad|mujoco] run a trained policy, in stiffgrad or MuJoCo 2.2.2\n"
     "N (--steps) counts control steps and must be from 1 to 1000000000 for every command.\n"
     "dynamics, rollout, grad, gradcheck and demo include contacts, joint and tendon limits and\n"
     "friction loss (MuJoCo 2.2.2's soft constraints) unless the model's <flag> disables them.\n"
@@ -472,6 +475,15 @@ int main(int argc, char** argv) {
                                        "atol", "max-steps", "contact", "kappa", "sweeps"}));
     }
     if (cmd == "demo") return stiffgrad::run_demo(argc, argv);
+    if (cmd == "train") {
+      if (wants_help(argc, argv)) return std::fputs(kTrainHelp, stdout), 0;
+      return cmd_train(parse_args(argc, argv, {}, {"algo", "envs", "iterations", "seed", "backend", "out", "horizon",
+                                                   "threads", "contact", "kappa", "episode-steps", "data"}));
+    }
+    if (cmd == "eval") {
+      if (wants_help(argc, argv)) return std::fputs(kEvalHelp, stdout), 0;
+      return cmd_eval(parse_args(argc, argv, {}, {"task", "episodes", "in", "seed", "data"}));
+    }
     std::fprintf(stderr, "stiffgrad: unknown command '%s'\n%s", cmd.c_str(), kUsage);
     return 2;
   } catch (const UsageError& e) {

@@ -55,6 +55,13 @@ void Rollout::backward_raw(const double* dL_dqpos, const double* dL_dqvel, doubl
   impl_->backward(steps_, dL_dqpos, dL_dqvel, dL_dqpos0_raw, /*tangent=*/false, dL_dqvel0, dL_dctrl);
 }
 
+void Rollout::backward_policy(const double* dL_dqpos, const double* dL_dqvel, const ControlVjp& vjp,
+                              double* dL_dqvel0, double* dL_dctrl) {
+  if (steps_ < 0) throw std::logic_error("Rollout::backward before begin()");
+  if (!vjp) throw std::invalid_argument("Rollout::backward_policy: empty ControlVjp");
+  impl_->backward_policy(steps_, dL_dqpos, dL_dqvel, vjp, dL_dqvel0, dL_dctrl);
+}
+
 bool Rollout::replay_bitwise() const { return impl_->replay_bitwise(); }
 
 void Rollout::checkpoint(int t, double* qpos, double* qvel, double* qacc_warmstart) const {

@@ -30,7 +30,10 @@ class CpuRollout final : public RolloutImpl {
         stage_(static_cast<std::size_t>(std::max({nq_, nv_, nu_})) * nenv_ + 1),
         thread_ws_(3 * be.layout_.size + kern::replay_size(be.view_, substeps)),
         workspace_(static_cast<std::size_t>(thread_ws_) * be.threads_ + 1),
-        replay_ok_(nenv_, 1) {}
+        replay_ok_(nenv_, 1),
+        host_ctrl_(static_cast<std::size_t>(nenv_) * nu_),
+        host_qpos_(static_cast<std::size_t>(nenv_) * nq_),
+        host_qvel_(static_cast<std::size_t>(nenv_) * nv_) {}
 
   void save(int t) override {
     std::copy(be_.qpos_.begin(), be_.qpos_.end(), ckpt_qpos_.begin() + static_cast<std::ptrdiff_t>(t) * nq_ * nenv_);
@@ -177,6 +180,32 @@ class CpuRollout final : public RolloutImpl {
         to_env_major(dL_dqpos0, tangent_.data(), nenv_, nv_);
       }
     }
+  }
+
+  void backward_policy(int T, const double* dL_dqpos, const double* dL_dqvel, const ControlVjp& vjp,
+                       double* dL_dqvel0, double* dL_dctrl) override {
+    std::fill(adj_qb_.begin(), adj_qb_.end(), Real(0));
+    std::fill(adj_vb_.begin(), adj_vb_.end(), Real(0));
+    std::fill(adj_qpos_.begin(), adj_qpos_.end(), Real(0));
+    std::fill(adj_qvel_.begin(), adj_qvel_.end(), Real(0));
+    std::fill(replay_ok_.begin(), replay_ok_.end(), 1);
+    add_state_gradient(T, dL_dqpos, dL_dqvel, /*tangent=*/false);
+    for (int t = T - 1; t >= 0; --t) {
+      adjoint_step(t);
+      to_env_major(host_ctrl_.data(), adj_ctrl_.data(), nenv_, nu_);
+      if (dL_dctrl) std::copy(host_ctrl_.begin(), host_ctrl_.end(), dL_dctrl + static_cast<std::size_t>(t) * nenv_ * nu_);
+      std::fill(host_qpos_.begin(), host_qpos_.end(), 0.0);
+      std::fill(host_qvel_.begin(), host_qvel_.end(), 0.0);
+      vjp(t, host_ctrl_.data(), host_qpos_.data(), host_qvel_.data());
+      // the policy's share of the state adjoint at t, then the loss's own (raw coordinates: the
+      // sweep returns no tangent gradient of state 0 here)
+      for (int e = 0; e < nenv_; ++e) {
+        for (int i = 0; i < nq_; ++i) adj_qpos_[static_cast<std::size_t>(i) * nenv_ + e] += static_cast<Real>(host_qpos_[static_cast<std::size_t>(e) * nq_ + i]);
+        for (int i = 0; i < nv_; ++i) adj_qvel_[static_cast<std::size_t>(i) * nenv_ + e] += static_cast<Real>(host_qvel_[static_cast<std::size_t>(e) * nv_ + i]);
+      }
+      add_state_gradient(t, dL_dqpos, dL_dqvel, /*tangent=*/false);
+    }
+    if (dL_dqvel0) to_env_major(dL_dqvel0, adj_qvel_.data(), nenv_, nv_);
   }
 
   bool replay_bitwise() const override {
@@ -334,6 +363,10 @@ class CpuRollout final : public RolloutImpl {
   int thread_ws_;                // Reals of workspace per thread
   std::vector<Real> workspace_;  // threads x thread_ws_
   std::vector<char> replay_ok_;  // nenv
+  // backward_policy's host arrays for the ControlVjp (environment-major, double)
+  std::vector<double> host_ctrl_;  // nenv x nu
+  std::vector<double> host_qpos_;  // nenv x nq
+  std::vector<double> host_qvel_;  // nenv x nv
   // bundles (empty unless enabled; P = pool_ slots of B branches)
   BundleOptions bundle_;
   kern::BundleParams params_{};

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -11,6 +12,18 @@
 namespace stiffgrad {
 
 class RolloutImpl;  // host/backend.hpp
+
+// A control that depends on the state it is applied in (a policy in the loop: ctrl_t =
+// π(obs(state_t))), seen by the backward pass: called once per control step t = T-1, ..., 0 with
+//   adj_ctrl  nenv x nu  dL/dctrl_t, the total derivative through the dynamics after t,
+// it adds its VJP (∂ctrl_t/∂state_t)ᵀ adj_ctrl, and any other dependence of L on state_t it
+// prefers to give here, into
+//   adj_qpos  nenv x nq  raw qpos coordinates (quaternion components as stored),
+//   adj_qvel  nenv x nv,
+// which are zero on entry and are added to the adjoint of state t before the sweep moves to
+// step t - 1. Host arrays, environment-major, double. (The policy's own parameter gradients are
+// the callee's business: it sees adj_ctrl for every step.)
+using ControlVjp = std::function<void(int t, const double* adj_ctrl, double* adj_qpos, double* adj_qvel)>;
 
 // Records up to `horizon` control steps of a Simulator, storing only the state at each
 // control boundary and the controls (checkpoints), and returns exact reverse-mode gradients
@@ -62,6 +75,13 @@ class Rollout {
   // As backward(), also returning dL/dqpos_0 in raw qpos coordinates (nenv x nq).
   void backward_raw(const double* dL_dqpos, const double* dL_dqvel, double* dL_dqpos0_raw,
                     double* dL_dqvel0, double* dL_dctrl);
+
+  // backward() for a loop in which ctrl_t depends on state_t (see ControlVjp): the sweep calls
+  // `vjp` at every step, so L's gradient flows through the controls back into earlier states.
+  // dL_dqvel0 (nenv x nv) and dL_dctrl (T x nenv x nu, the adj_ctrl each call saw) may be null.
+  // CPU backend (std::runtime_error on CUDA for now).
+  void backward_policy(const double* dL_dqpos, const double* dL_dqvel, const ControlVjp& vjp,
+                       double* dL_dqvel0 = nullptr, double* dL_dctrl = nullptr);
 
   // Every control step replayed by the last backward() reproduced its recorded next state
   // bit for bit (the checkpointing invariant).

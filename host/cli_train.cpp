@@ -1,0 +1,202 @@
+// `stiffgrad train` and `stiffgrad eval`.
+#include "host/cli_train.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "stiffgrad/learn/policy_file.hpp"
+#include "stiffgrad/learn/task.hpp"
+
+#ifndef SG_DEFAULT_DATA
+#define SG_DEFAULT_DATA "../shared/data"
+#endif
+
+namespace stiffgrad::cli {
+
+const char* const kTrainHelp =
+    "usage: stiffgrad train TASK --algo shac|shac-bcg|ppo [--envs N] [--iterations K] [--seed S]\n"
+    "                       [--backend cpu|cuda] [--out DIR] [--horizon H] [--threads T]\n"
+    "                       [--contact soft|impulse] [--kappa K] [--episode-steps N] [--data DIR]\n"
+    "TASK: cartpole-swingup, ant-run, g1-imitate:CLIP (CLIP: a file stem in DATA/motions/lafan1_g1,\n"
+    "e.g. run1_subject2). Defaults: 64 environments, 500 iterations of a 32-step horizon, seed 0,\n"
+    "the CPU backend, DIR train_TASK_ALGO, the Impulse contact model at kappa 300 for contact tasks.\n"
+    "SHAC differentiates every 32-step horizon through the simulator with the policy in the loop;\n"
+    "shac-bcg adds Bundled Contact Gradients (B 10, H 2, tau 400 N); ppo uses no gradients.\n"
+    "Writes DIR/log.csv (one row per iteration), DIR/policy.sgp (stiffgrad eval reads it) and,\n"
+    "with gnuplot installed, DIR/return_vs_steps.png, return_vs_time.png, grad_norm.png and\n"
+    "bundle_rate.png. Progress on stderr; the last line of stdout is `final mean return: X`.\n"
+    "DATA defaults to $STIFFGRAD_DATA or the shared/data folder the build was configured with.\n";
+
+const char* const kEvalHelp =
+    "usage: stiffgrad eval POLICY.sgp [--task TASK] [--episodes N] [--in stiffgrad|mujoco] [--seed S]\n"
+    "                      [--data DIR]\n"
+    "Runs the saved policy's deterministic action (the actor's mean) for N episodes (default 5)\n"
+    "from the task's initial-state distribution, in stiffgrad or in MuJoCo 2.2.2 (libmujoco, the\n"
+    "task's MuJoCo model file). Prints mean return, mean episode length, falls (root below 0.3 m,\n"
+    "as n/N), mean tracking error (imitation tasks) and mean largest contact penetration; with\n"
+    "--in mujoco also the same policy in stiffgrad and the difference of mean penetration\n"
+    "between the two simulators (delta_d = MuJoCo - stiffgrad). TASK defaults to the policy's.\n";
+
+namespace {
+
+std::string data_dir(const Args& a) {
+  if (a.has("data")) return a.get("data");
+  if (const char* env = std::getenv("STIFFGRAD_DATA")) return env;
+  return SG_DEFAULT_DATA;
+}
+
+learn::TaskOptions task_options(const Args& a) {
+  learn::TaskOptions t;
+  t.data_dir = data_dir(a);
+  if (a.has("contact") && !parse_contact_model(a.get("contact"), &t.contact))
+    throw UsageError("--contact must be soft or impulse");
+  if (a.has("kappa")) {
+    t.kappa = std::strtod(a.get("kappa").c_str(), nullptr);
+    if (!(t.kappa > 0)) throw UsageError("--kappa must be a positive number");
+  }
+  if (a.has("episode-steps")) t.episode_steps = static_cast<int>(parse_int_in(a.get("episode-steps"), "--episode-steps", 1, 100000000));
+  return t;
+}
+
+Backend parse_backend_name(const std::string& s) {
+  if (s == "cpu") return Backend::Cpu;
+  if (s == "cuda") return Backend::Cuda;
+  throw UsageError("--backend must be cpu or cuda");
+}
+
+// One line per iteration on a terminal (rewritten), else a line every 5% of the run.
+class TrainProgress {
+ public:
+  explicit TrainProgress(int total) : total_(total), tty_(isatty(fileno(stderr)) != 0) {}
+  void update(const learn::IterationLog& l) {
+    const int every = std::max(1, total_ / 20);
+    const bool last = l.iteration + 1 == total_;
+    if (!tty_ && l.iteration % every != 0 && !last) return;
+    const int width = 24, filled = static_cast<int>(width * (l.iteration + 1.0) / total_);
+    std::string bar(filled, '#');
+    bar.resize(width, '.');
+    std::fprintf(stderr, "%s[%s] it %d/%d  env-steps %lld  mean return %.2f  %.1f s%s", tty_ ? "\r" : "", bar.c_str(),
+                 l.iteration + 1, total_, l.env_steps, l.mean_return, l.wall_s, tty_ && !last ? "" : "\n");
+    std::fflush(stderr);
+  }
+
+ private:
+  int total_;
+  bool tty_;
+};
+
+void write_plots(const std::string& dir, bool bundles) {
+  const std::string gp = dir + "/plots.gp";
+  std::ofstream f(gp);
+  f << "set datafile separator ','\nset terminal pngcairo size 800,500\nset key autotitle columnhead\nset grid\n"
+       "set output '" << dir << "/return_vs_steps.png'\nset xlabel 'environment steps'\nset ylabel 'mean return'\n"
+       "plot '" << dir << "/log.csv' using 2:4 with lines title 'mean return'\n"
+       "set output '" << dir << "/return_vs_time.png'\nset xlabel 'wall time (s)'\n"
+       "plot '" << dir << "/log.csv' using 3:4 with lines title 'mean return'\n"
+       "set output '" << dir << "/grad_norm.png'\nset xlabel 'environment steps'\nset ylabel 'actor gradient norm (before clipping)'\nset logscale y\n"
+       "plot '" << dir << "/log.csv' using 2:9 with lines title 'gradient norm'\nunset logscale y\n";
+  if (bundles)
+    f << "set output '" << dir << "/bundle_rate.png'\nset ylabel 'bundles per environment-step'\n"
+         "plot '" << dir << "/log.csv' using 2:10 with lines title 'bundle rate'\n";
+  f.close();
+  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) {
+    std::fprintf(stderr, "train: gnuplot not found: plots not drawn (script: %s)\n", gp.c_str());
+    return;
+  }
+  const std::string cmd = "gnuplot '" + gp + "' 2>/dev/null";
+  if (std::system(cmd.c_str()) != 0) std::fprintf(stderr, "train: gnuplot failed on %s\n", gp.c_str());
+}
+
+}  // namespace
+
+int cmd_train(const Args& a) {
+  if (a.positional.size() != 1) throw UsageError("expected one TASK (see --help)");
+  const std::string spec = a.positional[0];
+  const learn::Algorithm algo = learn::parse_algorithm(a.get("algo"));
+  learn::TrainOptions o = learn::defaults_for(spec, algo);
+  if (a.has("envs")) o.nenv = static_cast<int>(parse_int_in(a.get("envs"), "--envs", 1, 1 << 20));
+  if (a.has("iterations")) o.iterations = static_cast<int>(parse_int_in(a.get("iterations"), "--iterations", 1, 100000000));
+  if (a.has("seed")) o.seed = static_cast<std::uint64_t>(parse_int_in(a.get("seed"), "--seed", 0, 1L << 62));
+  if (a.has("horizon")) o.horizon = static_cast<int>(parse_int_in(a.get("horizon"), "--horizon", 1, 100000));
+  if (a.has("threads")) o.threads = static_cast<int>(parse_int_in(a.get("threads"), "--threads", 0, 4096));
+  if (a.has("backend")) o.backend = parse_backend_name(a.get("backend"));
+  const std::string dir = a.has("out") ? a.get("out") : "train_" + spec.substr(0, spec.find(':')) + "_" + learn::algorithm_name(algo);
+  auto task = learn::make_task(spec, task_options(a));
+  std::filesystem::create_directories(dir);
+  const std::string csv = dir + "/log.csv";
+  std::FILE* log = std::fopen(csv.c_str(), "w");
+  if (!log) throw std::runtime_error("cannot write " + csv);
+  std::fprintf(log, "iteration,env_steps,wall_s,mean_return,mean_episode_length,mean_step_reward,actor_loss,critic_loss,"
+                    "actor_grad_norm,bundle_rate,nonfinite,sim_s,adjoint_s,network_s\n");
+  std::fprintf(stderr, "train %s: %s, %d environments, %d iterations x %d steps, seed %llu, %s backend\n", spec.c_str(),
+               learn::algorithm_name(algo).c_str(), o.nenv, o.iterations, o.horizon,
+               static_cast<unsigned long long>(o.seed), backend_name(o.backend).c_str());
+  TrainProgress progress(o.iterations);
+  double sim = 0, adj = 0, net = 0;
+  const learn::TrainResult r = learn::train(*task, spec, o, [&](const learn::IterationLog& l) {
+    std::fprintf(log, "%d,%lld,%.6g,%.10g,%.6g,%.10g,%.10g,%.10g,%.10g,%.6g,%d,%.6g,%.6g,%.6g\n", l.iteration, l.env_steps,
+                 l.wall_s, l.mean_return, l.mean_episode_length, l.mean_step_reward, l.actor_loss, l.critic_loss,
+                 l.actor_grad_norm, l.bundle_rate, l.nonfinite, l.sim_s, l.adjoint_s, l.network_s);
+    std::fflush(log);
+    sim += l.sim_s; adj += l.adjoint_s; net += l.network_s;
+    progress.update(l);
+  });
+  std::fclose(log);
+  learn::save_policy(dir + "/policy.sgp", r.policy);
+  write_plots(dir, algo == learn::Algorithm::ShacBcg);
+  const double wall = r.log.empty() ? 0 : r.log.back().wall_s;
+  const long long steps = r.log.empty() ? 0 : r.log.back().env_steps;
+  std::printf("log: %s\npolicy: %s/policy.sgp\n", csv.c_str(), dir.c_str());
+  std::printf("throughput: %.0f env-steps/s; time in simulation %.1f%%, adjoint %.1f%%, networks %.1f%% (%.1f s)\n",
+              wall > 0 ? steps / wall : 0.0, 100 * sim / std::max(wall, 1e-9), 100 * adj / std::max(wall, 1e-9),
+              100 * net / std::max(wall, 1e-9), wall);
+  std::printf("final mean return: %.6g\n", r.final_mean_return);
+  return 0;
+}
+
+int cmd_eval(const Args& a) {
+  if (a.positional.size() != 1) throw UsageError("expected one POLICY file (see --help)");
+  const learn::PolicyFile policy = learn::load_policy(a.positional[0]);
+  const std::string spec = a.has("task") ? a.get("task") : policy.task;
+  if (a.has("task") && spec != policy.task)
+    std::fprintf(stderr, "eval: note: the policy was trained on %s, evaluating on %s\n", policy.task.c_str(), spec.c_str());
+  const int episodes = a.has("episodes") ? static_cast<int>(parse_int_in(a.get("episodes"), "--episodes", 1, 100000)) : 5;
+  const std::uint64_t seed = a.has("seed") ? static_cast<std::uint64_t>(parse_int_in(a.get("seed"), "--seed", 0, 1L << 62)) : 1;
+  const std::string where = a.has("in") ? a.get("in") : "stiffgrad";
+  if (where != "stiffgrad" && where != "mujoco") throw UsageError("--in must be stiffgrad or mujoco");
+  auto task = learn::make_task(spec, task_options(a));
+  const auto print = [&](const char* sim, const learn::EvalResult& r) {
+    std::printf("%s: mean return %.6g, mean episode length %.1f, falls %d/%d, tracking error ", sim, r.mean_return,
+                r.mean_length, r.falls, r.episodes);
+    if (std::isfinite(r.tracking_error)) std::printf("%.4f m", r.tracking_error);
+    else std::printf("n/a");
+    std::printf(", mean penetration %.4f mm\n", 1e3 * r.mean_penetration);
+  };
+  const learn::EvalResult in_sg = learn::evaluate_in_stiffgrad(*task, policy, episodes, seed);
+  if (where == "stiffgrad") {
+    print("stiffgrad", in_sg);
+    return 0;
+  }
+  const learn::EvalResult in_mj = learn::evaluate_in_mujoco(*task, policy, episodes, seed);
+  print("mujoco", in_mj);
+  print("stiffgrad", in_sg);
+  std::printf("delta_d (MuJoCo - stiffgrad mean penetration): %.4f mm\n", 1e3 * (in_mj.mean_penetration - in_sg.mean_penetration));
+  return 0;
+}
+
+}  // namespace stiffgrad::cli
+
+#ifndef STIFFGRAD_WITH_MUJOCO
+namespace stiffgrad::learn {
+EvalResult evaluate_in_mujoco(Task&, const PolicyFile&, int, std::uint64_t) {
+  throw std::runtime_error("eval --in mujoco: this build has no MuJoCo (install libmujoco-dev and reconfigure)");
+}
+}  // namespace stiffgrad::learn
+#endif

@@ -1,0 +1,56 @@
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <stdexcept>
+
+#include "host/learn/task_common.hpp"
+
+namespace stiffgrad::learn {
+
+double Task::control_dt() const { return sim_options().substeps * model()->opt.timestep; }
+
+double Task::tracking_error(int, int, const double*, const double*) const {
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+void squash_action(const Model& m, const double* action, double* ctrl) {
+  for (int i = 0; i < m.nu; ++i) {
+    if (m.actuator_ctrllimited[i]) {
+      const double lo = m.actuator_ctrlrange[2 * i], hi = m.actuator_ctrlrange[2 * i + 1];
+      ctrl[i] = 0.5 * (lo + hi) + 0.5 * (hi - lo) * std::tanh(action[i]);
+    } else {
+      ctrl[i] = action[i];
+    }
+  }
+}
+
+void adj_squash_action(const Model& m, const double* action, const double* adj_ctrl, double* adj_action) {
+  for (int i = 0; i < m.nu; ++i) {
+    if (m.actuator_ctrllimited[i]) {
+      const double lo = m.actuator_ctrlrange[2 * i], hi = m.actuator_ctrlrange[2 * i + 1];
+      const double th = std::tanh(action[i]);
+      adj_action[i] += 0.5 * (hi - lo) * (1 - th * th) * adj_ctrl[i];
+    } else {
+      adj_action[i] += adj_ctrl[i];
+    }
+  }
+}
+
+std::string task_data_file(const TaskOptions& options, const std::string& relative) {
+  const std::string path = options.data_dir + "/" + relative;
+  if (!std::filesystem::exists(path))
+    throw std::runtime_error("task data not found: " + path + " (set the data folder with --data DIR)");
+  return path;
+}
+
+std::vector<std::string> task_names() { return {"cartpole-swingup", "ant-run", "g1-imitate:CLIP"}; }
+
+std::unique_ptr<Task> make_task(const std::string& spec, const TaskOptions& options) {
+  if (spec == "cartpole-swingup") return make_cartpole_swingup(options);
+  if (spec == "ant-run") return make_ant_run(options);
+  const std::string g1 = "g1-imitate:";
+  if (spec.rfind(g1, 0) == 0 && spec.size() > g1.size()) return make_g1_imitate(spec.substr(g1.size()), options);
+  throw std::invalid_argument("unknown task '" + spec + "' (tasks: cartpole-swingup, ant-run, g1-imitate:CLIP)");
+}
+
+}  // namespace stiffgrad::learn

@@ -1,0 +1,215 @@
+#include "host/learn/task_g1_imitate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "host/learn/task_common.hpp"
+#include "kernels/tasks/imitation_adjoint.hpp"
+#include "stiffgrad/mjcf.hpp"
+
+namespace stiffgrad::learn {
+
+namespace {
+
+using LC = kern::Contiguous;
+using DataC = kern::Data<double, LC>;
+
+std::size_t sz(int i) { return static_cast<std::size_t>(i); }
+
+int body_id(const Model& m, const std::string& name) {
+  for (int b = 0; b < m.nbody; ++b)
+    if (m.body_name[sz(b)] == name) return b;
+  throw std::runtime_error("g1-imitate: " + m.file + " has no body '" + name + "'");
+}
+
+}  // namespace
+
+G1ImitateTask::G1ImitateTask(const std::string& clip, const TaskOptions& options)
+    : clip_name_(clip),
+      options_(options),
+      model_([&] {
+        auto m = std::make_shared<Model>(*load_mjcf(task_data_file(options, "models/unitree_g1/scene_mjx.xml")));
+        m->opt.timestep = kTimestep;
+        return std::shared_ptr<const Model>(std::move(m));
+      }()),
+      clip_(task_data_file(options, "motions/lafan1_g1/" + clip + ".csv"), model_->nq - 7) {
+  const Model& m = *model_;
+  if (m.njnt < 1 || m.jnt_type[0] != JointType::Free || m.jnt_qposadr[0] != 0 || m.nq != 7 + (m.njnt - 1) ||
+      m.nv != 6 + (m.njnt - 1))
+    throw std::runtime_error("g1-imitate: " + m.file + " is not a free root followed by hinge joints");
+  for (int j = 1; j < m.njnt; ++j)
+    if (m.jnt_type[sz(j)] != JointType::Hinge)
+      throw std::runtime_error("g1-imitate: joint " + m.jnt_name[sz(j)] + " is not a hinge");
+  arrays_ = std::make_unique<ModelArrays<double>>(m);
+  view_ = arrays_->host_view();
+  layout_ = kern::DataLayout::make(view_);
+
+  key_names_ = {"pelvis",          "torso_link",           "left_knee_link",        "right_knee_link",
+                "left_ankle_roll_link", "right_ankle_roll_link", "left_elbow_link",  "right_elbow_link",
+                "left_wrist_yaw_link",  "right_wrist_yaw_link"};
+  for (const auto& n : key_names_) key_body_.push_back(body_id(m, n));
+  spec_.njoint = m.njnt - 1;
+  spec_.nkey = static_cast<int>(key_body_.size());
+  spec_.key_body = key_body_.data();
+
+  // servo targets around the home pose
+  const int key = m.keyframe_id("home");
+  const std::vector<double>& q_home = key >= 0 ? m.keyframes[sz(key)].qpos : m.qpos0;
+  for (int i = 0; i < m.nu; ++i) {
+    const int jnt = m.actuator_trnid[sz(i)];
+    q_default_.push_back(q_home[sz(m.jnt_qposadr[sz(jnt)])]);
+    ctrl_limited_.push_back(m.actuator_ctrllimited[sz(i)]);
+    ctrl_lo_.push_back(m.actuator_ctrlrange[sz(2 * i)]);
+    ctrl_hi_.push_back(m.actuator_ctrlrange[sz(2 * i + 1)]);
+  }
+  const double dt = kSubsteps * kTimestep;
+  const int clip_steps = static_cast<int>(std::floor(clip_.duration() / dt + 1e-9));
+  max_steps_ = std::max(1, std::min(kMaxEpisodeSteps, clip_steps - 1));
+}
+
+SimulatorOptions G1ImitateTask::sim_options() const {
+  SimulatorOptions o;
+  o.substeps = kSubsteps;
+  o.contact_model = options_.contact;
+  o.impulse.kappa = options_.kappa;
+  o.integrator = options_.contact == ContactModel::Impulse ? Integrator::SemiImplicitEuler
+                                                           : Integrator::ImplicitDampingEuler;
+  return o;
+}
+
+void G1ImitateTask::resize(int nenv) {
+  start_.assign(sz(nenv), 0.0);
+  work_.assign(sz(nenv), Work{});
+  for (Work& w : work_) {
+    w.d.assign(sz(layout_.size), 0.0);
+    w.a.assign(sz(layout_.size), 0.0);
+    w.r.assign(sz(layout_.size), 0.0);
+    w.ref_qpos.assign(sz(model_->nq), 0.0);
+    w.ref_qvel.assign(sz(model_->nv), 0.0);
+    w.ref_key.assign(sz(3 * spec_.nkey), 0.0);
+  }
+}
+
+void G1ImitateTask::reset_env(int e, std::mt19937_64& rng, double* qpos, double* qvel) {
+  const double dt = kSubsteps * kTimestep;
+  const double latest = std::max(0.0, clip_.duration() - (max_steps_ + 1) * dt);
+  start_[sz(e)] = std::uniform_real_distribution<double>(0.0, latest)(rng);
+  reference_state(e, 0, qpos, qvel);
+}
+
+void G1ImitateTask::reference_state(int e, int t, double* qpos, double* qvel) const {
+  const double s = reference_time(e, t);
+  clip_.qpos(s, qpos);
+  clip_.qvel(s, qvel);
+}
+
+DataC G1ImitateTask::bind(std::vector<double>& buf) const {
+  return DataC::bind(kern::View<double, LC>{buf.data(), LC{}}, layout_);
+}
+
+void G1ImitateTask::prepare_reference(int e, int t, Work& w) const {
+  reference_state(e, t, w.ref_qpos.data(), w.ref_qvel.data());
+  const DataC r = bind(w.r);
+  for (int i = 0; i < model_->nq; ++i) r.qpos[i] = w.ref_qpos[sz(i)];
+  kern::fwd_kinematics_base_to_tip(view_, r);
+  kern::imitation_key_positions(r, spec_, w.ref_key.data());
+}
+
+DataC G1ImitateTask::load_state(Work& w, const double* qpos, const double* qvel) const {
+  const DataC d = bind(w.d);
+  for (int i = 0; i < model_->nq; ++i) d.qpos[i] = qpos[i];
+  for (int i = 0; i < model_->nv; ++i) d.qvel[i] = qvel[i];
+  return d;
+}
+
+void G1ImitateTask::observe(int e, int t, const double* qpos, const double* qvel, double* obs) const {
+  Work& w = work(e);
+  prepare_reference(e, t + 1, w);
+  const DataC d = load_state(w, qpos, qvel);
+  kern::imitation_observe(view_, d, spec_, w.ref_qpos.data(), w.ref_key.data(), obs);
+}
+
+void G1ImitateTask::adj_observe(int e, int t, const double* qpos, const double* qvel, const double* adj_obs,
+                                double* adj_qpos, double* adj_qvel) const {
+  Work& w = work(e);
+  prepare_reference(e, t + 1, w);
+  const DataC d = load_state(w, qpos, qvel);
+  const DataC a = bind(w.a);
+  for (int i = 0; i < model_->nq; ++i) a.qpos[i] = 0.0;
+  for (int i = 0; i < model_->nv; ++i) a.qvel[i] = 0.0;
+  kern::adj_imitation_observe(view_, d, a, spec_, w.ref_qpos.data(), w.ref_key.data(), adj_obs);
+  for (int i = 0; i < model_->nq; ++i) adj_qpos[i] += a.qpos[i];
+  for (int i = 0; i < model_->nv; ++i) adj_qvel[i] += a.qvel[i];
+}
+
+void G1ImitateTask::action_to_ctrl(int, int, const double* action, double* ctrl) const {
+  for (int i = 0; i < model_->nu; ++i) {
+    double c = q_default_[sz(i)] + kActionScale * action[i];
+    if (ctrl_limited_[sz(i)]) c = std::clamp(c, ctrl_lo_[sz(i)], ctrl_hi_[sz(i)]);
+    ctrl[i] = c;
+  }
+}
+
+void G1ImitateTask::adj_action_to_ctrl(int, int, const double* action, const double* adj_ctrl,
+                                       double* adj_action) const {
+  for (int i = 0; i < model_->nu; ++i) {
+    const double c = q_default_[sz(i)] + kActionScale * action[i];
+    if (ctrl_limited_[sz(i)] && (c < ctrl_lo_[sz(i)] || c > ctrl_hi_[sz(i)])) continue;  // clamped
+    adj_action[i] += kActionScale * adj_ctrl[i];
+  }
+}
+
+double G1ImitateTask::reward(int e, int t, const double* qpos, const double* qvel, const double*) const {
+  Work& w = work(e);
+  prepare_reference(e, t, w);
+  const DataC d = load_state(w, qpos, qvel);
+  return kern::imitation_reward_state(view_, d, spec_, w.ref_qpos.data(), w.ref_qvel.data(), w.ref_key.data());
+}
+
+void G1ImitateTask::adj_reward(int e, int t, const double* qpos, const double* qvel, const double*, double adj_r,
+                               double* adj_qpos, double* adj_qvel, double*) const {
+  Work& w = work(e);
+  prepare_reference(e, t, w);
+  const DataC d = load_state(w, qpos, qvel);
+  const DataC a = bind(w.a);
+  for (int i = 0; i < model_->nq; ++i) a.qpos[i] = 0.0;
+  for (int i = 0; i < model_->nv; ++i) a.qvel[i] = 0.0;
+  kern::adj_imitation_reward_state(view_, d, a, spec_, w.ref_qpos.data(), w.ref_qvel.data(), w.ref_key.data(),
+                                   adj_r);
+  for (int i = 0; i < model_->nq; ++i) adj_qpos[i] += a.qpos[i];
+  for (int i = 0; i < model_->nv; ++i) adj_qvel[i] += a.qvel[i];
+  // the reward does not depend on the action: adj_action unchanged
+}
+
+double G1ImitateTask::tracking_error(int e, int t, const double* qpos, const double* qvel) const {
+  Work& w = work(e);
+  prepare_reference(e, t, w);
+  const DataC d = load_state(w, qpos, qvel);
+  kern::fwd_kinematics_base_to_tip(view_, d);
+  double key[3 * kern::kImitationMaxKeys];
+  kern::imitation_key_positions(d, spec_, key);
+  return kern::imitation_key_error(spec_, key, w.ref_key.data());
+}
+
+bool G1ImitateTask::terminated(int e, int t, const double* qpos, const double* qvel) const {
+  if (qpos[2] < kMinRootHeight) return true;
+  return tracking_error(e, t, qpos, qvel) > kMaxKeyError;
+}
+
+std::vector<std::string> G1ImitateTask::foot_geoms() const {
+  std::vector<std::string> out;
+  for (const char* side : {"left", "right"})
+    for (int k = 1; k <= 3; ++k) {
+      const std::string n = std::string(side) + "_foot" + std::to_string(k) + "_collision";
+      if (std::find(model_->geom_name.begin(), model_->geom_name.end(), n) != model_->geom_name.end())
+        out.push_back(n);
+    }
+  return out;
+}
+
+std::unique_ptr<Task> make_g1_imitate(const std::string& clip, const TaskOptions& options) {
+  return std::make_unique<G1ImitateTask>(clip, options);
+}
+
+}  // namespace stiffgrad::learn

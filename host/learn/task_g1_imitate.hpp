@@ -1,0 +1,115 @@
+// g1-imitate:CLIP — the Unitree G1 (scene_mjx.xml) imitating a LAFAN1 clip, the BCG paper's
+// setting with the DeepMimic tracking reward in place of its ADD discriminator.
+//
+//   Simulation  model timestep 0.005 s, 4 substeps (control 0.02 s), TaskOptions' contact model
+//               (default Impulse, κ = TaskOptions::kappa); integrator SemiImplicitEuler with
+//               Impulse (which requires it), ImplicitDampingEuler with Soft (the servos' kv).
+//   Actions     29 position-servo targets: ctrl = q_home + 0.25 rad · action, hard-clamped to
+//               each actuator's ctrlrange (zero gradient outside it). q_home: the `home`
+//               keyframe's joint angles (qpos0 without one).
+//   Episodes    reference-state initialization: a start time uniform in
+//               [0, duration − (T + 1)·0.02 s]; the state is the reference there. Episode step t
+//               reads the reference at start + 0.02 t. T = max_episode_steps =
+//               min(300 (6 s), clip steps − 1).
+//   Observation kern::imitation_observation (kernels/tasks/imitation.hpp) with the reference at
+//               step t + 1 (the next control target): 3·29 + 3·10 + 17 = 134 numbers.
+//   Reward      kern::imitation_reward with the reference at step t: DeepMimic exponentials,
+//               weights 0.5 pose (k 2), 0.1 joint velocity (k 0.1), 0.2 key bodies (mean squared
+//               distance, k 40), 0.1 root position (k 10), 0.1 root orientation (k 5); in [0, 1];
+//               independent of the action.
+//   Key bodies  pelvis, torso_link, knees, ankle roll links (feet), elbows, wrist yaw links (hands).
+//   Termination root height < 0.3 m, or mean key-body distance to the reference > 0.5 m.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "host/learn/motion_clip.hpp"
+#include "host/model_arrays.hpp"
+#include "kernels/data.hpp"
+#include "kernels/tasks/imitation.hpp"
+#include "stiffgrad/learn/task.hpp"
+
+namespace stiffgrad::learn {
+
+std::unique_ptr<Task> make_g1_imitate(const std::string& clip, const TaskOptions& options);
+
+class G1ImitateTask final : public Task {
+ public:
+  static constexpr double kTimestep = 0.005;
+  static constexpr int kSubsteps = 4;
+  static constexpr double kActionScale = 0.25;   // rad per unit action
+  static constexpr int kMaxEpisodeSteps = 300;   // 6 s
+  static constexpr double kMinRootHeight = 0.3;  // m
+  static constexpr double kMaxKeyError = 0.5;    // m, mean key-body distance
+
+  // Loads options.data_dir/models/unitree_g1/scene_mjx.xml and
+  // options.data_dir/motions/lafan1_g1/<clip>.csv (std::runtime_error naming a missing file).
+  G1ImitateTask(const std::string& clip, const TaskOptions& options);
+
+  std::string name() const override { return "g1-imitate:" + clip_name_; }
+  std::shared_ptr<const Model> model() const override { return model_; }
+  SimulatorOptions sim_options() const override;
+  int obs_dim() const override { return kern::imitation_obs_dim(spec_); }
+  int act_dim() const override { return model_->nu; }
+  int max_episode_steps() const override { return max_steps_; }
+
+  void resize(int nenv) override;
+  void reset_env(int e, std::mt19937_64& rng, double* qpos, double* qvel) override;
+
+  void observe(int e, int t, const double* qpos, const double* qvel, double* obs) const override;
+  void adj_observe(int e, int t, const double* qpos, const double* qvel, const double* adj_obs, double* adj_qpos,
+                   double* adj_qvel) const override;
+  void action_to_ctrl(int e, int t, const double* action, double* ctrl) const override;
+  void adj_action_to_ctrl(int e, int t, const double* action, const double* adj_ctrl,
+                          double* adj_action) const override;
+  double reward(int e, int t, const double* qpos, const double* qvel, const double* action) const override;
+  void adj_reward(int e, int t, const double* qpos, const double* qvel, const double* action, double adj_r,
+                  double* adj_qpos, double* adj_qvel, double* adj_action) const override;
+  bool terminated(int e, int t, const double* qpos, const double* qvel) const override;
+  double tracking_error(int e, int t, const double* qpos, const double* qvel) const override;
+  std::vector<std::string> foot_geoms() const override;
+
+  // ---- beyond Task (tests, tools) ----
+  const MotionClip& clip() const { return clip_; }
+  const std::vector<std::string>& key_body_names() const { return key_names_; }
+  const kern::ImitationSpec& spec() const { return spec_; }
+  const std::vector<double>& default_ctrl() const { return q_default_; }
+  double start_time(int e) const { return start_[static_cast<std::size_t>(e)]; }
+  void set_start_time(int e, double s) { start_[static_cast<std::size_t>(e)] = s; }
+  // Clip time of episode step t of environment e.
+  double reference_time(int e, int t) const { return start_time(e) + t * kSubsteps * kTimestep; }
+  // The reference state (qpos nq, qvel nv) at episode step t of environment e.
+  void reference_state(int e, int t, double* qpos, double* qvel) const;
+
+ private:
+  struct Work {
+    std::vector<double> d, a, r;        // Data buffers: state, its adjoint, the reference
+    std::vector<double> ref_qpos, ref_qvel, ref_key;
+  };
+  Work& work(int e) const { return work_[static_cast<std::size_t>(e)]; }
+  kern::Data<double, kern::Contiguous> bind(std::vector<double>& buf) const;
+  // ref_qpos, ref_qvel and ref_key of w at episode step t of environment e.
+  void prepare_reference(int e, int t, Work& w) const;
+  // w.d's qpos and qvel from the given state.
+  kern::Data<double, kern::Contiguous> load_state(Work& w, const double* qpos, const double* qvel) const;
+
+  std::string clip_name_;
+  TaskOptions options_;
+  std::shared_ptr<const Model> model_;
+  MotionClip clip_;
+  std::unique_ptr<ModelArrays<double>> arrays_;
+  kern::ModelView<double> view_{};
+  kern::DataLayout layout_{};
+  std::vector<std::string> key_names_;
+  std::vector<int> key_body_;
+  kern::ImitationSpec spec_{};
+  std::vector<double> q_default_, ctrl_lo_, ctrl_hi_;
+  std::vector<int> ctrl_limited_;
+  int max_steps_ = 0;
+  std::vector<double> start_;   // nenv  clip time of episode step 0
+  mutable std::vector<Work> work_;  // nenv  per-environment workspace (concurrent calls per env)
+};
+
+}  // namespace stiffgrad::learn

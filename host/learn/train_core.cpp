@@ -1,0 +1,268 @@
+#include "host/learn/train_core.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <stdexcept>
+
+namespace stiffgrad::learn {
+
+namespace {
+constexpr std::size_t kReturnWindow = 64;  // completed episodes averaged for mean_return
+
+std::vector<int> layer_sizes(int in, const std::vector<int>& hidden, int out) {
+  std::vector<int> s{in};
+  s.insert(s.end(), hidden.begin(), hidden.end());
+  s.push_back(out);
+  return s;
+}
+
+bool all_finite(const double* x, int n) {
+  for (int i = 0; i < n; ++i)
+    if (!std::isfinite(x[i])) return false;
+  return true;
+}
+}  // namespace
+
+std::string algorithm_name(Algorithm a) {
+  switch (a) {
+    case Algorithm::Shac: return "shac";
+    case Algorithm::ShacBcg: return "shac-bcg";
+    case Algorithm::Ppo: return "ppo";
+  }
+  return "?";
+}
+
+Algorithm parse_algorithm(const std::string& name) {
+  if (name == "shac") return Algorithm::Shac;
+  if (name == "shac-bcg") return Algorithm::ShacBcg;
+  if (name == "ppo") return Algorithm::Ppo;
+  throw std::invalid_argument("unknown algorithm '" + name + "' (shac, shac-bcg, ppo)");
+}
+
+TrainOptions defaults_for(const std::string& task, Algorithm algorithm) {
+  TrainOptions o;
+  o.algorithm = algorithm;
+  if (task == "cartpole-swingup") {
+    // a 5-dimensional, smooth task: small networks, faster rates, no return normalization
+    o.actor_hidden = {64, 64};
+    o.critic_hidden = {64, 64};
+    o.actor_lr = 1e-2;
+    o.critic_lr = 1e-3;
+    o.target_alpha = 0.2;
+    o.normalize_returns = false;
+    o.ppo_lr = 1e-3;
+  } else if (task == "ant-run") {
+    o.actor_hidden = {128, 64, 32};
+    o.critic_hidden = {64, 64};
+    o.actor_lr = 2e-3;
+    o.critic_lr = 2e-3;
+    o.target_alpha = 0.4;
+  }
+  if (algorithm == Algorithm::ShacBcg) {
+    // BCG's bundle settings: B = 10 branches for H = 2 control steps when the largest contact
+    // normal force exceeds τ = 400 N, σp = 1 cm, σv = 2 cm/s
+    o.bundles.enabled = true;
+    o.bundles.branches = 10;
+    o.bundles.steps = 2;
+    o.bundles.tau = 400.0;
+    o.bundles.sigma_p = 0.01;
+    o.bundles.sigma_v = 0.02;
+  }
+  return o;
+}
+
+TrainerCore::TrainerCore(Task& t, const std::string& spec, const TrainOptions& options)
+    : task(t), task_spec(spec), o(options), model(t.model()) {
+  if (o.nenv < 1) throw std::invalid_argument("train: nenv must be >= 1");
+  if (o.horizon < 1) throw std::invalid_argument("train: horizon must be >= 1");
+  SimulatorOptions so = task.sim_options();
+  so.backend = o.backend;
+  so.precision = Precision::Double;
+  so.nenv = o.nenv;
+  so.threads = o.threads;
+  sim = std::make_unique<Simulator>(model, so);
+  nenv = o.nenv; nq = model->nq; nv = model->nv; nu = model->nu;
+  na = task.act_dim(); no = task.obs_dim(); H = o.horizon;
+  rng.seed(o.seed);
+  obs_rms = RunningMeanStd(no);
+  ret_rms = RunningMeanStd(1);
+  actor = Mlp<float>(layer_sizes(no, o.actor_hidden, na), o.seed * 7919 + 1, 0.1);
+  critic = Mlp<float>(layer_sizes(no, o.critic_hidden, 1), o.seed * 7919 + 2);
+  target_critic = critic;
+  log_std.assign(na, static_cast<float>(o.init_log_std));
+  const std::size_t rows = static_cast<std::size_t>(H + 1) * nenv;
+  Q.assign(rows * nq, 0); V.assign(rows * nv, 0); OBS.assign(rows * no, 0); X.assign(rows * no, 0); XD.assign(static_cast<std::size_t>(nenv) * no, 0);
+  MU.assign(static_cast<std::size_t>(H) * nenv * na, 0); EPS.assign(MU.size(), 0); A.assign(MU.size(), 0);
+  CTRL.assign(static_cast<std::size_t>(nenv) * nu, 0);
+  R.assign(static_cast<std::size_t>(H) * nenv, 0);
+  steps_active.assign(nenv, H); terminated_.assign(nenv, 0); ret_run.assign(nenv, 0);
+  ep_step.assign(nenv, 0); ep_return.assign(nenv, 0);
+  iteration_rewards_.reserve(static_cast<std::size_t>(H) * nenv);
+  task.resize(nenv);
+  for (int e = 0; e < nenv; ++e) task.reset_env(e, rng, q(0, e), v(0, e));
+  sim->set_state(Q.data(), V.data());
+  start_ = std::chrono::steady_clock::now();
+}
+
+double TrainerCore::seconds_since_start() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+}
+
+void TrainerCore::start_horizon() {
+  sim->get_state(Q.data(), V.data());
+  std::fill(steps_active.begin(), steps_active.end(), H);
+  std::fill(terminated_.begin(), terminated_.end(), 0);
+  nonfinite_this_iteration = 0;
+  iteration_rewards_.clear();
+}
+
+void TrainerCore::observe(int t) {
+#pragma omp parallel for schedule(static)
+  for (int e = 0; e < nenv; ++e) task.observe(e, episode_t(e, t), q(t, e), v(t, e), obs(t, e));
+  // a non-finite observation (a diverged environment) is zeroed so that no network row is NaN;
+  // the environment is masked by record_step
+  for (int e = 0; e < nenv; ++e)
+    if (!all_finite(obs(t, e), no)) std::fill(obs(t, e), obs(t, e) + no, 0.0);
+  if (o.normalize_obs) obs_rms.normalize(obs(t, 0), nenv, XD.data());
+  else std::copy(obs(t, 0), obs(t, 0) + static_cast<std::size_t>(nenv) * no, XD.begin());
+  for (std::size_t i = 0; i < static_cast<std::size_t>(nenv) * no; ++i) x(t)[i] = static_cast<float>(XD[i]);
+}
+
+void TrainerCore::actor_forward(int t, Mlp<float>::Workspace& ws) {
+  actor.forward(x(t), nenv, MU.data() + static_cast<std::size_t>(t) * nenv * na, ws);
+}
+
+void TrainerCore::sample_actions(int t, bool deterministic) {
+  float* eps = EPS.data() + static_cast<std::size_t>(t) * nenv * na;
+  const float* mu = MU.data() + static_cast<std::size_t>(t) * nenv * na;
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (int i = 0; i < nenv * na; ++i) eps[i] = deterministic ? 0.0f : normal(rng);
+  for (int e = 0; e < nenv; ++e)
+    for (int k = 0; k < na; ++k)
+      a(t, e)[k] = static_cast<double>(mu[e * na + k]) + std::exp(static_cast<double>(log_std[k])) * eps[e * na + k];
+#pragma omp parallel for schedule(static)
+  for (int e = 0; e < nenv; ++e) task.action_to_ctrl(e, episode_t(e, t), a(t, e), CTRL.data() + static_cast<std::size_t>(e) * nu);
+}
+
+void TrainerCore::record_step(int t) {
+  sim->get_state(Q.data() + static_cast<std::size_t>(t + 1) * nenv * nq, V.data() + static_cast<std::size_t>(t + 1) * nenv * nv);
+  const std::vector<int> status = sim->status();
+  double* r = R.data() + static_cast<std::size_t>(t) * nenv;
+  std::vector<char> ended(nenv, 0), failed(nenv, 0);
+#pragma omp parallel for schedule(static)
+  for (int e = 0; e < nenv; ++e) {
+    r[e] = 0;
+    if (!active(t, e)) continue;
+    const int te = episode_t(e, t + 1);
+    const bool finite = (status[e] & 1) == 0 && all_finite(q(t + 1, e), nq) && all_finite(v(t + 1, e), nv);
+    if (!finite) {
+      failed[e] = 2;
+      ended[e] = 1;
+      continue;
+    }
+    r[e] = task.reward(e, te, q(t + 1, e), v(t + 1, e), a(t, e));
+    if (!std::isfinite(r[e])) { r[e] = 0; failed[e] = 2; ended[e] = 1; continue; }
+    if (task.terminated(e, te, q(t + 1, e), v(t + 1, e))) { failed[e] = 1; ended[e] = 1; }
+    else if (te >= task.max_episode_steps()) ended[e] = 1;
+  }
+  for (int e = 0; e < nenv; ++e) {
+    if (!active(t, e)) continue;
+    iteration_rewards_.push_back(r[e]);
+    if (ended[e]) {
+      steps_active[e] = t + 1;
+      terminated_[e] = failed[e] != 0;
+      if (failed[e] == 2) ++nonfinite_this_iteration;
+    }
+  }
+}
+
+double TrainerCore::reward_scale() const {
+  return o.normalize_returns ? 1.0 / std::sqrt(ret_rms.var()[0] + 1e-5) : 1.0;
+}
+
+void TrainerCore::finish_horizon() {
+  if (o.normalize_obs) obs_rms.update(OBS.data(), (H + 1) * nenv);
+  std::vector<double> rets;
+  rets.reserve(static_cast<std::size_t>(H) * nenv);
+  bool any_reset = false;
+  for (int e = 0; e < nenv; ++e) {
+    for (int t = 0; t < steps_active[e]; ++t) {
+      const double r = R[static_cast<std::size_t>(t) * nenv + e];
+      ep_return[e] += r;
+      ret_run[e] = o.gamma * ret_run[e] + r;
+      rets.push_back(ret_run[e]);
+    }
+    const bool ended = steps_active[e] < H || terminated_[e] || episode_t(e, H) >= task.max_episode_steps();
+    if (ended) {
+      done_returns.push_back(ep_return[e]);
+      done_lengths.push_back(episode_t(e, steps_active[e]));
+      while (done_returns.size() > kReturnWindow) { done_returns.pop_front(); done_lengths.pop_front(); }
+      ep_return[e] = 0;
+      ep_step[e] = 0;
+      ret_run[e] = 0;
+      task.reset_env(e, rng, q(H, e), v(H, e));
+      any_reset = true;
+    } else {
+      ep_step[e] += H;
+    }
+  }
+  if (o.normalize_returns && !rets.empty()) ret_rms.update(rets.data(), static_cast<int>(rets.size()));
+  // a new start for the environments whose episode ended; the others continue from where they
+  // are (set_state restarts every environment's constraint warm start, which only changes
+  // where the solver starts)
+  if (any_reset) sim->set_state(Q.data() + static_cast<std::size_t>(H) * nenv * nq, V.data() + static_cast<std::size_t>(H) * nenv * nv);
+}
+
+IterationLog TrainerCore::base_log(int iteration, double wall_s) const {
+  IterationLog l;
+  l.iteration = iteration;
+  l.env_steps = static_cast<long long>(iteration + 1) * nenv * H;
+  l.wall_s = wall_s;
+  if (done_returns.empty()) {
+    l.mean_return = l.mean_episode_length = std::numeric_limits<double>::quiet_NaN();
+  } else {
+    l.mean_return = std::accumulate(done_returns.begin(), done_returns.end(), 0.0) / done_returns.size();
+    l.mean_episode_length = std::accumulate(done_lengths.begin(), done_lengths.end(), 0.0) / done_lengths.size();
+  }
+  l.mean_step_reward = iteration_rewards_.empty()
+                           ? 0.0
+                           : std::accumulate(iteration_rewards_.begin(), iteration_rewards_.end(), 0.0) /
+                                 iteration_rewards_.size();
+  l.nonfinite = nonfinite_this_iteration;
+  return l;
+}
+
+PolicyFile TrainerCore::policy_file() const {
+  PolicyFile p;
+  p.task = task_spec;
+  p.algorithm = algorithm_name(o.algorithm);
+  p.actor_sizes = actor.sizes();
+  p.actor_params = actor.param_vector();
+  p.log_std = log_std;
+  if (o.normalize_obs) {
+    p.obs_mean = obs_rms.mean();
+    p.obs_var = obs_rms.var();
+    p.obs_count = obs_rms.count();
+    p.obs_clip = obs_rms.clip();
+  } else {
+    // identity normalization: mean 0, var 1 - 1e-5 (normalize divides by sqrt(var + 1e-5)), no clamp
+    p.obs_mean.assign(no, 0.0);
+    p.obs_var.assign(no, 1.0 - 1e-5);
+    p.obs_count = 1;
+    p.obs_clip = 1e30;
+  }
+  return p;
+}
+
+TrainResult train(Task& task, const std::string& task_spec, const TrainOptions& options,
+                  const std::function<void(const IterationLog&)>& on_iteration) {
+  TrainOptions o = options;
+  if (o.algorithm == Algorithm::ShacBcg) o.bundles.enabled = true;
+  if (o.algorithm != Algorithm::ShacBcg) o.bundles.enabled = false;
+  TrainerCore core(task, task_spec, o);
+  return o.algorithm == Algorithm::Ppo ? train_ppo(core, on_iteration) : train_shac(core, on_iteration);
+}
+
+}  // namespace stiffgrad::learn

@@ -1,0 +1,92 @@
+// What SHAC and PPO share: the simulator and task of a training run, the networks, the
+// observation and return normalizers, per-environment episode bookkeeping and the log.
+// Episodes end inside a horizon by a mask (the environment steps on, its later rewards and
+// gradients ignored) and restart at the horizon's end, so a recorded horizon is one unbroken
+// trajectory per environment for the Rollout's backward pass.
+#pragma once
+
+#include <chrono>
+#include <deque>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "stiffgrad/learn/gaussian.hpp"
+#include "stiffgrad/learn/mlp.hpp"
+#include "stiffgrad/learn/normalizer.hpp"
+#include "stiffgrad/learn/optim.hpp"
+#include "stiffgrad/learn/train.hpp"
+#include "stiffgrad/simulator.hpp"
+
+namespace stiffgrad::learn {
+
+class TrainerCore {
+ public:
+  TrainerCore(Task& task, const std::string& task_spec, const TrainOptions& options);
+
+  Task& task;
+  std::string task_spec;
+  TrainOptions o;
+  std::shared_ptr<const Model> model;
+  std::unique_ptr<Simulator> sim;
+  int nenv, nq, nv, nu, na, no, H;
+  std::mt19937_64 rng;
+  RunningMeanStd obs_rms, ret_rms;
+  Mlp<float> actor, critic, target_critic;
+  std::vector<float> log_std;   // na
+
+  // horizon buffers (host, environment-major rows)
+  std::vector<double> Q, V;      // (H + 1) x nenv x nq, nv  states
+  std::vector<double> OBS;       // (H + 1) x nenv x no      raw observations
+  std::vector<float> X;          // (H + 1) x nenv x no      normalized observations
+  std::vector<double> XD;        // nenv x no                one row of them in double (scratch)
+  std::vector<float> MU;         // H x nenv x na            actor means
+  std::vector<float> EPS;        // H x nenv x na            standard normal noise
+  std::vector<double> A;         // H x nenv x na            actions
+  std::vector<double> CTRL;      // nenv x nu
+  std::vector<double> R;         // H x nenv                 rewards (task units)
+  std::vector<int> steps_active; // nenv  k_e: steps before the episode ended in this horizon (H if not)
+  std::vector<char> terminated_; // nenv  ended by a failure (no bootstrap) rather than truncation
+  std::vector<double> ret_run;   // nenv  running discounted return (return normalization)
+
+  // episodes
+  std::vector<int> ep_step;      // nenv  episode step at the horizon's start
+  std::vector<double> ep_return; // nenv
+  std::deque<double> done_returns, done_lengths;  // the last completed episodes
+  int nonfinite_this_iteration = 0;
+
+  // the start of an iteration: states of every environment into Q/V row 0 (after resets)
+  void start_horizon();
+  // observation rows t of OBS and X from Q/V row t (normalized with the current statistics)
+  void observe(int t);
+  // actor means for X row t into MU row t (ws: the actor workspace to keep)
+  void actor_forward(int t, Mlp<float>::Workspace& ws);
+  // actions A row t = MU + σ EPS (sampled here), controls from them into CTRL
+  void sample_actions(int t, bool deterministic = false);
+  // after the simulator stepped from row t: row t + 1 of Q/V, rewards R row t, episode ends
+  void record_step(int t);
+  // the end of an iteration: episode bookkeeping, normalizer updates, resets of ended episodes
+  void finish_horizon();
+  double reward_scale() const;   // 1 / std of the discounted return (1 without normalization)
+  bool active(int t, int e) const { return t < steps_active[e]; }
+  int episode_t(int e, int t) const { return ep_step[e] + t; }
+
+  IterationLog base_log(int iteration, double wall_s) const;
+  PolicyFile policy_file() const;
+  double seconds_since_start() const;
+
+  double* q(int t, int e) { return Q.data() + (static_cast<std::size_t>(t) * nenv + e) * nq; }
+  double* v(int t, int e) { return V.data() + (static_cast<std::size_t>(t) * nenv + e) * nv; }
+  double* obs(int t, int e) { return OBS.data() + (static_cast<std::size_t>(t) * nenv + e) * no; }
+  float* x(int t) { return X.data() + static_cast<std::size_t>(t) * nenv * no; }
+  double* a(int t, int e) { return A.data() + (static_cast<std::size_t>(t) * nenv + e) * na; }
+
+ private:
+  std::chrono::steady_clock::time_point start_;
+  std::vector<double> iteration_rewards_;
+};
+
+TrainResult train_shac(TrainerCore& core, const std::function<void(const IterationLog&)>& on_iteration);
+TrainResult train_ppo(TrainerCore& core, const std::function<void(const IterationLog&)>& on_iteration);
+
+}  // namespace stiffgrad::learn

@@ -1,0 +1,86 @@
+// stiffgrad — learning tasks: observation, action map, reward and termination with adjoints.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "stiffgrad/model.hpp"
+#include "stiffgrad/simulator.hpp"
+
+namespace stiffgrad::learn {
+
+// One task for nenv environments. Every function works on one environment e and its state
+// (qpos: nq raw coordinates, quaternions w x y z; qvel: nv), in double. `t` is the episode step
+// of the state (0 at reset): a task whose targets move in time (motion imitation) reads its
+// reference at t, so the adjoints of a whole horizon can be taken after the horizon.
+// Adjoint functions accumulate (+=) into their outputs. A task keeps per-environment episode
+// data (e.g. the clip and start frame) set by reset_env and constant until the next reset.
+class Task {
+ public:
+  virtual ~Task() = default;
+
+  virtual std::string name() const = 0;
+  virtual std::shared_ptr<const Model> model() const = 0;
+  // Simulator options of the task (substeps, contact model, integrator); the caller sets
+  // backend, precision, nenv and threads.
+  virtual SimulatorOptions sim_options() const = 0;
+  virtual int obs_dim() const = 0;
+  virtual int act_dim() const = 0;
+  // Episodes end at this many control steps (truncation, not a failure).
+  virtual int max_episode_steps() const = 0;
+  // Control step length in seconds (substeps x model timestep).
+  double control_dt() const;
+
+  // Sizes per-environment episode data for nenv environments.
+  virtual void resize(int nenv) = 0;
+  // A new episode of environment e: its initial state (qpos nq, qvel nv).
+  virtual void reset_env(int e, std::mt19937_64& rng, double* qpos, double* qvel) = 0;
+
+  // Observation (obs_dim) of environment e at episode step t.
+  virtual void observe(int e, int t, const double* qpos, const double* qvel, double* obs) const = 0;
+  // adj_qpos (nq) += (∂obs/∂qpos)ᵀ adj_obs, adj_qvel (nv) += (∂obs/∂qvel)ᵀ adj_obs.
+  virtual void adj_observe(int e, int t, const double* qpos, const double* qvel, const double* adj_obs,
+                           double* adj_qpos, double* adj_qvel) const = 0;
+
+  // Controls (nu) for a policy action (act_dim), e.g. a squashed, scaled action.
+  virtual void action_to_ctrl(int e, int t, const double* action, double* ctrl) const = 0;
+  // adj_action (act_dim) += (∂ctrl/∂action)ᵀ adj_ctrl.
+  virtual void adj_action_to_ctrl(int e, int t, const double* action, const double* adj_ctrl,
+                                  double* adj_action) const = 0;
+
+  // Reward of the control step from episode step t - 1 to t, taken with `action` and ending
+  // in (qpos, qvel) at step t (t >= 1).
+  virtual double reward(int e, int t, const double* qpos, const double* qvel, const double* action) const = 0;
+  // adj_qpos += adj_r ∂r/∂qpos, adj_qvel += adj_r ∂r/∂qvel, adj_action += adj_r ∂r/∂action.
+  virtual void adj_reward(int e, int t, const double* qpos, const double* qvel, const double* action,
+                          double adj_r, double* adj_qpos, double* adj_qvel, double* adj_action) const = 0;
+
+  // Early termination (a fall) in this state at episode step t.
+  virtual bool terminated(int e, int t, const double* qpos, const double* qvel) const = 0;
+
+  // Mean tracking error (m, key bodies) for imitation tasks; NaN for others.
+  virtual double tracking_error(int e, int t, const double* qpos, const double* qvel) const;
+  // The MJCF file MuJoCo 2.2.2 itself loads for this task (`eval --in mujoco`), the same robot
+  // with the same coordinates and actuators; empty when there is none.
+  virtual std::string mujoco_model_file() const { return ""; }
+  // Geoms whose penetration `eval` reports as foot penetration (empty: none).
+  virtual std::vector<std::string> foot_geoms() const { return {}; }
+};
+
+struct TaskOptions {
+  std::string data_dir;        // ../shared/data (models, motions)
+  ContactModel contact = ContactModel::Impulse;  // locomotion and imitation tasks
+  double kappa = 300.0;        // Impulse model stiffness (1/m)
+  int episode_steps = 0;       // > 0: episodes end after this many control steps instead of the task's own
+};
+
+// Tasks by name: "cartpole-swingup", "ant-run", "g1-imitate:CLIP" (CLIP a file stem in
+// data_dir/motions/lafan1_g1, e.g. run1_subject2). std::invalid_argument for an unknown name,
+// std::runtime_error (naming the file) for missing data.
+std::unique_ptr<Task> make_task(const std::string& spec, const TaskOptions& options);
+std::vector<std::string> task_names();
+
+}  // namespace stiffgrad::learn

@@ -1,0 +1,112 @@
+// stiffgrad — policy learning from C++: SHAC, SHAC with Bundled Contact Gradients, and PPO.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "stiffgrad/bundle.hpp"
+#include "stiffgrad/learn/policy_file.hpp"
+#include "stiffgrad/learn/task.hpp"
+#include "stiffgrad/simulator.hpp"
+
+namespace stiffgrad::learn {
+
+enum class Algorithm { Shac, ShacBcg, Ppo };
+std::string algorithm_name(Algorithm a);    // "shac", "shac-bcg", "ppo"
+Algorithm parse_algorithm(const std::string& name);  // std::invalid_argument otherwise
+
+// Hyperparameters. Defaults are BCG's SHAC settings (shared/facts/bcg-diffmjx-shac.md) where it
+// gives them; `defaults_for(task, algo)` adapts the network sizes and rates to small tasks.
+struct TrainOptions {
+  Algorithm algorithm = Algorithm::Shac;
+  int nenv = 64;
+  int iterations = 500;
+  std::uint64_t seed = 0;
+  Backend backend = Backend::Cpu;
+  int threads = 0;                 // CPU backend: OpenMP threads of the simulator (0: default)
+  int horizon = 32;                // control steps per iteration (SHAC's short horizon; PPO's rollout length)
+  double gamma = 0.99;
+  double lambda = 0.95;            // TD(λ) (SHAC critic) and GAE (PPO)
+  std::vector<int> actor_hidden{512, 256, 128};
+  std::vector<int> critic_hidden{256, 256};
+  double actor_lr = 5e-3;
+  double critic_lr = 2e-3;
+  double lr_end = 1e-5;            // both rates decay linearly to this over the iterations
+  double beta1 = 0.7, beta2 = 0.95;  // Adam
+  double actor_grad_clip = 1.0;    // gradient-norm clipping
+  double critic_grad_clip = 10.0;
+  int critic_iterations = 16;      // SHAC: critic epochs per iteration, each over
+  int critic_minibatches = 4;      //   this many minibatches of the horizon's samples
+  double target_alpha = 0.995;     // target critic θ' ← α θ' + (1 - α) θ
+  double init_log_std = 0.0;       // action std 1 at the start, learned
+  bool normalize_obs = true;
+  bool normalize_returns = true;
+  BundleOptions bundles;           // SHAC+BCG (enabled by the algorithm); B, H, τ, σ
+  // PPO
+  int ppo_epochs = 5;
+  int ppo_minibatches = 4;
+  double ppo_clip = 0.2;
+  double ppo_lr = 3e-4;
+  double ppo_value_coef = 0.5;     // critic loss weight (its own optimizer; kept for the printed loss)
+  double ppo_entropy_coef = 0.0;
+};
+
+// Task-dependent defaults: cartpole-swingup gets small networks ([64, 64]) and faster rates.
+TrainOptions defaults_for(const std::string& task, Algorithm algorithm);
+
+// One training iteration's record (a CSV row of `stiffgrad train`).
+struct IterationLog {
+  int iteration = 0;
+  long long env_steps = 0;        // simulated environment-steps so far (nenv x horizon per iteration)
+  double wall_s = 0;              // since training started
+  double mean_return = 0;         // mean undiscounted return of the last completed episodes (NaN before any)
+  double mean_episode_length = 0; // of the same episodes
+  double mean_step_reward = 0;    // mean reward per active environment-step in this iteration
+  double actor_loss = 0;          // SHAC: the short-horizon loss; PPO: the clipped surrogate
+  double critic_loss = 0;
+  double actor_grad_norm = 0;     // before clipping
+  double bundle_rate = 0;         // bundles started per environment-step (SHAC+BCG)
+  int nonfinite = 0;              // environments whose state or gradient became non-finite (contained)
+  double sim_s = 0, adjoint_s = 0, network_s = 0;  // time in forward simulation, adjoint, networks
+};
+
+struct TrainResult {
+  std::vector<IterationLog> log;
+  PolicyFile policy;
+  double final_mean_return = 0;   // the last iteration's mean_return
+};
+
+// Trains a policy for `task`; `on_iteration` (may be empty) sees every iteration's record.
+TrainResult train(Task& task, const std::string& task_spec, const TrainOptions& options,
+                  const std::function<void(const IterationLog&)>& on_iteration = {});
+
+// A saved policy at run time: normalizer + actor, deterministic action = actor mean.
+class PolicyRunner {
+ public:
+  explicit PolicyRunner(const PolicyFile& file);
+  int obs_dim() const;
+  int act_dim() const;
+  // actions (n x act_dim) for observations (n x obs_dim), double.
+  void act(const double* obs, int n, double* action);
+
+ private:
+  struct State;
+  std::shared_ptr<State> state_;
+};
+
+// Deterministic episodes of a policy in stiffgrad (`stiffgrad eval --in stiffgrad`).
+struct EvalResult {
+  int episodes = 0;
+  double mean_return = 0;
+  double mean_length = 0;
+  int falls = 0;                  // episodes in which the root fell below 0.3 m (floating-base robots)
+  double tracking_error = 0;      // mean key-body error (m), NaN for tasks without a reference
+  double mean_penetration = 0;    // mean over steps of the largest contact penetration (m)
+};
+EvalResult evaluate_in_stiffgrad(Task& task, const PolicyFile& policy, int episodes, std::uint64_t seed,
+                                 Backend backend = Backend::Cpu);
+
+}  // namespace stiffgrad::learn
