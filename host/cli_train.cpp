@@ -24,6 +24,7 @@ const char* const kTrainHelp =
     "usage: stiffgrad train TASK --algo shac|shac-bcg|ppo [--envs N] [--iterations K] [--seed S]\n"
     "                       [--backend cpu|cuda] [--out DIR] [--horizon H] [--threads T]\n"
     "                       [--contact soft|impulse] [--kappa K] [--episode-steps N] [--data DIR]\n"
+    "                       [--actor-lr X] [--critic-lr X] [--ppo-lr X] [--log-std X] [--tau X]\n"
     "TASK: cartpole-swingup, ant-run, g1-imitate:CLIP (CLIP: a file stem in DATA/motions/lafan1_g1,\n"
     "e.g. run1_subject2). Defaults: 64 environments, 500 iterations of a 32-step horizon, seed 0,\n"
     "the CPU backend, DIR train_TASK_ALGO, the Impulse contact model at kappa 300 for contact tasks.\n"
@@ -127,6 +128,17 @@ int cmd_train(const Args& a) {
   if (a.has("horizon")) o.horizon = static_cast<int>(parse_int_in(a.get("horizon"), "--horizon", 1, 100000));
   if (a.has("threads")) o.threads = static_cast<int>(parse_int_in(a.get("threads"), "--threads", 0, 4096));
   if (a.has("backend")) o.backend = parse_backend_name(a.get("backend"));
+  const auto real = [&](const char* key, double lo, double hi) {
+    char* end = nullptr;
+    const double x = std::strtod(a.get(key).c_str(), &end);
+    if (!end || *end || !(x >= lo && x <= hi)) throw UsageError(std::string("--") + key + " must be a number in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    return x;
+  };
+  if (a.has("actor-lr")) o.actor_lr = real("actor-lr", 0, 1);
+  if (a.has("critic-lr")) o.critic_lr = real("critic-lr", 0, 1);
+  if (a.has("ppo-lr")) o.ppo_lr = real("ppo-lr", 0, 1);
+  if (a.has("log-std")) o.init_log_std = real("log-std", -10, 10);
+  if (a.has("tau")) o.bundles.tau = real("tau", 0, 1e300);
   const std::string dir = a.has("out") ? a.get("out") : "train_" + spec.substr(0, spec.find(':')) + "_" + learn::algorithm_name(algo);
   auto task = learn::make_task(spec, task_options(a));
   std::filesystem::create_directories(dir);

@@ -21,7 +21,7 @@ TrainResult train_ppo(TrainerCore& c, const std::function<void(const IterationLo
   const std::size_t n_actor = c.actor.num_params();
   Adam<float> actor_opt(n_actor + na, AdamOptions{o.ppo_lr, 0.9, 0.999, 1e-8});
   Adam<float> critic_opt(c.critic.num_params(), AdamOptions{o.ppo_lr, 0.9, 0.999, 1e-8});
-  std::vector<float> grad_actor(n_actor + na), grad_critic(c.critic.num_params()), params_actor(n_actor + na);
+  std::vector<float> grad_actor(n_actor + na), grad_critic(c.critic.num_params());
   std::vector<float> values(static_cast<std::size_t>(H + 1) * N), logp_old(static_cast<std::size_t>(H) * N);
   std::vector<float> act_f(static_cast<std::size_t>(H) * N * na);
   std::vector<double> adv, ret;
@@ -129,13 +129,7 @@ TrainResult train_ppo(TrainerCore& c, const std::function<void(const IterationLo
         for (int k = 0; k < na; ++k) grad_actor[n_actor + k] -= static_cast<float>(o.ppo_entropy_coef);
         c.actor.backward(b_dmu.data(), mb, grad_actor.data(), nullptr, mb_actor_ws);
         grad_norm = clip_grad_norm(grad_actor.data(), grad_actor.size(), o.actor_grad_clip);
-        if (std::isfinite(grad_norm)) {
-          std::copy(c.actor.params(), c.actor.params() + n_actor, params_actor.begin());
-          std::copy(c.log_std.begin(), c.log_std.end(), params_actor.begin() + static_cast<std::ptrdiff_t>(n_actor));
-          actor_opt.step(params_actor.data(), grad_actor.data());
-          std::copy(params_actor.begin(), params_actor.begin() + static_cast<std::ptrdiff_t>(n_actor), c.actor.params());
-          std::copy(params_actor.begin() + static_cast<std::ptrdiff_t>(n_actor), params_actor.end(), c.log_std.begin());
-        }
+        if (std::isfinite(grad_norm)) c.apply_actor_update(actor_opt, grad_actor);
         // critic: ½ c_v mean (V - R)²
         c.critic.forward(b_x.data(), mb, b_v.data(), mb_critic_ws);
         double lv = 0;
@@ -161,12 +155,7 @@ TrainResult train_ppo(TrainerCore& c, const std::function<void(const IterationLo
     log.actor_grad_norm = grad_norm;
     log.sim_s = sim_s;
     log.network_s = net_s;
-    c.finish_horizon();
-    IterationLog after = c.base_log(it, c.seconds_since_start());
-    log.mean_return = after.mean_return;
-    log.mean_episode_length = after.mean_episode_length;
-    result.log.push_back(log);
-    if (on_iteration) on_iteration(log);
+    c.finish_iteration(log, result, on_iteration);
   }
   result.policy = c.policy_file();
   result.final_mean_return = result.log.empty() ? 0 : result.log.back().mean_return;

@@ -234,6 +234,27 @@ IterationLog TrainerCore::base_log(int iteration, double wall_s) const {
   return l;
 }
 
+void TrainerCore::apply_actor_update(Adam<float>& opt, const std::vector<float>& grad) {
+  const std::size_t n = actor.num_params();
+  actor_params_.resize(n + log_std.size());
+  std::copy(actor.params(), actor.params() + n, actor_params_.begin());
+  std::copy(log_std.begin(), log_std.end(), actor_params_.begin() + static_cast<std::ptrdiff_t>(n));
+  opt.step(actor_params_.data(), grad.data());
+  std::copy(actor_params_.begin(), actor_params_.begin() + static_cast<std::ptrdiff_t>(n), actor.params());
+  std::copy(actor_params_.begin() + static_cast<std::ptrdiff_t>(n), actor_params_.end(), log_std.begin());
+}
+
+void TrainerCore::finish_iteration(IterationLog log, TrainResult& result,
+                                   const std::function<void(const IterationLog&)>& on_iteration) {
+  finish_horizon();
+  const IterationLog after = base_log(log.iteration, seconds_since_start());
+  log.mean_return = after.mean_return;
+  log.mean_episode_length = after.mean_episode_length;
+  log.wall_s = after.wall_s;
+  result.log.push_back(log);
+  if (on_iteration) on_iteration(log);
+}
+
 PolicyFile TrainerCore::policy_file() const {
   PolicyFile p;
   p.task = task_spec;

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <random>
 #include <vector>
@@ -72,6 +73,11 @@ class TrainerCore {
   int episode_t(int e, int t) const { return ep_step[e] + t; }
 
   IterationLog base_log(int iteration, double wall_s) const;
+  // θ ← Adam step on [actor parameters; log_std] with `grad` (the same layout)
+  void apply_actor_update(Adam<float>& opt, const std::vector<float>& grad);
+  // the end of an iteration: finish_horizon, then the episode statistics into `log`, which is
+  // appended to result and passed to on_iteration
+  void finish_iteration(IterationLog log, TrainResult& result, const std::function<void(const IterationLog&)>& on_iteration);
   PolicyFile policy_file() const;
   double seconds_since_start() const;
 
@@ -84,6 +90,7 @@ class TrainerCore {
  private:
   std::chrono::steady_clock::time_point start_;
   std::vector<double> iteration_rewards_;
+  std::vector<float> actor_params_;  // actor parameters + log_std, for apply_actor_update
 };
 
 TrainResult train_shac(TrainerCore& core, const std::function<void(const IterationLog&)>& on_iteration);

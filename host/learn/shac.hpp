@@ -1,0 +1,50 @@
+// SHAC's iteration as an object, so that its actor-loss gradient can be tested on its own.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "host/learn/train_core.hpp"
+#include "stiffgrad/rollout.hpp"
+
+namespace stiffgrad::learn {
+
+class Shac {
+ public:
+  explicit Shac(TrainerCore& core);
+
+  // One horizon with the policy in the loop from the simulator's current state: the actor loss
+  // (SHAC eq. 5, see shac.cpp) and, with `gradient`, its gradient with respect to the actor's
+  // parameters and log-std into grad() (actor parameters, then na log-std entries).
+  double actor_pass(bool gradient);
+  const std::vector<float>& grad() const { return grad_actor_; }
+  // Adam on the actor with the clipped gradient of the last actor_pass; returns its norm before
+  // clipping.
+  double update_actor();
+  // TD(λ) targets of the last horizon and the critic's regression; returns the last epoch's loss.
+  double fit_critic();
+  // A whole iteration (actor pass, updates, bookkeeping) and its log.
+  IterationLog iterate(int iteration);
+
+ private:
+  TrainerCore& c_;
+  Rollout rollout_;
+  std::vector<Mlp<float>::Workspace> actor_ws_;
+  Mlp<float>::Workspace critic_ws_, train_ws_;
+  std::size_t n_actor_;
+  Adam<float> actor_opt_, critic_opt_;
+  std::vector<float> grad_actor_, grad_critic_;
+  std::vector<double> dq_, dv_, dA_;           // (H + 1) x N x nq, nv; H x N x na  the loss's direct partials
+  std::vector<float> next_value_;              // H x N  V'(s_{t+1})
+  std::vector<float> dvalue_, dx_value_;       // H x N, H x N x no
+  std::vector<double> dx_obs_, dobs_;          // H x N x no, (H + 1) x N x no
+  std::vector<float> d_mu_, dx_actor_;         // N x na, N x no
+  std::vector<double> dx_actor_d_, dobs_t_;    // N x no
+  std::vector<double> adj_a_, rs_, nx_, G_;
+  std::vector<float> targets_, inputs_, batch_x_, batch_y_, batch_dy_;
+  std::vector<int> order_;
+  double sim_s_ = 0, adj_s_ = 0, net_s_ = 0;
+  int nonfinite_grad_ = 0;
+};
+
+}  // namespace stiffgrad::learn

@@ -1,0 +1,107 @@
+// SHAC's actor-loss gradient (the simulator's adjoint with the policy, observation, reward,
+// action map, normalizer and bootstrap critic VJPs assembled by host/learn/shac.cpp) against
+// central differences of the same loss along random directions of the actor's parameters and
+// log-std, with the same noise and start states; a short SHAC run that improves cartpole.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "host/learn/shac.hpp"
+#include "stiffgrad/learn/train.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+using namespace stiffgrad;
+using namespace stiffgrad::learn;
+
+TaskOptions task_options(int episode_steps) {
+  TaskOptions t;
+  t.data_dir = sgtest::shared_data();
+  t.episode_steps = episode_steps;
+  return t;
+}
+
+// The directional derivative of the actor loss along unit directions u against its central
+// difference with step h (the networks run in float: the loss carries ~1e-7 relative rounding,
+// so h is large and the bound is set by h² truncation, measured and printed).
+void check_actor_gradient(const std::string& spec, TrainOptions o, int episode_steps, double h, double bound) {
+  auto task = make_task(spec, task_options(episode_steps));
+  TrainerCore core(*task, spec, o);
+  // non-trivial normalizer statistics
+  {
+    std::mt19937_64 r(5);
+    std::normal_distribution<double> n(0.0, 1.0);
+    std::vector<double> x(50 * core.no);
+    for (double& v : x) v = 0.5 + 2 * n(r);
+    core.obs_rms.update(x.data(), 50);
+  }
+  std::vector<double> q(core.nenv * core.nq), v(core.nenv * core.nv);
+  core.sim->get_state(q.data(), v.data());
+  const std::mt19937_64 rng0 = core.rng;
+  const auto restore = [&] {
+    core.sim->set_state(q.data(), v.data());
+    core.rng = rng0;
+  };
+  Shac shac(core);
+  restore();
+  const double L0 = shac.actor_pass(true);
+  const std::vector<float> g = shac.grad();
+  const std::size_t n_actor = core.actor.num_params();
+  ASSERT_EQ(g.size(), n_actor + core.na);
+  std::vector<float> theta(core.actor.params(), core.actor.params() + n_actor);
+  const std::vector<float> log_std = core.log_std;
+  std::mt19937_64 r(11);
+  std::normal_distribution<double> n(0.0, 1.0);
+  double worst = 0;
+  for (int dir = 0; dir < 4; ++dir) {
+    std::vector<double> u(g.size());
+    double norm = 0;
+    for (double& x : u) { x = n(r); norm += x * x; }
+    for (double& x : u) x /= std::sqrt(norm);
+    double gu = 0;
+    for (std::size_t i = 0; i < g.size(); ++i) gu += g[i] * u[i];
+    const auto loss_at = [&](double s) {
+      for (std::size_t i = 0; i < n_actor; ++i) core.actor.params()[i] = static_cast<float>(theta[i] + s * u[i]);
+      for (int k = 0; k < core.na; ++k) core.log_std[k] = static_cast<float>(log_std[k] + s * u[n_actor + k]);
+      restore();
+      return shac.actor_pass(false);
+    };
+    const double fd = (loss_at(h) - loss_at(-h)) / (2 * h);
+    const double rel = std::abs(fd - gu) / std::max(std::abs(fd), 1e-12);
+    worst = std::max(worst, rel);
+    EXPECT_LT(rel, bound) << spec << " direction " << dir << ": adjoint " << gu << ", FD " << fd;
+    ASSERT_GT(std::abs(fd), 1e-8) << "the loss does not depend on the actor along this direction";
+  }
+  std::printf("[ shac gradient ] %s (%d envs, H %d, episode %d): loss %.6g, worst |FD - adjoint| / |FD| = %.2e\n",
+              spec.c_str(), o.nenv, o.horizon, episode_steps, L0, worst);
+}
+
+TEST(ShacGradient, CartpoleActorLossMatchesFiniteDifferences) {
+  TrainOptions o = defaults_for("cartpole-swingup", Algorithm::Shac);
+  o.nenv = 4;
+  o.horizon = 16;
+  check_actor_gradient("cartpole-swingup", o, 0, 1e-2, 2e-3);
+}
+
+TEST(ShacGradient, CartpoleWithEpisodeEndsInsideTheHorizon) {
+  // episodes of 10 steps in a 16-step horizon: masked steps after the end, bootstrap at step 10
+  TrainOptions o = defaults_for("cartpole-swingup", Algorithm::Shac);
+  o.nenv = 3;
+  o.horizon = 16;
+  o.normalize_returns = true;
+  check_actor_gradient("cartpole-swingup", o, 10, 1e-2, 2e-3);
+}
+
+TEST(ShacGradient, AntOnImpulseFloorActorLossMatchesFiniteDifferences) {
+  TrainOptions o = defaults_for("ant-run", Algorithm::Shac);
+  o.nenv = 2;
+  o.horizon = 8;
+  o.actor_hidden = {32, 32};
+  o.critic_hidden = {32};
+  check_actor_gradient("ant-run", o, 0, 3e-3, 1e-2);
+}
+
+}  // namespace
