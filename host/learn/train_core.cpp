@@ -99,6 +99,19 @@ TrainerCore::TrainerCore(Task& t, const std::string& spec, const TrainOptions& o
   R.assign(static_cast<std::size_t>(H) * nenv, 0);
   steps_active.assign(nenv, H); terminated_.assign(nenv, 0); ret_run.assign(nenv, 0);
   ep_step.assign(nenv, 0); ep_return.assign(nenv, 0);
+  // The first episodes end at random lengths so that the environments' episodes do not stay in
+  // phase (every environment swinging up at once, then every one balancing: a per-iteration
+  // reward that says more about the phase than about the policy); those shortened episodes are
+  // left out of the return statistics.
+  ep_limit.assign(nenv, task.max_episode_steps());
+  ep_counted.assign(nenv, 1);
+  if (task.max_episode_steps() > H && nenv > 1) {
+    std::uniform_int_distribution<int> first(H, task.max_episode_steps());
+    for (int e = 0; e < nenv; ++e) {
+      ep_limit[e] = first(rng);
+      ep_counted[e] = ep_limit[e] == task.max_episode_steps();
+    }
+  }
   iteration_rewards_.reserve(static_cast<std::size_t>(H) * nenv);
   task.resize(nenv);
   for (int e = 0; e < nenv; ++e) task.reset_env(e, rng, q(0, e), v(0, e));
@@ -165,7 +178,7 @@ void TrainerCore::record_step(int t) {
     r[e] = task.reward(e, te, q(t + 1, e), v(t + 1, e), a(t, e));
     if (!std::isfinite(r[e])) { r[e] = 0; failed[e] = 2; ended[e] = 1; continue; }
     if (task.terminated(e, te, q(t + 1, e), v(t + 1, e))) { failed[e] = 1; ended[e] = 1; }
-    else if (te >= task.max_episode_steps()) ended[e] = 1;
+    else if (te >= ep_limit[e]) ended[e] = 1;
   }
   for (int e = 0; e < nenv; ++e) {
     if (!active(t, e)) continue;
@@ -194,11 +207,15 @@ void TrainerCore::finish_horizon() {
       ret_run[e] = o.gamma * ret_run[e] + r;
       rets.push_back(ret_run[e]);
     }
-    const bool ended = steps_active[e] < H || terminated_[e] || episode_t(e, H) >= task.max_episode_steps();
+    const bool ended = steps_active[e] < H || terminated_[e] || episode_t(e, H) >= ep_limit[e];
     if (ended) {
-      done_returns.push_back(ep_return[e]);
-      done_lengths.push_back(episode_t(e, steps_active[e]));
+      if (ep_counted[e] || terminated_[e]) {  // a failure counts whatever the limit was
+        done_returns.push_back(ep_return[e]);
+        done_lengths.push_back(episode_t(e, steps_active[e]));
+      }
       while (done_returns.size() > kReturnWindow) { done_returns.pop_front(); done_lengths.pop_front(); }
+      ep_limit[e] = task.max_episode_steps();
+      ep_counted[e] = 1;
       ep_return[e] = 0;
       ep_step[e] = 0;
       ret_run[e] = 0;

@@ -52,6 +52,8 @@ class TrainerCore {
 
   // episodes
   std::vector<int> ep_step;      // nenv  episode step at the horizon's start
+  std::vector<int> ep_limit;     // nenv  the episode's length limit (the task's, or shorter for the first)
+  std::vector<char> ep_counted;  // nenv  whether the episode enters the return statistics
   std::vector<double> ep_return; // nenv
   std::deque<double> done_returns, done_lengths;  // the last completed episodes
   int nonfinite_this_iteration = 0;
