@@ -65,7 +65,8 @@ G1ImitateTask::G1ImitateTask(const std::string& clip, const TaskOptions& options
   }
   const double dt = kSubsteps * kTimestep;
   const int clip_steps = static_cast<int>(std::floor(clip_.duration() / dt + 1e-9));
-  max_steps_ = std::max(1, std::min(kMaxEpisodeSteps, clip_steps - 1));
+  const int limit = options_.episode_steps > 0 ? options_.episode_steps : kMaxEpisodeSteps;
+  max_steps_ = std::max(1, std::min(limit, clip_steps - 1));
 }
 
 SimulatorOptions G1ImitateTask::sim_options() const {
@@ -195,6 +196,10 @@ double G1ImitateTask::tracking_error(int e, int t, const double* qpos, const dou
 bool G1ImitateTask::terminated(int e, int t, const double* qpos, const double* qvel) const {
   if (qpos[2] < kMinRootHeight) return true;
   return tracking_error(e, t, qpos, qvel) > kMaxKeyError;
+}
+
+std::string G1ImitateTask::mujoco_model_file() const {
+  return task_data_file(options_, "models/unitree_g1/g1_mjx_mujoco222.xml");
 }
 
 std::vector<std::string> G1ImitateTask::foot_geoms() const {

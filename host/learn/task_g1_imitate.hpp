@@ -70,6 +70,8 @@ class G1ImitateTask final : public Task {
   bool terminated(int e, int t, const double* qpos, const double* qvel) const override;
   double tracking_error(int e, int t, const double* qpos, const double* qvel) const override;
   std::vector<std::string> foot_geoms() const override;
+  // the one-file variant MuJoCo 2.2.2 compiles (same joints, servos as affine `general` actuators)
+  std::string mujoco_model_file() const override;
 
   // ---- beyond Task (tests, tools) ----
   const MotionClip& clip() const { return clip_; }
