@@ -146,16 +146,16 @@ int cmd_train(const Args& a) {
   std::FILE* log = std::fopen(csv.c_str(), "w");
   if (!log) throw std::runtime_error("cannot write " + csv);
   std::fprintf(log, "iteration,env_steps,wall_s,mean_return,mean_episode_length,mean_step_reward,actor_loss,critic_loss,"
-                    "actor_grad_norm,bundle_rate,nonfinite,sim_s,adjoint_s,network_s\n");
+                    "actor_grad_norm,bundle_rate,nonfinite,sim_s,adjoint_s,network_s,mean_tracking_error\n");
   std::fprintf(stderr, "train %s: %s, %d environments, %d iterations x %d steps, seed %llu, %s backend\n", spec.c_str(),
                learn::algorithm_name(algo).c_str(), o.nenv, o.iterations, o.horizon,
                static_cast<unsigned long long>(o.seed), backend_name(o.backend).c_str());
   TrainProgress progress(o.iterations);
   double sim = 0, adj = 0, net = 0;
   const learn::TrainResult r = learn::train(*task, spec, o, [&](const learn::IterationLog& l) {
-    std::fprintf(log, "%d,%lld,%.6g,%.10g,%.6g,%.10g,%.10g,%.10g,%.10g,%.6g,%d,%.6g,%.6g,%.6g\n", l.iteration, l.env_steps,
+    std::fprintf(log, "%d,%lld,%.6g,%.10g,%.6g,%.10g,%.10g,%.10g,%.10g,%.6g,%d,%.6g,%.6g,%.6g,%.6g\n", l.iteration, l.env_steps,
                  l.wall_s, l.mean_return, l.mean_episode_length, l.mean_step_reward, l.actor_loss, l.critic_loss,
-                 l.actor_grad_norm, l.bundle_rate, l.nonfinite, l.sim_s, l.adjoint_s, l.network_s);
+                 l.actor_grad_norm, l.bundle_rate, l.nonfinite, l.sim_s, l.adjoint_s, l.network_s, l.mean_tracking_error);
     std::fflush(log);
     sim += l.sim_s; adj += l.adjoint_s; net += l.network_s;
     progress.update(l);

@@ -113,6 +113,7 @@ TrainerCore::TrainerCore(Task& t, const std::string& spec, const TrainOptions& o
     }
   }
   iteration_rewards_.reserve(static_cast<std::size_t>(H) * nenv);
+  step_tracking_.assign(nenv, std::numeric_limits<double>::quiet_NaN());
   task.resize(nenv);
   for (int e = 0; e < nenv; ++e) task.reset_env(e, rng, q(0, e), v(0, e));
   sim->set_state(Q.data(), V.data());
@@ -129,6 +130,8 @@ void TrainerCore::start_horizon() {
   std::fill(terminated_.begin(), terminated_.end(), 0);
   nonfinite_this_iteration = 0;
   iteration_rewards_.clear();
+  tracking_sum_ = 0;
+  tracking_n_ = 0;
 }
 
 void TrainerCore::observe(int t) {
@@ -167,6 +170,7 @@ void TrainerCore::record_step(int t) {
 #pragma omp parallel for schedule(static)
   for (int e = 0; e < nenv; ++e) {
     r[e] = 0;
+    step_tracking_[e] = std::numeric_limits<double>::quiet_NaN();
     if (!active(t, e)) continue;
     const int te = episode_t(e, t + 1);
     const bool finite = (status[e] & 1) == 0 && all_finite(q(t + 1, e), nq) && all_finite(v(t + 1, e), nv);
@@ -177,12 +181,14 @@ void TrainerCore::record_step(int t) {
     }
     r[e] = task.reward(e, te, q(t + 1, e), v(t + 1, e), a(t, e));
     if (!std::isfinite(r[e])) { r[e] = 0; failed[e] = 2; ended[e] = 1; continue; }
+    step_tracking_[e] = task.tracking_error(e, te, q(t + 1, e), v(t + 1, e));
     if (task.terminated(e, te, q(t + 1, e), v(t + 1, e))) { failed[e] = 1; ended[e] = 1; }
     else if (te >= ep_limit[e]) ended[e] = 1;
   }
   for (int e = 0; e < nenv; ++e) {
     if (!active(t, e)) continue;
     iteration_rewards_.push_back(r[e]);
+    if (std::isfinite(step_tracking_[e])) { tracking_sum_ += step_tracking_[e]; ++tracking_n_; }
     if (ended[e]) {
       steps_active[e] = t + 1;
       terminated_[e] = failed[e] != 0;
@@ -247,6 +253,7 @@ IterationLog TrainerCore::base_log(int iteration, double wall_s) const {
                            ? 0.0
                            : std::accumulate(iteration_rewards_.begin(), iteration_rewards_.end(), 0.0) /
                                  iteration_rewards_.size();
+  l.mean_tracking_error = tracking_n_ ? tracking_sum_ / tracking_n_ : std::numeric_limits<double>::quiet_NaN();
   l.nonfinite = nonfinite_this_iteration;
   return l;
 }
@@ -268,6 +275,7 @@ void TrainerCore::finish_iteration(IterationLog log, TrainResult& result,
   log.mean_return = after.mean_return;
   log.mean_episode_length = after.mean_episode_length;
   log.wall_s = after.wall_s;
+  log.mean_tracking_error = after.mean_tracking_error;
   result.log.push_back(log);
   if (on_iteration) on_iteration(log);
 }

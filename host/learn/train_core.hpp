@@ -92,6 +92,9 @@ class TrainerCore {
  private:
   std::chrono::steady_clock::time_point start_;
   std::vector<double> iteration_rewards_;
+  std::vector<double> step_tracking_;  // nenv  this step's tracking errors (NaN: none)
+  double tracking_sum_ = 0;
+  long tracking_n_ = 0;
   std::vector<float> actor_params_;  // actor parameters + log_std, for apply_actor_update
 };
 

@@ -65,6 +65,7 @@ struct IterationLog {
   double mean_return = 0;         // mean undiscounted return of the last completed episodes (NaN before any)
   double mean_episode_length = 0; // of the same episodes
   double mean_step_reward = 0;    // mean reward per active environment-step in this iteration
+  double mean_tracking_error = 0; // imitation tasks: mean key-body error (m) over the same steps (NaN otherwise)
   double actor_loss = 0;          // SHAC: the short-horizon loss; PPO: the clipped surrogate
   double critic_loss = 0;
   double actor_grad_norm = 0;     // before clipping

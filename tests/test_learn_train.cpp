@@ -1,0 +1,165 @@
+// Training end to end: a short SHAC run that improves cartpole-swingup (CI time), PPO and
+// SHAC+BCG runs whose records are consistent, the saved policy's round trip, and the train and
+// eval commands (eval in MuJoCo 2.2.2 on a saved policy).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "cli_support.hpp"
+#include "stiffgrad/learn/policy_file.hpp"
+#include "stiffgrad/learn/train.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+using namespace stiffgrad;
+using namespace stiffgrad::learn;
+
+TaskOptions task_options() {
+  TaskOptions t;
+  t.data_dir = sgtest::shared_data();
+  return t;
+}
+
+TEST(Train, ShacImprovesCartpoleSwingup) {
+  auto task = make_task("cartpole-swingup", task_options());
+  TrainOptions o = defaults_for("cartpole-swingup", Algorithm::Shac);
+  o.nenv = 32;
+  o.iterations = 1;
+  const TrainResult start = train(*task, "cartpole-swingup", o);
+  o.iterations = 120;
+  const TrainResult trained = train(*task, "cartpole-swingup", o);
+  ASSERT_EQ(trained.log.size(), 120u);
+  EXPECT_EQ(trained.log.back().env_steps, 120LL * 32 * 32);
+  // deterministic episodes (1000 steps) of the first iteration's and the trained policy, from
+  // the same initial states
+  const EvalResult before = evaluate_in_stiffgrad(*task, start.policy, 8, 3);
+  const EvalResult after = evaluate_in_stiffgrad(*task, trained.policy, 8, 3);
+  std::printf("[ shac cartpole ] deterministic return: %.1f after 1 iteration, %.1f after 120 (of at most 1000)\n",
+              before.mean_return, after.mean_return);
+  EXPECT_EQ(after.mean_length, 1000.0);
+  EXPECT_GT(after.mean_return, before.mean_return + 100.0);
+  for (const IterationLog& l : trained.log) {
+    EXPECT_TRUE(std::isfinite(l.actor_loss));
+    EXPECT_TRUE(std::isfinite(l.critic_loss));
+    EXPECT_EQ(l.nonfinite, 0);
+  }
+}
+
+TEST(Train, PpoRecordsAreConsistent) {
+  auto task = make_task("cartpole-swingup", task_options());
+  TrainOptions o = defaults_for("cartpole-swingup", Algorithm::Ppo);
+  o.nenv = 16;
+  o.iterations = 4;
+  const TrainResult r = train(*task, "cartpole-swingup", o);
+  ASSERT_EQ(r.log.size(), 4u);
+  for (std::size_t i = 0; i < r.log.size(); ++i) {
+    EXPECT_EQ(r.log[i].env_steps, static_cast<long long>(i + 1) * 16 * 32);
+    EXPECT_TRUE(std::isfinite(r.log[i].actor_loss));
+    EXPECT_GT(r.log[i].actor_grad_norm, 0.0);
+    EXPECT_EQ(r.log[i].adjoint_s, 0.0);  // PPO takes no simulator gradients
+  }
+  EXPECT_EQ(r.policy.algorithm, "ppo");
+  EXPECT_EQ(r.policy.actor_sizes.front(), task->obs_dim());
+  EXPECT_EQ(r.policy.actor_sizes.back(), task->act_dim());
+}
+
+TEST(Train, ShacBcgBundlesOnTheAntsFloor) {
+  auto task = make_task("ant-run", task_options());
+  TrainOptions o = defaults_for("ant-run", Algorithm::ShacBcg);
+  o.nenv = 4;
+  o.iterations = 2;
+  o.horizon = 8;
+  o.bundles.tau = 0;  // every contact triggers
+  o.bundles.branches = 3;
+  o.actor_hidden = {32};
+  o.critic_hidden = {32};
+  const TrainResult r = train(*task, "ant-run", o);
+  ASSERT_EQ(r.log.size(), 2u);
+  for (const IterationLog& l : r.log) {
+    EXPECT_GT(l.bundle_rate, 0.0);
+    EXPECT_TRUE(std::isfinite(l.actor_grad_norm));
+    EXPECT_GT(l.adjoint_s, 0.0);
+  }
+  EXPECT_EQ(r.policy.algorithm, "shac-bcg");
+}
+
+TEST(Train, SavedPolicyRoundTripActsTheSame) {
+  auto task = make_task("cartpole-swingup", task_options());
+  TrainOptions o = defaults_for("cartpole-swingup", Algorithm::Shac);
+  o.nenv = 8;
+  o.iterations = 3;
+  const TrainResult r = train(*task, "cartpole-swingup", o);
+  const std::string path = ::testing::TempDir() + "/sg_policy_roundtrip.sgp";
+  save_policy(path, r.policy);
+  const PolicyFile loaded = load_policy(path);
+  EXPECT_EQ(loaded.task, "cartpole-swingup");
+  PolicyRunner a(r.policy), b(loaded);
+  const double obs[10] = {0.1, -0.9, 0.4, 0.3, -2.0, -0.5, 1.0, 0.0, 0.0, 0.7};
+  double ya[2], yb[2];
+  a.act(obs, 2, ya);
+  b.act(obs, 2, yb);
+  EXPECT_EQ(ya[0], yb[0]);
+  EXPECT_EQ(ya[1], yb[1]);
+  const EvalResult ea = evaluate_in_stiffgrad(*task, r.policy, 3, 9), eb = evaluate_in_stiffgrad(*task, loaded, 3, 9);
+  EXPECT_EQ(ea.mean_return, eb.mean_return);
+  std::filesystem::remove(path);
+}
+
+double value_after(const std::string& text, const std::string& key) {
+  const auto p = text.find(key);
+  if (p == std::string::npos) return NAN;
+  return std::strtod(text.c_str() + p + key.size(), nullptr);
+}
+
+TEST(TrainCli, TrainWritesLogPolicyAndFinalLineAndEvalRunsInMujoco) {
+  const std::string dir = unique_temp("train_out");
+  const ::Run t = run_cli("train cartpole-swingup --algo shac --envs 8 --iterations 3 --out " + dir +
+                        " --data " + sgtest::shared_data());
+  ASSERT_EQ(t.status, 0) << t.err;
+  // the last line of stdout
+  std::string last = t.out.substr(0, t.out.size() - 1);
+  last = last.substr(last.rfind('\n') + 1);
+  EXPECT_EQ(last.rfind("final mean return: ", 0), 0u) << t.out;
+  std::ifstream csv(dir + "/log.csv");
+  std::string header, line;
+  std::getline(csv, header);
+  EXPECT_EQ(header.rfind("iteration,env_steps,wall_s,mean_return", 0), 0u) << header;
+  int rows = 0;
+  while (std::getline(csv, line)) ++rows;
+  EXPECT_EQ(rows, 3);
+  ASSERT_TRUE(std::filesystem::exists(dir + "/policy.sgp"));
+  EXPECT_NE(t.err.find("it 3/3"), std::string::npos) << t.err;
+
+  const ::Run e = run_cli("eval " + dir + "/policy.sgp --in mujoco --episodes 2 --data " + sgtest::shared_data());
+  ASSERT_EQ(e.status, 0) << e.err;
+  EXPECT_NE(e.out.find("mujoco: mean return"), std::string::npos) << e.out;
+  EXPECT_NE(e.out.find("stiffgrad: mean return"), std::string::npos) << e.out;
+  EXPECT_NE(e.out.find("falls 0/2"), std::string::npos) << e.out;
+  // cartpole has no contacts: both simulators report zero penetration, and the smooth dynamics
+  // are MuJoCo's, so the returns agree closely
+  const double mj = value_after(e.out, "mujoco: mean return "), sg = value_after(e.out, "stiffgrad: mean return ");
+  EXPECT_NEAR(mj, sg, 1e-3 * std::abs(sg) + 1e-6) << e.out;
+  EXPECT_NE(e.out.find("delta_d"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TrainCli, BadInputsGetClearErrors) {
+  ::Run r = run_cli("train no-such-task --algo shac --data " + sgtest::shared_data());
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("unknown task"), std::string::npos) << r.err;
+  r = run_cli("train cartpole-swingup --algo sgd");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("unknown algorithm"), std::string::npos) << r.err;
+  r = run_cli("eval /nonexistent/policy.sgp");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("/nonexistent/policy.sgp"), std::string::npos) << r.err;
+  r = run_cli("train g1-imitate:no_such_clip --algo shac --data " + sgtest::shared_data());
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("no_such_clip"), std::string::npos) << r.err;
+}
+
+}  // namespace
