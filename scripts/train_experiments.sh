@@ -22,7 +22,7 @@ run() {  # name task algo envs iterations [extra options...]
 for d in cartpole_shac cartpole_ppo ant_shac ant_ppo g1_shac g1_shac_bcg g1_ppo g1_shac_bcg_k50 g1_shac_bcg_k100; do
   mkdir -p "$OUT/$d"
 done
-run cartpole_shac cartpole-swingup shac 64 300
+run cartpole_shac cartpole-swingup shac 64 800
 run cartpole_ppo cartpole-swingup ppo 64 1500
 run ant_shac ant-run shac 32 300
 run ant_ppo ant-run ppo 32 1200

@@ -114,6 +114,8 @@ TrainerCore::TrainerCore(Task& t, const std::string& spec, const TrainOptions& o
   }
   iteration_rewards_.reserve(static_cast<std::size_t>(H) * nenv);
   step_tracking_.assign(nenv, std::numeric_limits<double>::quiet_NaN());
+  ended_.assign(nenv, 0);
+  failed_.assign(nenv, 0);
   task.resize(nenv);
   for (int e = 0; e < nenv; ++e) task.reset_env(e, rng, q(0, e), v(0, e));
   sim->set_state(Q.data(), V.data());
@@ -164,9 +166,13 @@ void TrainerCore::sample_actions(int t, bool deterministic) {
 
 void TrainerCore::record_step(int t) {
   sim->get_state(Q.data() + static_cast<std::size_t>(t + 1) * nenv * nq, V.data() + static_cast<std::size_t>(t + 1) * nenv * nv);
-  const std::vector<int> status = sim->status();
+  status_ = sim->status();
+  const std::vector<int>& status = status_;
   double* r = R.data() + static_cast<std::size_t>(t) * nenv;
-  std::vector<char> ended(nenv, 0), failed(nenv, 0);
+  std::vector<char>& ended = ended_;
+  std::vector<char>& failed = failed_;
+  std::fill(ended.begin(), ended.end(), 0);
+  std::fill(failed.begin(), failed.end(), 0);
 #pragma omp parallel for schedule(static)
   for (int e = 0; e < nenv; ++e) {
     r[e] = 0;

@@ -94,6 +94,8 @@ class TrainerCore {
   std::vector<double> iteration_rewards_;
   std::vector<double> step_tracking_;  // nenv  this step's tracking errors (NaN: none)
   double tracking_sum_ = 0;
+  std::vector<int> status_;          // nenv  the simulator's status after the step
+  std::vector<char> ended_, failed_;  // nenv  record_step's flags (failed: 1 terminated, 2 non-finite)
   long tracking_n_ = 0;
   std::vector<float> actor_params_;  // actor parameters + log_std, for apply_actor_update
 };

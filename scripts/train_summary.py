@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""Summary of scripts/train_experiments.sh's runs as Markdown tables (the README's figures).
+
+Reads OUT/<run>/log.csv (one row per iteration, written by `stiffgrad train`), train.txt (its
+stdout: the throughput line) and eval.txt (`stiffgrad eval --in mujoco`). Usage:
+train_summary.py OUT
+"""
+import csv
+import math
+import os
+import re
+import sys
+
+
+def read_log(path):
+    with open(path) as f:
+        return [{k: float(v) for k, v in row.items()} for row in csv.DictReader(f)]
+
+
+def smooth(values, width=5):
+    out = []
+    for i in range(len(values)):
+        window = [v for v in values[max(0, i - width + 1):i + 1] if math.isfinite(v)]
+        out.append(sum(window) / len(window) if window else float("nan"))
+    return out
+
+
+def first_reaching(log, key, target, larger_is_better=True, width=1):
+    values = smooth([r[key] for r in log], width)
+    for r, v in zip(log, values):
+        if math.isfinite(v) and (v >= target if larger_is_better else v <= target):
+            return r["env_steps"]
+    return None
+
+
+def parse_eval(path):
+    result = {}
+    if not os.path.exists(path):
+        return result
+    pattern = re.compile(r"^(\w+): mean return (\S+), mean episode length (\S+), falls (\d+)/(\d+), "
+                         r"tracking error (\S+)(?: m)?, mean penetration (\S+) mm")
+    for line in open(path):
+        m = pattern.match(line)
+        if m:
+            result[m.group(1)] = {"return": float(m.group(2)), "length": float(m.group(3)),
+                                  "falls": f"{m.group(4)}/{m.group(5)}",
+                                  "tracking": m.group(6), "penetration_mm": float(m.group(7))}
+        m = re.match(r"^delta_d .*: (\S+) mm", line)
+        if m:
+            result["delta_d_mm"] = float(m.group(1))
+    return result
+
+
+def throughput(path):
+    if not os.path.exists(path):
+        return ""
+    for line in open(path):
+        if line.startswith("throughput:"):
+            return line.split(":", 1)[1].strip()
+    return ""
+
+
+def fmt(x, spec=".1f"):
+    return "n/a" if x is None or (isinstance(x, float) and not math.isfinite(x)) else format(x, spec)
+
+
+def main(out):
+    runs = {}
+    for name in sorted(os.listdir(out)):
+        path = os.path.join(out, name, "log.csv")
+        if os.path.exists(path):
+            log = read_log(path)
+            if log:
+                runs[name] = log
+
+    def final(name, key):
+        return smooth([r[key] for r in runs[name]], 5)[-1]
+
+    for task, label in (("cartpole", "cartpole-swingup"), ("ant", "ant-run")):
+        s, p = task + "_shac", task + "_ppo"
+        if s not in runs or p not in runs:
+            continue
+        print(f"### {label}\n")
+        print("| algorithm | env-steps | wall time (s) | final mean return | MuJoCo: deterministic return | throughput |")
+        print("|---|---|---|---|---|---|")
+        for n in (s, p):
+            ev = parse_eval(os.path.join(out, n, "eval.txt"))
+            mj = ev.get("mujoco", {}).get("return")
+            print(f"| {n.split('_', 1)[1]} | {int(runs[n][-1]['env_steps'])} | {runs[n][-1]['wall_s']:.0f} | "
+                  f"{fmt(runs[n][-1]['mean_return'])} | {fmt(mj)} | {throughput(os.path.join(out, n, 'train.txt'))} |")
+        target = runs[p][-1]["mean_return"]
+        reach = first_reaching(runs[s], "mean_return", target)
+        total = runs[p][-1]["env_steps"]
+        ratio = f"{total / reach:.1f}x fewer" if reach else "not reached"
+        print(f"\nSHAC reaches PPO's final mean return ({target:.1f}) at {fmt(reach, '.0f')} env-steps; PPO used "
+              f"{int(total)}: {ratio}.\n")
+
+    g1 = [n for n in runs if n.startswith("g1_")]
+    if g1:
+        print("### g1-imitate:run1_subject2\n")
+        print("| run | env-steps | wall time (s) | final mean return | tracking error, last 5 iterations (m) | "
+              "stiffgrad: falls, tracking (m), penetration (mm) | MuJoCo 2.2.2: falls, tracking (m), penetration (mm) | "
+              "delta_d (mm) |")
+        print("|---|---|---|---|---|---|---|---|")
+        for n in sorted(g1):
+            ev = parse_eval(os.path.join(out, n, "eval.txt"))
+            sg, mj = ev.get("stiffgrad", {}), ev.get("mujoco", {})
+            cell = lambda e: (f"{e['falls']}, {e['tracking']}, {e['penetration_mm']:.2f}" if e else "n/a")
+            print(f"| {n[3:]} | {int(runs[n][-1]['env_steps'])} | {runs[n][-1]['wall_s']:.0f} | "
+                  f"{fmt(runs[n][-1]['mean_return'], '.2f')} | {fmt(final(n, 'mean_tracking_error'), '.3f')} | "
+                  f"{cell(sg)} | {cell(mj)} | {fmt(ev.get('delta_d_mm'), '.2f')} |")
+        if "g1_ppo" in runs:
+            target = final("g1_ppo", "mean_tracking_error")
+            for n in ("g1_shac", "g1_shac_bcg"):
+                if n in runs:
+                    reach = first_reaching(runs[n], "mean_tracking_error", target, larger_is_better=False, width=5)
+                    total = runs["g1_ppo"][-1]["env_steps"]
+                    ratio = f"{total / reach:.1f}x fewer env-steps" if reach else "not reached"
+                    print(f"\n{n[3:]} reaches PPO's final tracking error ({target:.3f} m) at {fmt(reach, '.0f')} "
+                          f"env-steps; PPO used {int(total)}: {ratio}.")
+        print()
+        for n in sorted(g1):
+            t = throughput(os.path.join(out, n, "train.txt"))
+            if t:
+                print(f"- {n[3:]}: {t}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "results/train")
