@@ -37,13 +37,14 @@ const char* const kTrainHelp =
 
 const char* const kEvalHelp =
     "usage: stiffgrad eval POLICY.sgp [--task TASK] [--episodes N] [--in stiffgrad|mujoco] [--seed S]\n"
-    "                      [--data DIR]\n"
+    "                      [--contact soft|impulse] [--kappa K] [--data DIR]\n"
     "Runs the saved policy's deterministic action (the actor's mean) for N episodes (default 5)\n"
     "from the task's initial-state distribution, in stiffgrad or in MuJoCo 2.2.2 (libmujoco, the\n"
     "task's MuJoCo model file). Prints mean return, mean episode length, falls (root below 0.3 m,\n"
     "as n/N), mean tracking error (imitation tasks) and mean largest contact penetration; with\n"
     "--in mujoco also the same policy in stiffgrad and the difference of mean penetration\n"
-    "between the two simulators (delta_d = MuJoCo - stiffgrad). TASK defaults to the policy's.\n";
+    "between the two simulators (delta_d = MuJoCo - stiffgrad). TASK defaults to the policy's;\n"
+    "--contact and --kappa set stiffgrad's contact model as for train (give the training's).\n";
 
 namespace {
 

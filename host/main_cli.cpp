@@ -483,7 +483,7 @@ int main(int argc, char** argv) {
     }
     if (cmd == "eval") {
       if (wants_help(argc, argv)) return std::fputs(kEvalHelp, stdout), 0;
-      return cmd_eval(parse_args(argc, argv, {}, {"task", "episodes", "in", "seed", "data"}));
+      return cmd_eval(parse_args(argc, argv, {}, {"task", "episodes", "in", "seed", "data", "contact", "kappa"}));
     }
     std::fprintf(stderr, "stiffgrad: unknown command '%s'\n%s", cmd.c_str(), kUsage);
     return 2;

@@ -1,35 +1,43 @@
 #!/usr/bin/env bash
 # The training figures of the README ("Policy learning"): SHAC, SHAC+BCG and PPO on
 # cartpole-swingup, ant-run and g1-imitate:run1_subject2, each policy then evaluated in stiffgrad
-# and in MuJoCo 2.2.2, and the summary table (scripts/train_summary.py). One CPU thread per run
-# (OMP_NUM_THREADS=1) unless THREADS is set. Usage: scripts/train_experiments.sh [BUILD_DIR] [OUT_DIR]
+# and in MuJoCo 2.2.2 (`stiffgrad eval --in mujoco`, 5 episodes), and the summary table
+# (scripts/train_summary.py into OUT/summary.md). One CPU thread per run (OMP_NUM_THREADS=1)
+# unless THREADS is set.
+# Usage: scripts/train_experiments.sh [BUILD_DIR] [OUT_DIR] [RUN ...]   (default: every run)
 set -euo pipefail
 BUILD=${1:-build}
 OUT=${2:-results/train}
+shift $(($# < 2 ? $# : 2))
 SG="$BUILD/stiffgrad"
 export OMP_NUM_THREADS=${THREADS:-1}
-mkdir -p "$OUT"
-run() {  # name task algo envs iterations [extra options...]
-  local name=$1 task=$2 algo=$3 envs=$4 iters=$5
-  shift 5
-  echo "== $name: train $task --algo $algo --envs $envs --iterations $iters $*" >&2
-  "$SG" train "$task" --algo "$algo" --envs "$envs" --iterations "$iters" --seed 0 --out "$OUT/$name" "$@" \
+G1=g1-imitate:run1_subject2
+# name | task | algorithm | environments | iterations | extra options
+RUNS="
+cartpole_shac    cartpole-swingup shac     64 800
+cartpole_ppo     cartpole-swingup ppo      64 1500
+ant_shac         ant-run          shac     32 300
+ant_ppo          ant-run          ppo      32 1200
+g1_shac          $G1              shac     16 150
+g1_shac_bcg      $G1              shac-bcg 16 150
+g1_ppo           $G1              ppo      16 1500
+g1_shac_bcg_k50  $G1              shac-bcg 16 100 --kappa 50
+g1_shac_bcg_k100 $G1              shac-bcg 16 100 --kappa 100
+"
+wanted() { [[ $# -eq 0 ]] && return 0; local n; for n in "${SELECTED[@]}"; do [[ $n == "$1" ]] && return 0; done; return 1; }
+SELECTED=("$@")
+while read -r name task algo envs iters extra; do
+  [[ -z ${name:-} ]] && continue
+  if [[ ${#SELECTED[@]} -gt 0 ]] && ! wanted "$name"; then continue; fi
+  mkdir -p "$OUT/$name"
+  echo "== $name: train $task --algo $algo --envs $envs --iterations $iters $extra" >&2
+  # shellcheck disable=SC2086  # $extra is a list of options
+  "$SG" train "$task" --algo "$algo" --envs "$envs" --iterations "$iters" --seed 0 --out "$OUT/$name" $extra \
     > "$OUT/$name/train.txt" 2> "$OUT/$name/progress.txt"
-  local kappa=()
-  for ((i = 1; i <= $#; i++)); do [[ ${!i} == --kappa ]] && { j=$((i + 1)); kappa=(--kappa "${!j}"); }; done
-  "$SG" eval "$OUT/$name/policy.sgp" --in mujoco --episodes 5 "${kappa[@]}" > "$OUT/$name/eval.txt"
-}
-for d in cartpole_shac cartpole_ppo ant_shac ant_ppo g1_shac g1_shac_bcg g1_ppo g1_shac_bcg_k50 g1_shac_bcg_k100; do
-  mkdir -p "$OUT/$d"
-done
-run cartpole_shac cartpole-swingup shac 64 800
-run cartpole_ppo cartpole-swingup ppo 64 1500
-run ant_shac ant-run shac 32 300
-run ant_ppo ant-run ppo 32 1200
-run g1_shac g1-imitate:run1_subject2 shac 16 60
-run g1_shac_bcg g1-imitate:run1_subject2 shac-bcg 16 60
-run g1_ppo g1-imitate:run1_subject2 ppo 16 600
-run g1_shac_bcg_k50 g1-imitate:run1_subject2 shac-bcg 16 40 --kappa 50
-run g1_shac_bcg_k100 g1-imitate:run1_subject2 shac-bcg 16 40 --kappa 100
-python3 scripts/train_summary.py "$OUT" > "$OUT/summary.md"
+  # shellcheck disable=SC2086
+  "$SG" eval "$OUT/$name/policy.sgp" --in mujoco --episodes 5 $extra > "$OUT/$name/eval.txt"
+done <<< "$RUNS"
+python3 "$(dirname "$0")/train_summary.py" "$OUT" > "$OUT/summary.md"
+# comparison plots (OUT/*.png) from the plots.gp train_summary.py writes
+if command -v gnuplot > /dev/null; then (cd "$OUT" && gnuplot plots.gp); fi
 cat "$OUT/summary.md"

@@ -110,14 +110,20 @@ def main(out):
                   f"{fmt(runs[n][-1]['mean_return'], '.2f')} | {fmt(final(n, 'mean_tracking_error'), '.3f')} | "
                   f"{cell(sg)} | {cell(mj)} | {fmt(ev.get('delta_d_mm'), '.2f')} |")
         if "g1_ppo" in runs:
-            target = final("g1_ppo", "mean_tracking_error")
+            # the return (which grows with both tracking and episode length) is the measure here:
+            # episodes start on the reference, so short episodes have small tracking errors
+            target = runs["g1_ppo"][-1]["mean_return"]
+            total = runs["g1_ppo"][-1]["env_steps"]
             for n in ("g1_shac", "g1_shac_bcg"):
-                if n in runs:
-                    reach = first_reaching(runs[n], "mean_tracking_error", target, larger_is_better=False, width=5)
-                    total = runs["g1_ppo"][-1]["env_steps"]
-                    ratio = f"{total / reach:.1f}x fewer env-steps" if reach else "not reached"
-                    print(f"\n{n[3:]} reaches PPO's final tracking error ({target:.3f} m) at {fmt(reach, '.0f')} "
-                          f"env-steps; PPO used {int(total)}: {ratio}.")
+                if n not in runs:
+                    continue
+                reach = first_reaching(runs[n], "mean_return", target)
+                ratio = f"{total / reach:.1f}x fewer env-steps" if reach else "not reached"
+                steps = runs[n][-1]["env_steps"]
+                ppo_then = [r["mean_return"] for r in runs["g1_ppo"] if r["env_steps"] <= steps]
+                print(f"\n{n[3:]} reaches PPO's final mean return ({target:.2f}) at {fmt(reach, '.0f')} env-steps; PPO used "
+                      f"{int(total)}: {ratio}. At {int(steps)} env-steps, {n[3:]} has {runs[n][-1]['mean_return']:.2f} "
+                      f"and PPO had {fmt(ppo_then[-1] if ppo_then else None, '.2f')}.")
         print()
         for n in sorted(g1):
             t = throughput(os.path.join(out, n, "train.txt"))
@@ -125,5 +131,34 @@ def main(out):
                 print(f"- {n[3:]}: {t}")
 
 
+PLOTS = [
+    ("cartpole_return_steps.png", "cartpole-swingup", "environment steps", 2, 4, ["cartpole_shac", "cartpole_ppo"]),
+    ("cartpole_return_time.png", "cartpole-swingup", "wall time (s)", 3, 4, ["cartpole_shac", "cartpole_ppo"]),
+    ("ant_return_steps.png", "ant-run", "environment steps", 2, 4, ["ant_shac", "ant_ppo"]),
+    ("ant_return_time.png", "ant-run", "wall time (s)", 3, 4, ["ant_shac", "ant_ppo"]),
+    ("g1_return_steps.png", "g1-imitate:run1_subject2", "environment steps", 2, 4, ["g1_shac", "g1_shac_bcg", "g1_ppo"]),
+    ("g1_return_time.png", "g1-imitate:run1_subject2", "wall time (s)", 3, 4, ["g1_shac", "g1_shac_bcg", "g1_ppo"]),
+    ("g1_tracking_steps.png", "g1-imitate:run1_subject2", "environment steps", 2, 15, ["g1_shac", "g1_shac_bcg", "g1_ppo"]),
+    ("g1_kappa_tracking_steps.png", "g1-imitate, SHAC+BCG at kappa 50 / 100 / 300", "environment steps", 2, 15,
+     ["g1_shac_bcg_k50", "g1_shac_bcg_k100", "g1_shac_bcg"]),
+]
+
+
+def write_plots(out):
+    """OUT/plots.gp: the comparison plots, paths relative to OUT (log.csv columns as `stiffgrad train` writes)."""
+    ylabel = {4: "mean return (last 64 episodes)", 15: "mean tracking error (m)"}
+    with open(os.path.join(out, "plots.gp"), "w") as f:
+        f.write("# written by scripts/train_summary.py\nset datafile separator ','\nset terminal pngcairo size 800,500\n"
+                "set grid\nset key left top\n")
+        for png, title, xlabel, x, y, runs in PLOTS:
+            present = [r for r in runs if os.path.exists(os.path.join(out, r, "log.csv"))]
+            if not present:
+                continue
+            f.write(f"set output '{png}'\nset title '{title}'\nset xlabel '{xlabel}'\nset ylabel '{ylabel[y]}'\n")
+            f.write("plot " + ", ".join(f"'{r}/log.csv' using {x}:{y} skip 1 with lines lw 2 title '{r}'" for r in present) + "\n")
+
+
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "results/train")
+    out_dir = sys.argv[1] if len(sys.argv) > 1 else "results/train"
+    write_plots(out_dir)
+    main(out_dir)
