@@ -217,6 +217,18 @@ else
   note "bench/bench_backward was not built"
 fi
 
+# ---- training on the CUDA backend: PPO steps the GPU simulator (SHAC's policy in the loop is
+# CPU-only so far: Rollout::backward_policy refuses on CUDA) ----
+CLI="$BUILD/stiffgrad"
+note "--- train cartpole-swingup --algo ppo --backend cuda"
+if [[ -x "$CLI" ]]; then
+  phase "train ppo cuda" 60 "$OUT/train_cuda.log" "$CLI" train cartpole-swingup --algo ppo --backend cuda \
+    --envs 256 --iterations 5 --out "$OUT/train_cuda" --data "$ROOT/../shared/data"
+  tail -n 3 "$OUT/train_cuda.log" >>"$REPORT"
+else
+  note "the stiffgrad command was not built"
+fi
+
 # ---- CPU suite (quick) ----
 CPU_LOG="$OUT/cpu_tests.log"
 if [[ -z "${FAILED_BUILD_ALL:-}" ]]; then

@@ -18,6 +18,7 @@ cartpole_shac    cartpole-swingup shac     64 800
 cartpole_ppo     cartpole-swingup ppo      64 1500
 ant_shac         ant-run          shac     32 300
 ant_ppo          ant-run          ppo      32 1200
+ant_shac_bcg     ant-run          shac-bcg 32 300
 g1_shac          $G1              shac     16 150
 g1_shac_bcg      $G1              shac-bcg 16 150
 g1_ppo           $G1              ppo      16 1500
