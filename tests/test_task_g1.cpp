@@ -43,8 +43,10 @@ bool have_g1_data() {
          sgtest::file_exists(clip_path("run1_subject2")) && sgtest::file_exists(clip_path("jumps1_subject1"));
 }
 
-#define SKIP_WITHOUT_DATA() \
-  if (!have_g1_data()) GTEST_SKIP() << "no G1 data under " << sgtest::shared_data()
+// The shared data is part of the test setup (as for every model test): missing, it is a failure,
+// not a skip.
+#define REQUIRE_G1_DATA() \
+  if (!have_g1_data()) FAIL() << "no G1 model or motion data under " << sgtest::shared_data()
 
 // The CSV read independently of MotionClip: one row of numbers per non-blank line.
 std::vector<std::vector<double>> read_csv(const std::string& path) {
@@ -96,7 +98,7 @@ std::unique_ptr<G1ImitateTask> make(const std::string& clip = "run1_subject2") {
 // ------------------------------------------------------------------------ motion clip
 
 TEST(MotionClip, FrameCountEqualsCsvLines) {
-  SKIP_WITHOUT_DATA();
+  REQUIRE_G1_DATA();
   for (const char* name : {"run1_subject2", "jumps1_subject1"}) {
     const MotionClip clip(clip_path(name));
     const int lines = count_nonblank_lines(clip_path(name));
@@ -110,7 +112,7 @@ TEST(MotionClip, FrameCountEqualsCsvLines) {
 }
 
 TEST(MotionClip, InterpolationAtFrameTimesReproducesFrames) {
-  SKIP_WITHOUT_DATA();
+  REQUIRE_G1_DATA();
   for (const char* name : {"run1_subject2", "jumps1_subject1"}) {
     const MotionClip clip(clip_path(name));
     const auto rows = read_csv(clip_path(name));
@@ -148,7 +150,7 @@ TEST(MotionClip, InterpolationAtFrameTimesReproducesFrames) {
 }
 
 TEST(MotionClip, VelocitiesMatchFiniteDifferencesOfFrames) {
-  SKIP_WITHOUT_DATA();
+  REQUIRE_G1_DATA();
   for (const char* name : {"run1_subject2", "jumps1_subject1"}) {
     const MotionClip clip(clip_path(name));
     const auto rows = read_csv(clip_path(name));
@@ -274,7 +276,7 @@ struct Dot {
 };
 
 TEST(G1ImitateKernels, DotProductAgainstDualNumbers) {
-  SKIP_WITHOUT_DATA();
+  REQUIRE_G1_DATA();
   auto task = make();
   KernelKit k(task->model());
   const auto& s = task->spec();
@@ -376,7 +378,7 @@ double fd_check(const std::vector<double>& q, const std::vector<double>& v, cons
 }
 
 TEST(G1ImitateTask, AdjointsMatchCentralDifferences) {
-  SKIP_WITHOUT_DATA();
+  REQUIRE_G1_DATA();
   auto task = make();
   task->resize(3);
   std::mt19937_64 g(11);
@@ -426,7 +428,7 @@ TEST(G1ImitateTask, AdjointsMatchCentralDifferences) {
 }
 
 TEST(G1ImitateTask, ActionMapAndItsAdjoint) {
-  SKIP_WITHOUT_DATA();
+  REQUIRE_G1_DATA();
   auto task = make();
   const auto& m = *task->model();
   const int nu = task->act_dim();
@@ -465,7 +467,7 @@ TEST(G1ImitateTask, ActionMapAndItsAdjoint) {
 // ------------------------------------------------------------------------ Task: behaviour
 
 TEST(G1ImitateTask, Setup) {
-  SKIP_WITHOUT_DATA();
+  REQUIRE_G1_DATA();
   auto task = make();
   EXPECT_EQ(task->name(), "g1-imitate:run1_subject2");
   EXPECT_EQ(task->model()->opt.timestep, 0.005);
@@ -493,7 +495,7 @@ TEST(G1ImitateTask, Setup) {
 }
 
 TEST(G1ImitateTask, ResetTracksReferenceAndPerturbationsLowerReward) {
-  SKIP_WITHOUT_DATA();
+  REQUIRE_G1_DATA();
   for (const char* clip : {"run1_subject2", "jumps1_subject1"}) {
     auto task = make(clip);
     const int nenv = 4;
@@ -562,7 +564,7 @@ namespace {
 // The task's simulator settings step the G1 from a reference start under servos that follow
 // the reference joint angles (open loop): finite states, no fall within 0.2 s.
 TEST(G1ImitateTask, SimulatesFromReset) {
-  SKIP_WITHOUT_DATA();
+  REQUIRE_G1_DATA();
   auto task = make();
   task->resize(1);
   stiffgrad::SimulatorOptions so = task->sim_options();
@@ -592,6 +594,35 @@ TEST(G1ImitateTask, SimulatesFromReset) {
   std::printf("[g1] open-loop servo tracking after 0.2 s: key-body error %.3f m, reward %.3f, root z %.3f m\n", err, r,
               q[2]);
   EXPECT_FALSE(task->terminated(0, 10, q.data(), v.data()));
+}
+
+}  // namespace
+
+namespace {
+
+// The adjoints keep scratch in per-environment workspace: calls must not leak into each other
+// (a trainer calls them for many states and steps of one environment in turn).
+TEST(G1ImitateTask, AdjointsDoNotDependOnEarlierCalls) {
+  auto task = make();
+  task->resize(1);
+  const int nq = task->model()->nq, nv = task->model()->nv, no = task->obs_dim();
+  std::mt19937_64 g(21);
+  std::vector<double> q1(nq), v1(nv), q2(nq), v2(nv), w(no);
+  task->reset_env(0, g, q1.data(), v1.data());
+  task->reset_env(0, g, q2.data(), v2.data());
+  q1[2] -= 0.05;
+  v2[8] += 0.7;
+  std::normal_distribution<double> n(0.0, 1.0);
+  for (double& x : w) x = n(g);
+  const auto grads = [&](const std::vector<double>& q, const std::vector<double>& v) {
+    std::vector<double> out(nq + nv, 0.0);
+    task->adj_observe(0, 3, q.data(), v.data(), w.data(), out.data(), out.data() + nq);
+    task->adj_reward(0, 4, q.data(), v.data(), nullptr, 0.7, out.data(), out.data() + nq, nullptr);
+    return out;
+  };
+  const std::vector<double> first = grads(q1, v1);
+  grads(q2, v2);  // a different state in between
+  EXPECT_EQ(grads(q1, v1), first);
 }
 
 }  // namespace
