@@ -23,7 +23,7 @@ g1_shac          $G1              shac     16 150
 g1_shac_bcg      $G1              shac-bcg 16 150
 g1_ppo           $G1              ppo      16 1500
 g1_shac_bcg_k50  $G1              shac-bcg 16 100 --kappa 50
-g1_shac_bcg_k100 $G1              shac-bcg 16 100 --kappa 100
+g1_shac_bcg_k100 $G1              shac-bcg 16 50 --kappa 100
 "
 wanted() { [[ $# -eq 0 ]] && return 0; local n; for n in "${SELECTED[@]}"; do [[ $n == "$1" ]] && return 0; done; return 1; }
 SELECTED=("$@")
