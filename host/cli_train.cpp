@@ -97,7 +97,7 @@ class TrainProgress {
 void write_plots(const std::string& dir, bool bundles) {
   const std::string gp = dir + "/plots.gp";
   std::ofstream f(gp);
-  f << "set datafile separator ','\nset terminal pngcairo size 800,500\nset key autotitle columnhead\nset grid\n"
+  f << "set datafile separator ','\nset terminal pngcairo size 800,500 noenhanced\nset key autotitle columnhead\nset grid\n"
        "set output '" << dir << "/return_vs_steps.png'\nset xlabel 'environment steps'\nset ylabel 'mean return'\n"
        "plot '" << dir << "/log.csv' using 2:4 with lines title 'mean return'\n"
        "set output '" << dir << "/return_vs_time.png'\nset xlabel 'wall time (s)'\n"

@@ -18,7 +18,7 @@ cartpole_shac    cartpole-swingup shac     64 800
 cartpole_ppo     cartpole-swingup ppo      64 1500
 ant_shac         ant-run          shac     32 300
 ant_ppo          ant-run          ppo      32 1200
-ant_shac_bcg     ant-run          shac-bcg 32 300
+ant_shac_bcg     ant-run          shac-bcg 32 300 --tau 20
 g1_shac          $G1              shac     16 150
 g1_shac_bcg      $G1              shac-bcg 16 150
 g1_ppo           $G1              ppo      16 1500
@@ -35,8 +35,13 @@ while read -r name task algo envs iters extra; do
   # shellcheck disable=SC2086  # $extra is a list of options
   "$SG" train "$task" --algo "$algo" --envs "$envs" --iterations "$iters" --seed 0 --out "$OUT/$name" $extra \
     > "$OUT/$name/train.txt" 2> "$OUT/$name/progress.txt"
-  # shellcheck disable=SC2086
-  "$SG" eval "$OUT/$name/policy.sgp" --in mujoco --episodes 5 $extra > "$OUT/$name/eval.txt"
+  # the evaluation simulates with the training's contact settings (its --contact / --kappa)
+  read -r -a opts <<< "${extra:-}"
+  eval_opts=()
+  for ((i = 0; i < ${#opts[@]}; i += 2)); do
+    [[ ${opts[i]} == --kappa || ${opts[i]} == --contact ]] && eval_opts+=("${opts[i]}" "${opts[i + 1]}")
+  done
+  "$SG" eval "$OUT/$name/policy.sgp" --in mujoco --episodes 5 "${eval_opts[@]}" > "$OUT/$name/eval.txt"
 done <<< "$RUNS"
 python3 "$(dirname "$0")/train_summary.py" "$OUT" > "$OUT/summary.md"
 # comparison plots (OUT/*.png) from the plots.gp train_summary.py writes

@@ -83,10 +83,10 @@ def main(out):
         print(f"### {label}\n")
         print("| algorithm | env-steps | wall time (s) | final mean return | MuJoCo: deterministic return | throughput |")
         print("|---|---|---|---|---|---|")
-        for n in (s, p):
+        for n in [r for r in (s, task + "_shac_bcg", p) if r in runs]:
             ev = parse_eval(os.path.join(out, n, "eval.txt"))
             mj = ev.get("mujoco", {}).get("return")
-            print(f"| {n.split('_', 1)[1]} | {int(runs[n][-1]['env_steps'])} | {runs[n][-1]['wall_s']:.0f} | "
+            print(f"| {n.split('_', 1)[1].replace('_', '-')} | {int(runs[n][-1]['env_steps'])} | {runs[n][-1]['wall_s']:.0f} | "
                   f"{fmt(runs[n][-1]['mean_return'])} | {fmt(mj)} | {throughput(os.path.join(out, n, 'train.txt'))} |")
         target = runs[p][-1]["mean_return"]
         reach = first_reaching(runs[s], "mean_return", target)
@@ -134,8 +134,8 @@ def main(out):
 PLOTS = [
     ("cartpole_return_steps.png", "cartpole-swingup", "environment steps", 2, 4, ["cartpole_shac", "cartpole_ppo"]),
     ("cartpole_return_time.png", "cartpole-swingup", "wall time (s)", 3, 4, ["cartpole_shac", "cartpole_ppo"]),
-    ("ant_return_steps.png", "ant-run", "environment steps", 2, 4, ["ant_shac", "ant_ppo"]),
-    ("ant_return_time.png", "ant-run", "wall time (s)", 3, 4, ["ant_shac", "ant_ppo"]),
+    ("ant_return_steps.png", "ant-run", "environment steps", 2, 4, ["ant_shac", "ant_shac_bcg", "ant_ppo"]),
+    ("ant_return_time.png", "ant-run", "wall time (s)", 3, 4, ["ant_shac", "ant_shac_bcg", "ant_ppo"]),
     ("g1_return_steps.png", "g1-imitate:run1_subject2", "environment steps", 2, 4, ["g1_shac", "g1_shac_bcg", "g1_ppo"]),
     ("g1_return_time.png", "g1-imitate:run1_subject2", "wall time (s)", 3, 4, ["g1_shac", "g1_shac_bcg", "g1_ppo"]),
     ("g1_tracking_steps.png", "g1-imitate:run1_subject2", "environment steps", 2, 15, ["g1_shac", "g1_shac_bcg", "g1_ppo"]),
@@ -148,8 +148,8 @@ def write_plots(out):
     """OUT/plots.gp: the comparison plots, paths relative to OUT (log.csv columns as `stiffgrad train` writes)."""
     ylabel = {4: "mean return (last 64 episodes)", 15: "mean tracking error (m)"}
     with open(os.path.join(out, "plots.gp"), "w") as f:
-        f.write("# written by scripts/train_summary.py\nset datafile separator ','\nset terminal pngcairo size 800,500\n"
-                "set grid\nset key left top\n")
+        f.write("# written by scripts/train_summary.py\nset datafile separator ','\nset terminal pngcairo size 800,500 noenhanced\n"
+                "set grid\nset key right bottom\n")
         for png, title, xlabel, x, y, runs in PLOTS:
             present = [r for r in runs if os.path.exists(os.path.join(out, r, "log.csv"))]
             if not present:
