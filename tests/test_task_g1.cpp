@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "adjoint_support.hpp"
 #include "host/learn/motion_clip.hpp"
 #include "host/learn/task_g1_imitate.hpp"
 #include "host/model_arrays_impl.hpp"
@@ -232,17 +233,6 @@ TEST(MotionClip, MalformedLineErrorNamesFileAndLine) {
 
 // ------------------------------------------------------------------------ kernels: dot-product test
 
-struct KernelKit {
-  std::shared_ptr<const stiffgrad::Model> model;
-  stiffgrad::ModelArrays<double> arr_d;
-  stiffgrad::ModelArrays<D> arr_D;
-  kern::ModelView<double> m;
-  kern::ModelView<D> mD;
-  kern::DataLayout o;
-  explicit KernelKit(std::shared_ptr<const stiffgrad::Model> mod)
-      : model(std::move(mod)), arr_d(*model), arr_D(*model), m(arr_d.host_view()), mD(arr_D.host_view()),
-        o(kern::DataLayout::make(m)) {}
-};
 
 template <class Real>
 struct Buf {
@@ -278,7 +268,7 @@ struct Dot {
 TEST(G1ImitateKernels, DotProductAgainstDualNumbers) {
   REQUIRE_G1_DATA();
   auto task = make();
-  KernelKit k(task->model());
+  sgadj::Kit k(task->model());
   const auto& s = task->spec();
   const int nq = k.m.nq, nv = k.m.nv, nobs = kern::imitation_obs_dim(s);
   ASSERT_EQ(nobs, task->obs_dim());
