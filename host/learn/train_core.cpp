@@ -315,7 +315,7 @@ TrainResult train(Task& task, const std::string& task_spec, const TrainOptions& 
   if (o.algorithm != Algorithm::ShacBcg) o.bundles.enabled = false;
   // the policy in the simulator's backward pass (Rollout::backward_policy) is CPU-only so far
   if (o.backend == Backend::Cuda && o.algorithm != Algorithm::Ppo)
-    throw std::invalid_argument("train: " + algorithm_name(o.algorithm) +
+    throw std::invalid_argument(algorithm_name(o.algorithm) +
                                 " on the CUDA backend is not implemented yet (use --backend cpu, or --algo ppo)");
   TrainerCore core(task, task_spec, o);
   return o.algorithm == Algorithm::Ppo ? train_ppo(core, on_iteration) : train_shac(core, on_iteration);
