@@ -30,6 +30,7 @@ const char* const kTrainHelp =
     "the CPU backend, DIR train_TASK_ALGO, the Impulse contact model at kappa 300 for contact tasks.\n"
     "SHAC differentiates every 32-step horizon through the simulator with the policy in the loop;\n"
     "shac-bcg adds Bundled Contact Gradients (B 10, H 2, tau 400 N); ppo uses no gradients.\n"
+    "--backend cuda: ppo only for now (SHAC's policy in the loop runs on the CPU backend).\n"
     "Writes DIR/log.csv (one row per iteration), DIR/policy.sgp (stiffgrad eval reads it) and,\n"
     "with gnuplot installed, DIR/return_vs_steps.png, return_vs_time.png, grad_norm.png and\n"
     "bundle_rate.png. Progress on stderr; the last line of stdout is `final mean return: X`.\n"
