@@ -22,6 +22,7 @@ struct ClosedLoop {
   SimulatorOptions opt;
   int T;
   std::vector<double> q0, v0, cq, cv;  // start (nenv x ...), loss weights (nq, nv)
+  mutable int contact_steps = 0;       // steps of the last run() in which some environment touched
 
   int nx() const { return model->nq + model->nv; }
   int nparam() const { return model->nu * (nx() + 1); }
@@ -35,6 +36,7 @@ struct ClosedLoop {
     std::vector<double> Q((T + 1) * N * nq), V((T + 1) * N * nv), U(T * N * nu), pre(T * N * nu);
     sim.get_state(Q.data(), V.data());
     double L = 0;
+    contact_steps = 0;
     for (int t = 0; t < T; ++t) {
       for (int e = 0; e < N; ++e)
         for (int i = 0; i < nu; ++i) {
@@ -46,6 +48,9 @@ struct ClosedLoop {
           L += 0.5 * U[(t * N + e) * nu + i] * U[(t * N + e) * nu + i];
         }
       ro.step(U.data() + t * N * nu);
+      const std::vector<double> stats = sim.contact_stats();
+      for (int e = 0; e < N; ++e)
+        if (stats[e * Simulator::kStepStats] > 0) { ++contact_steps; break; }
       sim.get_state(Q.data() + (t + 1) * N * nq, V.data() + (t + 1) * N * nv);
       for (int e = 0; e < N; ++e) {
         for (int k = 0; k < nq; ++k) L += cq[k] * Q[((t + 1) * N + e) * nq + k];
@@ -134,10 +139,11 @@ TEST(PolicyRollout, AntOnImpulseFloorClosedLoopGradientMatchesFiniteDifferences)
   c.opt.contact_model = ContactModel::Impulse;
   c.opt.impulse.kappa = 100;
   c.T = 6;
-  // standing on the floor (qpos0 has the torso at 0.75 m: drop it to touch)
+  // resting on the floor: at qpos0's joint angles the legs are level with the torso, so the
+  // torso sphere (radius 0.25) carries the ant; qpos0's 0.75 m is lowered until it touches
   for (int e = 0; e < c.opt.nenv; ++e) {
     std::vector<double> q(m->qpos0.begin(), m->qpos0.end());
-    q[2] = 0.57 + 0.01 * e;
+    q[2] = 0.26 + 0.01 * e;
     c.q0.insert(c.q0.end(), q.begin(), q.end());
     for (int k = 0; k < m->nv; ++k) c.v0.push_back(0.01 * k);
   }
@@ -148,6 +154,10 @@ TEST(PolicyRollout, AntOnImpulseFloorClosedLoopGradientMatchesFiniteDifferences)
   // K over 15 + 14 state entries for 8 actuators: keep the feedback small so that the loop is
   // not dominated by the quaternion entries
   check_against_fd(c, 1e-6, 1e-5);
+  // the gradient went through contacts: the ant touches the floor in every step
+  std::vector<double> g;
+  c.run(std::vector<double>(c.nparam(), 0.0), &g);
+  EXPECT_EQ(c.contact_steps, c.T);
 }
 
 TEST(PolicyRollout, EmptyHookIsRefused) {
