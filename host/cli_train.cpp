@@ -25,12 +25,16 @@ const char* const kTrainHelp =
     "                       [--backend cpu|cuda] [--out DIR] [--horizon H] [--threads T]\n"
     "                       [--contact soft|impulse] [--kappa K] [--episode-steps N] [--data DIR]\n"
     "                       [--actor-lr X] [--critic-lr X] [--ppo-lr X] [--log-std X] [--tau X]\n"
+    "                       [--reward task|add] [--action-rate X] [--critics K]\n"
     "TASK: cartpole-swingup, ant-run, g1-imitate:CLIP (CLIP: a file stem in DATA/motions/lafan1_g1,\n"
     "e.g. run1_subject2). Defaults: 64 environments, 500 iterations of a 32-step horizon, seed 0,\n"
     "the CPU backend, DIR train_TASK_ALGO, the Impulse contact model at kappa 300 for contact tasks.\n"
     "SHAC differentiates every 32-step horizon through the simulator with the policy in the loop;\n"
     "shac-bcg adds Bundled Contact Gradients (B 10, H 2, tau 400 N); ppo uses no gradients.\n"
     "--backend cuda: ppo only for now (SHAC's policy in the loop runs on the CPU backend).\n"
+    "--reward add (g1-imitate): the ADD discriminator's reward in place of the tracking reward;\n"
+    "--action-rate X subtracts X mean_k (a_t,k - a_t-1,k)^2 from every reward; --critics K: SHAC's\n"
+    "critic ensemble (g1-imitate default 3, else 1).\n"
     "Writes DIR/log.csv (one row per iteration), DIR/policy.sgp (stiffgrad eval reads it) and,\n"
     "with gnuplot installed, DIR/return_vs_steps.png, return_vs_time.png, grad_norm.png and\n"
     "bundle_rate.png. Progress on stderr; the last line of stdout is `final mean return: X`.\n"
@@ -141,6 +145,15 @@ int cmd_train(const Args& a) {
   if (a.has("ppo-lr")) o.ppo_lr = real("ppo-lr", 0, 1);
   if (a.has("log-std")) o.init_log_std = real("log-std", -10, 10);
   if (a.has("tau")) o.bundles.tau = real("tau", 0, 1e300);
+  if (a.has("reward")) {
+    try {
+      o.reward = learn::parse_reward(a.get("reward"));
+    } catch (const std::invalid_argument&) {
+      throw UsageError("--reward must be task or add");
+    }
+  }
+  if (a.has("action-rate")) o.action_rate_penalty = real("action-rate", 0, 1e6);
+  if (a.has("critics")) o.critic_ensemble = static_cast<int>(parse_int_in(a.get("critics"), "--critics", 1, 64));
   const std::string dir = a.has("out") ? a.get("out") : "train_" + spec.substr(0, spec.find(':')) + "_" + learn::algorithm_name(algo);
   auto task = learn::make_task(spec, task_options(a));
   std::filesystem::create_directories(dir);
@@ -148,16 +161,18 @@ int cmd_train(const Args& a) {
   std::FILE* log = std::fopen(csv.c_str(), "w");
   if (!log) throw std::runtime_error("cannot write " + csv);
   std::fprintf(log, "iteration,env_steps,wall_s,mean_return,mean_episode_length,mean_step_reward,actor_loss,critic_loss,"
-                    "actor_grad_norm,bundle_rate,nonfinite,sim_s,adjoint_s,network_s,mean_tracking_error\n");
-  std::fprintf(stderr, "train %s: %s, %d environments, %d iterations x %d steps, seed %llu, %s backend\n", spec.c_str(),
-               learn::algorithm_name(algo).c_str(), o.nenv, o.iterations, o.horizon,
-               static_cast<unsigned long long>(o.seed), backend_name(o.backend).c_str());
+                    "actor_grad_norm,bundle_rate,nonfinite,sim_s,adjoint_s,network_s,mean_tracking_error,disc_loss\n");
+  std::fprintf(stderr, "train %s: %s, %d environments, %d iterations x %d steps, seed %llu, %s backend, %s reward\n",
+               spec.c_str(), learn::algorithm_name(algo).c_str(), o.nenv, o.iterations, o.horizon,
+               static_cast<unsigned long long>(o.seed), backend_name(o.backend).c_str(),
+               learn::reward_name(o.reward).c_str());
   TrainProgress progress(o.iterations);
   double sim = 0, adj = 0, net = 0;
   const learn::TrainResult r = learn::train(*task, spec, o, [&](const learn::IterationLog& l) {
-    std::fprintf(log, "%d,%lld,%.6g,%.10g,%.6g,%.10g,%.10g,%.10g,%.10g,%.6g,%d,%.6g,%.6g,%.6g,%.6g\n", l.iteration, l.env_steps,
-                 l.wall_s, l.mean_return, l.mean_episode_length, l.mean_step_reward, l.actor_loss, l.critic_loss,
-                 l.actor_grad_norm, l.bundle_rate, l.nonfinite, l.sim_s, l.adjoint_s, l.network_s, l.mean_tracking_error);
+    std::fprintf(log, "%d,%lld,%.6g,%.10g,%.6g,%.10g,%.10g,%.10g,%.10g,%.6g,%d,%.6g,%.6g,%.6g,%.6g,%.6g\n", l.iteration,
+                 l.env_steps, l.wall_s, l.mean_return, l.mean_episode_length, l.mean_step_reward, l.actor_loss,
+                 l.critic_loss, l.actor_grad_norm, l.bundle_rate, l.nonfinite, l.sim_s, l.adjoint_s, l.network_s,
+                 l.mean_tracking_error, l.disc_loss);
     std::fflush(log);
     sim += l.sim_s; adj += l.adjoint_s; net += l.network_s;
     progress.update(l);

@@ -28,7 +28,7 @@ TaskOptions task_options(int episode_steps) {
 // difference with step h (the networks run in float: the loss carries ~1e-7 relative rounding,
 // so h is large and the bound is set by h² truncation, measured and printed).
 void check_actor_gradient(const std::string& spec, TrainOptions o, int episode_steps, double h, double bound,
-                          bool expect_contact = false) {
+                          bool expect_contact = false, double lift = 0.0) {
   auto task = make_task(spec, task_options(episode_steps));
   TrainerCore core(*task, spec, o);
   // non-trivial normalizer statistics
@@ -49,6 +49,10 @@ void check_actor_gradient(const std::string& spec, TrainOptions o, int episode_s
       q[e * core.nq + 2] = 0.26 + 0.01 * e;
       for (int k = 0; k < core.nv; ++k) v[e * core.nv + k] *= 0.1;
     }
+    core.sim->set_state(q.data(), v.data());
+  }
+  if (lift > 0) {  // off the floor for the whole horizon: no contact events
+    for (int e = 0; e < core.nenv; ++e) q[e * core.nq + 2] += lift;
     core.sim->set_state(q.data(), v.data());
   }
   const std::mt19937_64 rng0 = core.rng;
@@ -120,6 +124,34 @@ TEST(ShacGradient, AntOnImpulseFloorActorLossMatchesFiniteDifferences) {
   o.critic_hidden = {32};
   // h = 1e-3: the error falls from 4.5e-3 at h = 3e-3 to 7e-4 here, the stencil's truncation
   check_actor_gradient("ant-run", o, 0, 1e-3, 5e-3, /*expect_contact=*/true);
+}
+
+TEST(ShacGradient, CartpoleWithActionRatePenaltyAndCriticEnsemble) {
+  // the penalty couples consecutive actions (its gradient reaches action t and t - 1); three
+  // critics' mean is the bootstrap value
+  TrainOptions o = defaults_for("cartpole-swingup", Algorithm::Shac);
+  o.nenv = 3;
+  o.horizon = 12;
+  o.action_rate_penalty = 0.5;
+  o.critic_ensemble = 3;
+  check_actor_gradient("cartpole-swingup", o, 0, 1e-2, 2e-3);
+}
+
+TEST(ShacGradient, G1WithAddRewardMatchesFiniteDifferences) {
+  // the ADD reward: the discriminator's input VJP and the features' adjoint (kernels/tasks/
+  // imitation_add_adjoint.hpp) inside SHAC's loss; the robot 0.3 m above its reference start,
+  // so no contact event falls inside the 4-step horizon
+  if (!sgtest::file_exists(sgtest::shared_data() + "/motions/lafan1_g1/run1_subject2.csv"))
+    FAIL() << "no G1 motion data under " << sgtest::shared_data();
+  TrainOptions o = defaults_for("g1-imitate:run1_subject2", Algorithm::Shac);
+  o.nenv = 2;
+  o.horizon = 4;
+  o.actor_hidden = {32};
+  o.critic_hidden = {32};
+  o.reward = RewardKind::Add;
+  o.add.hidden = {32};
+  // measured: 4.2e-4 at h = 3e-3, 1.9e-3 at 1e-3, 2.6e-3 at 3e-4 (the float networks' rounding)
+  check_actor_gradient("g1-imitate:run1_subject2", o, 0, 3e-3, 2e-3, false, 0.3);
 }
 
 }  // namespace

@@ -87,6 +87,43 @@ TEST(Train, ShacBcgBundlesOnTheAntsFloor) {
   EXPECT_EQ(r.policy.algorithm, "shac-bcg");
 }
 
+TEST(Train, AddRewardTrainsItsDiscriminatorWithShacAndPpo) {
+  if (!sgtest::file_exists(sgtest::shared_data() + "/motions/lafan1_g1/run1_subject2.csv"))
+    FAIL() << "no G1 motion data under " << sgtest::shared_data();
+  const std::string spec = "g1-imitate:run1_subject2";
+  auto task = make_task(spec, task_options());
+  for (const Algorithm algo : {Algorithm::Shac, Algorithm::Ppo}) {
+    TrainOptions o = defaults_for(spec, algo);
+    o.nenv = 4;
+    o.iterations = 3;
+    o.horizon = 6;
+    o.actor_hidden = {32};
+    o.critic_hidden = {32};
+    o.reward = RewardKind::Add;
+    o.add.hidden = {32};
+    o.action_rate_penalty = 0.8;
+    const TrainResult r = train(*task, spec, o);
+    ASSERT_EQ(r.log.size(), 3u);
+    for (const IterationLog& l : r.log) {
+      EXPECT_GT(l.disc_loss, 0.0) << algorithm_name(algo);
+      EXPECT_TRUE(std::isfinite(l.disc_loss));
+      EXPECT_TRUE(std::isfinite(l.mean_step_reward));
+      EXPECT_TRUE(std::isfinite(l.actor_grad_norm));
+      EXPECT_EQ(l.nonfinite, 0);
+    }
+  }
+  // a task without reference features refuses the ADD reward by name
+  auto cartpole = make_task("cartpole-swingup", task_options());
+  TrainOptions o = defaults_for("cartpole-swingup", Algorithm::Shac);
+  o.reward = RewardKind::Add;
+  try {
+    train(*cartpole, "cartpole-swingup", o);
+    ADD_FAILURE() << "ADD on cartpole was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("cartpole-swingup"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Train, SavedPolicyRoundTripActsTheSame) {
   auto task = make_task("cartpole-swingup", task_options());
   TrainOptions o = defaults_for("cartpole-swingup", Algorithm::Shac);
@@ -157,6 +194,9 @@ TEST(TrainCli, BadInputsGetClearErrors) {
   r = run_cli("eval /nonexistent/policy.sgp");
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("/nonexistent/policy.sgp"), std::string::npos) << r.err;
+  r = run_cli("train cartpole-swingup --algo shac --reward gan --data " + sgtest::shared_data());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--reward must be task or add"), std::string::npos) << r.err;
   r = run_cli("train g1-imitate:no_such_clip --algo shac --data " + sgtest::shared_data());
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("no_such_clip"), std::string::npos) << r.err;

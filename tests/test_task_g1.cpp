@@ -20,6 +20,7 @@
 #include "host/learn/task_g1_imitate.hpp"
 #include "host/model_arrays_impl.hpp"
 #include "kernels/dual.hpp"
+#include "kernels/tasks/imitation_add_adjoint.hpp"
 #include "kernels/tasks/imitation_adjoint.hpp"
 #include "stiffgrad/mjcf.hpp"
 #include "stiffgrad/simulator.hpp"
@@ -335,6 +336,48 @@ TEST(G1ImitateKernels, DotProductAgainstDualNumbers) {
               worst_rew);
 }
 
+TEST(G1ImitateKernels, AddFeaturesDotProductAgainstDualNumbers) {
+  REQUIRE_G1_DATA();
+  auto task = make();
+  sgadj::Kit k(task->model());
+  const auto& s = task->spec();
+  const int nq = k.m.nq, nv = k.m.nv, nf = kern::imitation_add_dim(s);
+  ASSERT_EQ(nf, 15 + 2 * 29 + 3 * 10);
+  ASSERT_EQ(nf, task->add_dim());
+  Buf<double> d(k.o), a(k.o);
+  Buf<D> dD(k.o);
+  std::mt19937_64 g(17);
+  std::normal_distribution<double> N(0.0, 1.0);
+  double worst = 0;
+  for (int seed = 0; seed < 8; ++seed) {
+    const double time = std::uniform_real_distribution<double>(0.0, task->clip().duration())(g);
+    std::vector<double> rq(sz(nq)), rv(sz(nv)), q, v;
+    task->clip().qpos(time, rq.data());
+    task->clip().qvel(time, rv.data());
+    perturbed_state(*task, g, seed < 4 ? 0.05 : 0.3, seed % 2 == 1, rq.data(), rv.data(), q, v);
+    std::vector<double> uq(sz(nq)), uv(sz(nv)), w(sz(nf));
+    for (double& x : uq) x = N(g);
+    for (double& x : uv) x = N(g);
+    for (double& x : w) x = N(g);
+    for (int i = 0; i < nq; ++i) { dD.d.qpos[i] = D(q[sz(i)]); dD.d.qpos[i].d[0] = uq[sz(i)]; d.d.qpos[i] = q[sz(i)]; }
+    for (int i = 0; i < nv; ++i) { dD.d.qvel[i] = D(v[sz(i)]); dD.d.qvel[i].d[0] = uv[sz(i)]; d.d.qvel[i] = v[sz(i)]; }
+    std::vector<D> fD(sz(nf));
+    kern::imitation_add_features_state(k.mD, dD.d, s, fD.data());
+    std::vector<double> f(sz(nf));
+    kern::imitation_add_features_state(k.m, d.d, s, f.data());
+    for (int i = 0; i < nf; ++i) ASSERT_EQ(f[sz(i)], fD[sz(i)].v) << "value part differs at " << i;
+    std::fill(a.v.begin(), a.v.end(), 0.0);
+    kern::adj_imitation_add_delta_state(k.m, d.d, a.d, s, w.data());
+    Dot t;  // Δ = ref − f: ∂Δ u = −∂f u
+    for (int i = 0; i < nf; ++i) t.out(w[sz(i)], -fD[sz(i)].d[0]);
+    for (int i = 0; i < nq; ++i) t.in(a.d.qpos[i], uq[sz(i)]);
+    for (int i = 0; i < nv; ++i) t.in(a.d.qvel[i], uv[sz(i)]);
+    worst = std::max(worst, t.rel());
+    EXPECT_LT(t.rel(), 1e-12) << "seed " << seed << " lhs " << t.lhs << " rhs " << t.rhs;
+  }
+  std::printf("[g1] ADD features dot-product test worst relative residual %.2e\n", worst);
+}
+
 // ------------------------------------------------------------------------ Task: finite differences
 
 // Worst |g_adj − g_fd| / max(|g_fd|∞, 1e-3) over qpos and qvel of f(q, v) = a scalar.
@@ -415,6 +458,43 @@ TEST(G1ImitateTask, AdjointsMatchCentralDifferences) {
   }
   std::printf("[g1] central differences (h 1e-6) worst error / largest gradient: observe %.2e, reward %.2e\n",
               worst_obs, worst_rew);
+}
+
+TEST(G1ImitateTask, AddDeltaVanishesOnTheReferenceAndItsAdjointMatchesCentralDifferences) {
+  REQUIRE_G1_DATA();
+  auto task = make();
+  task->resize(2);
+  std::mt19937_64 g(23);
+  std::normal_distribution<double> N(0.0, 1.0);
+  const int nq = task->model()->nq, nv = task->model()->nv, nf = task->add_dim();
+  double worst = 0;
+  for (int e = 0; e < 2; ++e) {
+    std::vector<double> q0(sz(nq)), v0(sz(nv));
+    task->reset_env(e, g, q0.data(), v0.data());
+    const int t = 3 + 5 * e;
+    std::vector<double> rq(sz(nq)), rv(sz(nv)), delta(sz(nf)), q, v;
+    task->reference_state(e, t, rq.data(), rv.data());
+    task->add_delta(e, t, rq.data(), rv.data(), delta.data());
+    double dmax = 0;
+    for (double x : delta) dmax = std::max(dmax, std::fabs(x));
+    EXPECT_LT(dmax, 1e-12) << "the reference's own difference is not zero";
+    perturbed_state(*task, g, 0.05, false, rq.data(), rv.data(), q, v);
+    double n = 0;  // off the unit sphere, as in AdjointsMatchCentralDifferences
+    for (int k = 3; k < 7; ++k) n += q[sz(k)] * q[sz(k)];
+    for (int k = 3; k < 7; ++k) q[sz(k)] *= 1.1 / std::sqrt(n);
+    std::vector<double> w(sz(nf)), gq(sz(nq), 0.0), gv(sz(nv), 0.0);
+    for (double& x : w) x = N(g);
+    task->adj_add_delta(e, t, q.data(), v.data(), w.data(), gq.data(), gv.data());
+    auto f = [&](const std::vector<double>& qq, const std::vector<double>& vv) {
+      std::vector<double> dl(sz(nf));
+      task->add_delta(e, t, qq.data(), vv.data(), dl.data());
+      double sum = 0;
+      for (int i = 0; i < nf; ++i) sum += w[sz(i)] * dl[sz(i)];
+      return sum;
+    };
+    worst = std::max(worst, fd_check(q, v, gq, gv, f, "add_delta"));
+  }
+  std::printf("[g1] ADD delta central differences (h 1e-6) worst error / largest gradient %.2e\n", worst);
 }
 
 TEST(G1ImitateTask, ActionMapAndItsAdjoint) {

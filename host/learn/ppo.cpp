@@ -15,13 +15,13 @@ TrainResult train_ppo(TrainerCore& c, const std::function<void(const IterationLo
   const int H = c.H, N = c.nenv, na = c.na, no = c.no;
   const TrainOptions& o = c.o;
   Mlp<float>::Workspace act_ws = c.actor.make_workspace(N);
-  Mlp<float>::Workspace value_ws = c.critic.make_workspace((H + 1) * N);
+  Mlp<float>::Workspace value_ws = c.critics[0].make_workspace((H + 1) * N);
   const int max_batch = H * N;
-  Mlp<float>::Workspace mb_actor_ws = c.actor.make_workspace(max_batch), mb_critic_ws = c.critic.make_workspace(max_batch);
+  Mlp<float>::Workspace mb_actor_ws = c.actor.make_workspace(max_batch), mb_critic_ws = c.critics[0].make_workspace(max_batch);
   const std::size_t n_actor = c.actor.num_params();
   Adam<float> actor_opt(n_actor + na, AdamOptions{o.ppo_lr, 0.9, 0.999, 1e-8});
-  Adam<float> critic_opt(c.critic.num_params(), AdamOptions{o.ppo_lr, 0.9, 0.999, 1e-8});
-  std::vector<float> grad_actor(n_actor + na), grad_critic(c.critic.num_params());
+  Adam<float> critic_opt(c.critics[0].num_params(), AdamOptions{o.ppo_lr, 0.9, 0.999, 1e-8});
+  std::vector<float> grad_actor(n_actor + na), grad_critic(c.critics[0].num_params());
   std::vector<float> values(static_cast<std::size_t>(H + 1) * N), logp_old(static_cast<std::size_t>(H) * N);
   std::vector<float> act_f(static_cast<std::size_t>(H) * N * na);
   std::vector<double> adv, ret;
@@ -55,7 +55,7 @@ TrainResult train_ppo(TrainerCore& c, const std::function<void(const IterationLo
     }
     c.observe(H);
     auto tn = now();
-    c.critic.forward(c.x(0), (H + 1) * N, values.data(), value_ws);
+    c.critics[0].forward(c.x(0), (H + 1) * N, values.data(), value_ws);
     const double scale = c.reward_scale();
 
     // GAE per environment over its active steps; bootstrap V(s_k) unless the episode failed
@@ -131,7 +131,7 @@ TrainResult train_ppo(TrainerCore& c, const std::function<void(const IterationLo
         grad_norm = clip_grad_norm(grad_actor.data(), grad_actor.size(), o.actor_grad_clip);
         if (std::isfinite(grad_norm)) c.apply_actor_update(actor_opt, grad_actor);
         // critic: ½ c_v mean (V - R)²
-        c.critic.forward(b_x.data(), mb, b_v.data(), mb_critic_ws);
+        c.critics[0].forward(b_x.data(), mb, b_v.data(), mb_critic_ws);
         double lv = 0;
         for (int i = 0; i < mb; ++i) {
           const double r = b_v[i] - s_ret[order[b0 + i]];
@@ -139,9 +139,9 @@ TrainResult train_ppo(TrainerCore& c, const std::function<void(const IterationLo
           b_dv[i] = static_cast<float>(o.ppo_value_coef * r / mb);
         }
         std::fill(grad_critic.begin(), grad_critic.end(), 0.0f);
-        c.critic.backward(b_dv.data(), mb, grad_critic.data(), nullptr, mb_critic_ws);
+        c.critics[0].backward(b_dv.data(), mb, grad_critic.data(), nullptr, mb_critic_ws);
         if (std::isfinite(clip_grad_norm(grad_critic.data(), grad_critic.size(), o.critic_grad_clip)))
-          critic_opt.step(c.critic.params(), grad_critic.data());
+          critic_opt.step(c.critics[0].params(), grad_critic.data());
         surrogate += l;
         value_loss += lv;
         ++batches;

@@ -35,14 +35,22 @@ std::size_t sz(long a) { return static_cast<std::size_t>(a); }
 Shac::Shac(TrainerCore& c)
     : c_(c),
       rollout_(*c.sim, c.H, c.o.bundles),
-      critic_ws_(c.target_critic.make_workspace(c.H * c.nenv)),
-      train_ws_(c.critic.make_workspace(c.H * c.nenv)),
+      train_ws_(c.critics[0].make_workspace(c.H * c.nenv)),
       n_actor_(c.actor.num_params()),
       actor_opt_(n_actor_ + c.na, AdamOptions{c.o.actor_lr, c.o.beta1, c.o.beta2, 1e-8}),
-      critic_opt_(c.critic.num_params(), AdamOptions{c.o.critic_lr, c.o.beta1, c.o.beta2, 1e-8}),
       grad_actor_(n_actor_ + c.na),
-      grad_critic_(c.critic.num_params()) {
+      grad_critic_(c.critics[0].num_params()) {
   const int H = c.H, N = c.nenv;
+  for (std::size_t k = 0; k < c.critics.size(); ++k) {
+    critic_ws_.push_back(c.target_critics[k].make_workspace(H * N));
+    critic_opt_.emplace_back(c.critics[k].num_params(), AdamOptions{c.o.critic_lr, c.o.beta1, c.o.beta2, 1e-8});
+  }
+  member_value_.assign(sz(H) * N, 0);
+  member_dx_.assign(sz(H) * N * c.no, 0);
+  if (c.add) {
+    adj_r_add_.assign(N, 0);
+    adj_delta_.assign(sz(N) * c.nd, 0);
+  }
   for (int t = 0; t < H; ++t) actor_ws_.push_back(c.actor.make_workspace(N));
   dq_.assign(sz(H + 1) * N * c.nq, 0); dv_.assign(sz(H + 1) * N * c.nv, 0); dA_.assign(sz(H) * N * c.na, 0);
   next_value_.assign(sz(H) * N, 0); dvalue_.assign(sz(H) * N, 0); dx_value_.assign(sz(H) * N * c.no, 0);
@@ -82,7 +90,13 @@ double Shac::actor_pass(bool gradient) {
 
   // ---- target critic at s_1 .. s_H (bootstrap values of the loss and the TD(λ) targets)
   auto tn0 = now();
-  c.target_critic.forward(c.x(1), H * N, next_value_.data(), critic_ws_);
+  // V' = mean of the ensemble's target critics
+  std::fill(next_value_.begin(), next_value_.end(), 0.0f);
+  const std::size_t K = c.target_critics.size();
+  for (std::size_t m = 0; m < K; ++m) {
+    c.target_critics[m].forward(c.x(1), H * N, member_value_.data(), critic_ws_[m]);
+    for (std::size_t i = 0; i < next_value_.size(); ++i) next_value_[i] += member_value_[i] / static_cast<float>(K);
+  }
   const double scale = c.reward_scale();
   const double w = 1.0 / (static_cast<double>(H) * N);
   double loss = 0;
@@ -111,12 +125,43 @@ double Shac::actor_pass(bool gradient) {
     for (int t = 0; t < k; ++t) {
       const double adj_r = -w * std::pow(o.gamma, t) * scale;
       const std::size_t row = sz(t + 1) * N + e;
-      c.task.adj_reward(e, c.episode_t(e, t + 1), c.q(t + 1, e), c.v(t + 1, e), c.a(t, e), adj_r, dq_.data() + row * nq,
-                        dv_.data() + row * nv, dA_.data() + (sz(t) * N + e) * na);
+      if (!c.add)
+        c.task.adj_reward(e, c.episode_t(e, t + 1), c.q(t + 1, e), c.v(t + 1, e), c.a(t, e), adj_r,
+                          dq_.data() + row * nq, dv_.data() + row * nv, dA_.data() + (sz(t) * N + e) * na);
+      // r_t −= p mean_k (a_t − a_{t−1})²: into action t and, inside the horizon, action t − 1
+      const double* prev = c.previous_action(t, e);
+      if (o.action_rate_penalty > 0 && prev) {
+        const double* at = c.a(t, e);
+        double* dAt = dA_.data() + (sz(t) * N + e) * na;
+        double* dAp = t > 0 ? dA_.data() + (sz(t - 1) * N + e) * na : nullptr;
+        const double g = -adj_r * o.action_rate_penalty * 2.0 / na;
+        for (int k = 0; k < na; ++k) {
+          dAt[k] += g * (at[k] - prev[k]);
+          if (dAp) dAp[k] -= g * (at[k] - prev[k]);
+        }
+      }
+    }
+  }
+  if (c.add) {  // the ADD reward of state t + 1: discriminator VJP, then the features' adjoint
+    for (int t = 0; t < H; ++t) {
+      for (int e = 0; e < N; ++e) adj_r_add_[e] = c.active(t, e) ? -w * std::pow(o.gamma, t) * scale : 0.0;
+      c.add->adj_reward(c.DELTA.data() + sz(t) * N * c.nd, N, adj_r_add_.data(), adj_delta_.data());
+#pragma omp parallel for schedule(static)
+      for (int e = 0; e < N; ++e) {
+        if (!c.active(t, e)) continue;
+        const std::size_t row = sz(t + 1) * N + e;
+        c.task.adj_add_delta(e, c.episode_t(e, t + 1), c.q(t + 1, e), c.v(t + 1, e), adj_delta_.data() + sz(e) * c.nd,
+                             dq_.data() + row * nq, dv_.data() + row * nv);
+      }
     }
   }
   // bootstrap: V'(x(s_k)) with x = normalize(obs(s_k)); rows of next_value are s_1 .. s_H
-  c.target_critic.backward(dvalue_.data(), H * N, nullptr, dx_value_.data(), critic_ws_);
+  std::fill(dx_value_.begin(), dx_value_.end(), 0.0f);
+  for (std::size_t i = 0; i < dvalue_.size(); ++i) dvalue_[i] /= static_cast<float>(K);
+  for (std::size_t m = 0; m < K; ++m) {
+    c.target_critics[m].backward(dvalue_.data(), H * N, nullptr, member_dx_.data(), critic_ws_[m]);
+    for (std::size_t i = 0; i < dx_value_.size(); ++i) dx_value_[i] += member_dx_[i];
+  }
   for (std::size_t i = 0; i < dx_value_.size(); ++i) dx_obs_[i] = dx_value_[i];
   if (o.normalize_obs) c.obs_rms.adj_normalize(c.obs(1, 0), H * N, dx_obs_.data(), dobs_.data() + sz(N) * no);
   else std::copy(dx_obs_.begin(), dx_obs_.end(), dobs_.begin() + static_cast<std::ptrdiff_t>(N) * no);
@@ -203,6 +248,18 @@ double Shac::fit_critic() {
   const int mb = std::max(1, samples / std::max(1, o.critic_minibatches));
   order_.resize(samples);
   std::iota(order_.begin(), order_.end(), 0);
+  double ensemble_loss = 0;
+  for (std::size_t m = 0; m < c.critics.size(); ++m) {  // every member on the same targets, its own batches
+    ensemble_loss += regress(c.critics[m], critic_opt_[m], samples, mb) / static_cast<double>(c.critics.size());
+    c.target_critics[m].polyak_from(c.critics[m], o.target_alpha);
+  }
+  return ensemble_loss;
+}
+
+double Shac::regress(Mlp<float>& critic, Adam<float>& opt, int samples, int mb) {
+  TrainerCore& c = c_;
+  const int no = c.no;
+  const TrainOptions& o = c.o;
   double critic_loss = 0;
   for (int epoch = 0; epoch < o.critic_iterations; ++epoch) {
     std::shuffle(order_.begin(), order_.end(), c.rng);
@@ -213,7 +270,7 @@ double Shac::fit_critic() {
         std::copy(inputs_.begin() + static_cast<std::ptrdiff_t>(order_[b0 + i]) * no,
                   inputs_.begin() + static_cast<std::ptrdiff_t>(order_[b0 + i] + 1) * no,
                   batch_x_.begin() + static_cast<std::ptrdiff_t>(i) * no);
-      c.critic.forward(batch_x_.data(), mb, batch_y_.data(), train_ws_);
+      critic.forward(batch_x_.data(), mb, batch_y_.data(), train_ws_);
       double l = 0;
       for (int i = 0; i < mb; ++i) {
         const double r = batch_y_[i] - targets_[order_[b0 + i]];
@@ -221,22 +278,21 @@ double Shac::fit_critic() {
         batch_dy_[i] = static_cast<float>(2 * r / mb);
       }
       std::fill(grad_critic_.begin(), grad_critic_.end(), 0.0f);
-      c.critic.backward(batch_dy_.data(), mb, grad_critic_.data(), nullptr, train_ws_);
+      critic.backward(batch_dy_.data(), mb, grad_critic_.data(), nullptr, train_ws_);
       if (std::isfinite(clip_grad_norm(grad_critic_.data(), grad_critic_.size(), o.critic_grad_clip)))
-        critic_opt_.step(c.critic.params(), grad_critic_.data());
+        opt.step(critic.params(), grad_critic_.data());
       critic_loss += l;
       ++batches;
     }
     if (batches) critic_loss /= batches;
   }
-  c.target_critic.polyak_from(c.critic, o.target_alpha);
   return critic_loss;
 }
 
 IterationLog Shac::iterate(int it) {
   const TrainOptions& o = c_.o;
   actor_opt_.set_lr(linear_decay(o.actor_lr, o.lr_end, it, o.iterations));
-  critic_opt_.set_lr(linear_decay(o.critic_lr, o.lr_end, it, o.iterations));
+  for (auto& opt : critic_opt_) opt.set_lr(linear_decay(o.critic_lr, o.lr_end, it, o.iterations));
   const double loss = actor_pass(true);
   const auto t0 = std::chrono::steady_clock::now();
   const double grad_norm = update_actor();

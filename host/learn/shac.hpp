@@ -21,18 +21,26 @@ class Shac {
   // Adam on the actor with the clipped gradient of the last actor_pass; returns its norm before
   // clipping.
   double update_actor();
-  // TD(λ) targets of the last horizon and the critic's regression; returns the last epoch's loss.
+  // TD(λ) targets of the last horizon (from the ensemble-mean target value) and every critic's
+  // regression on them; returns the members' mean last-epoch loss.
   double fit_critic();
   // A whole iteration (actor pass, updates, bookkeeping) and its log.
   IterationLog iterate(int iteration);
 
  private:
+  // one critic's epochs of minibatch regression on targets_/inputs_; the last epoch's loss
+  double regress(Mlp<float>& critic, Adam<float>& opt, int samples, int mb);
+
   TrainerCore& c_;
   Rollout rollout_;
   std::vector<Mlp<float>::Workspace> actor_ws_;
-  Mlp<float>::Workspace critic_ws_, train_ws_;
+  std::vector<Mlp<float>::Workspace> critic_ws_;  // per ensemble member: its target's pass over s_1 .. s_H
+  Mlp<float>::Workspace train_ws_;
   std::size_t n_actor_;
-  Adam<float> actor_opt_, critic_opt_;
+  Adam<float> actor_opt_;
+  std::vector<Adam<float>> critic_opt_;
+  std::vector<float> member_value_, member_dx_;  // H x N, H x N x no  one member's values, input VJP
+  std::vector<double> adj_r_add_, adj_delta_;    // N, N x nd          ADD reward adjoints of one step
   std::vector<float> grad_actor_, grad_critic_;
   std::vector<double> dq_, dv_, dA_;           // (H + 1) x N x nq, nv; H x N x na  the loss's direct partials
   std::vector<float> next_value_;              // H x N  V'(s_{t+1})

@@ -13,6 +13,14 @@ double Task::tracking_error(int, int, const double*, const double*) const {
   return std::numeric_limits<double>::quiet_NaN();
 }
 
+void Task::add_delta(int, int, const double*, const double*, double*) const {
+  throw std::logic_error(name() + " has no reference features for the ADD reward");
+}
+
+void Task::adj_add_delta(int, int, const double*, const double*, const double*, double*, double*) const {
+  throw std::logic_error(name() + " has no reference features for the ADD reward");
+}
+
 void squash_action(const Model& m, const double* action, double* ctrl) {
   for (int i = 0; i < m.nu; ++i) {
     if (m.actuator_ctrllimited[i]) {

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "host/learn/task_common.hpp"
+#include "kernels/tasks/imitation_add_adjoint.hpp"
 #include "kernels/tasks/imitation_adjoint.hpp"
 #include "stiffgrad/mjcf.hpp"
 
@@ -52,6 +53,8 @@ G1ImitateTask::G1ImitateTask(const std::string& clip, const TaskOptions& options
   spec_.njoint = m.njnt - 1;
   spec_.nkey = static_cast<int>(key_body_.size());
   spec_.key_body = key_body_.data();
+  if (kern::imitation_add_dim(spec_) > kern::kImitationAddMaxDim)
+    throw std::runtime_error("g1-imitate: " + m.file + " has too many joints for the ADD features");
 
   // servo targets around the home pose
   const int key = m.keyframe_id("home");
@@ -89,6 +92,7 @@ void G1ImitateTask::resize(int nenv) {
     w.ref_qpos.assign(sz(model_->nq), 0.0);
     w.ref_qvel.assign(sz(model_->nv), 0.0);
     w.ref_key.assign(sz(3 * spec_.nkey), 0.0);
+    w.ref_add.assign(sz(kern::imitation_add_dim(spec_)), 0.0);
   }
 }
 
@@ -196,6 +200,28 @@ double G1ImitateTask::tracking_error(int e, int t, const double* qpos, const dou
 bool G1ImitateTask::terminated(int e, int t, const double* qpos, const double* qvel) const {
   if (qpos[2] < kMinRootHeight) return true;
   return tracking_error(e, t, qpos, qvel) > kMaxKeyError;
+}
+
+void G1ImitateTask::add_delta(int e, int t, const double* qpos, const double* qvel, double* delta) const {
+  Work& w = work(e);
+  prepare_reference(e, t, w);
+  const double* ref_qpos = w.ref_qpos.data();
+  const double* ref_qvel = w.ref_qvel.data();
+  kern::imitation_add_features(spec_, ref_qpos, ref_qvel, w.ref_key.data(), w.ref_add.data());
+  const DataC d = load_state(w, qpos, qvel);
+  kern::imitation_add_delta_state(view_, d, spec_, w.ref_add.data(), delta);
+}
+
+void G1ImitateTask::adj_add_delta(int e, int, const double* qpos, const double* qvel, const double* adj_delta,
+                                  double* adj_qpos, double* adj_qvel) const {
+  Work& w = work(e);  // Δ is affine in the state's features: the reference does not enter the adjoint
+  const DataC d = load_state(w, qpos, qvel);
+  const DataC a = bind(w.a);
+  for (int i = 0; i < model_->nq; ++i) a.qpos[i] = 0.0;
+  for (int i = 0; i < model_->nv; ++i) a.qvel[i] = 0.0;
+  kern::adj_imitation_add_delta_state(view_, d, a, spec_, adj_delta);
+  for (int i = 0; i < model_->nq; ++i) adj_qpos[i] += a.qpos[i];
+  for (int i = 0; i < model_->nv; ++i) adj_qvel[i] += a.qvel[i];
 }
 
 std::string G1ImitateTask::mujoco_model_file() const {

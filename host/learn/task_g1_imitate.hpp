@@ -19,6 +19,8 @@
 //               independent of the action.
 //   Key bodies  pelvis, torso_link, knees, ankle roll links (feet), elbows, wrist yaw links (hands).
 //   Termination root height < 0.3 m, or mean key-body distance to the reference > 0.5 m.
+//   ADD         add_delta: kern::imitation_add_delta_state (kernels/tasks/imitation_add.hpp), the
+//               reference at step t: 15 + 2·29 + 3·10 = 103 numbers.
 #pragma once
 
 #include <memory>
@@ -29,6 +31,7 @@
 #include "host/model_arrays.hpp"
 #include "kernels/data.hpp"
 #include "kernels/tasks/imitation.hpp"
+#include "kernels/tasks/imitation_add.hpp"
 #include "stiffgrad/learn/task.hpp"
 
 namespace stiffgrad::learn {
@@ -68,6 +71,10 @@ class G1ImitateTask final : public Task {
   void adj_reward(int e, int t, const double* qpos, const double* qvel, const double* action, double adj_r,
                   double* adj_qpos, double* adj_qvel, double* adj_action) const override;
   bool terminated(int e, int t, const double* qpos, const double* qvel) const override;
+  int add_dim() const override { return kern::imitation_add_dim(spec_); }
+  void add_delta(int e, int t, const double* qpos, const double* qvel, double* delta) const override;
+  void adj_add_delta(int e, int t, const double* qpos, const double* qvel, const double* adj_delta, double* adj_qpos,
+                     double* adj_qvel) const override;
   double tracking_error(int e, int t, const double* qpos, const double* qvel) const override;
   std::vector<std::string> foot_geoms() const override;
   // the one-file variant MuJoCo 2.2.2 compiles (same joints, servos as affine `general` actuators)
@@ -88,7 +95,7 @@ class G1ImitateTask final : public Task {
  private:
   struct Work {
     std::vector<double> d, a, r;        // Data buffers: state, its adjoint, the reference
-    std::vector<double> ref_qpos, ref_qvel, ref_key;
+    std::vector<double> ref_qpos, ref_qvel, ref_key, ref_add;
   };
   Work& work(int e) const { return work_[static_cast<std::size_t>(e)]; }
   kern::Data<double, kern::Contiguous> bind(std::vector<double>& buf) const;

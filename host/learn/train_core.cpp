@@ -34,6 +34,14 @@ std::string algorithm_name(Algorithm a) {
   return "?";
 }
 
+std::string reward_name(RewardKind r) { return r == RewardKind::Add ? "add" : "task"; }
+
+RewardKind parse_reward(const std::string& name) {
+  if (name == "task") return RewardKind::Task;
+  if (name == "add") return RewardKind::Add;
+  throw std::invalid_argument("unknown reward '" + name + "' (task, add)");
+}
+
 Algorithm parse_algorithm(const std::string& name) {
   if (name == "shac") return Algorithm::Shac;
   if (name == "shac-bcg") return Algorithm::ShacBcg;
@@ -59,6 +67,9 @@ TrainOptions defaults_for(const std::string& task, Algorithm algorithm) {
     o.actor_lr = 2e-3;
     o.critic_lr = 2e-3;
     o.target_alpha = 0.4;
+  }
+  if (task.rfind("g1-imitate:", 0) == 0 && algorithm != Algorithm::Ppo) {
+    o.critic_ensemble = 3;  // BCG's SHAC critic ensemble
   }
   if (algorithm == Algorithm::ShacBcg) {
     // BCG's bundle settings: B = 10 branches for H = 2 control steps when the largest contact
@@ -89,8 +100,20 @@ TrainerCore::TrainerCore(Task& t, const std::string& spec, const TrainOptions& o
   obs_rms = RunningMeanStd(no);
   ret_rms = RunningMeanStd(1);
   actor = Mlp<float>(layer_sizes(no, o.actor_hidden, na), o.seed * 7919 + 1, 0.1);
-  critic = Mlp<float>(layer_sizes(no, o.critic_hidden, 1), o.seed * 7919 + 2);
-  target_critic = critic;
+  if (o.critic_ensemble < 1) throw std::invalid_argument("train: critic_ensemble must be >= 1");
+  for (int k = 0; k < o.critic_ensemble; ++k)
+    critics.emplace_back(layer_sizes(no, o.critic_hidden, 1), o.seed * 7919 + 2 + 1000003ull * k);
+  target_critics = critics;
+  if (o.action_rate_penalty < 0) throw std::invalid_argument("train: action_rate_penalty must be >= 0");
+  if (o.reward == RewardKind::Add) {
+    nd = task.add_dim();
+    if (nd < 1) throw std::invalid_argument("train: " + task.name() + " has no reference features for the ADD reward");
+    add = std::make_unique<AddDiscriminator>(nd, H * nenv, o.add, o.seed * 7919 + 3);
+    DELTA.assign(static_cast<std::size_t>(H) * nenv * nd, 0);
+    add_samples_.assign(DELTA.size(), 0);
+    add_r_.assign(nenv, 0);
+  }
+  prev_action_.assign(static_cast<std::size_t>(nenv) * na, 0);
   log_std.assign(na, static_cast<float>(o.init_log_std));
   const std::size_t rows = static_cast<std::size_t>(H + 1) * nenv;
   Q.assign(rows * nq, 0); V.assign(rows * nv, 0); OBS.assign(rows * no, 0); X.assign(rows * no, 0); XD.assign(static_cast<std::size_t>(nenv) * no, 0);
@@ -185,12 +208,32 @@ void TrainerCore::record_step(int t) {
       ended[e] = 1;
       continue;
     }
-    r[e] = task.reward(e, te, q(t + 1, e), v(t + 1, e), a(t, e));
-    if (!std::isfinite(r[e])) { r[e] = 0; failed[e] = 2; ended[e] = 1; continue; }
+    if (!add) {
+      r[e] = task.reward(e, te, q(t + 1, e), v(t + 1, e), a(t, e));
+      if (!std::isfinite(r[e])) { r[e] = 0; failed[e] = 2; ended[e] = 1; continue; }
+    }
     step_tracking_[e] = task.tracking_error(e, te, q(t + 1, e), v(t + 1, e));
     if (task.terminated(e, te, q(t + 1, e), v(t + 1, e))) { failed[e] = 1; ended[e] = 1; }
     else if (te >= ep_limit[e]) ended[e] = 1;
   }
+  if (add) {  // the discriminator's reward of the states reached (row t of DELTA: state t + 1)
+    double* delta = DELTA.data() + static_cast<std::size_t>(t) * nenv * nd;
+#pragma omp parallel for schedule(static)
+    for (int e = 0; e < nenv; ++e) {
+      double* row = delta + static_cast<std::size_t>(e) * nd;
+      if (active(t, e) && failed[e] != 2) task.add_delta(e, episode_t(e, t + 1), q(t + 1, e), v(t + 1, e), row);
+      else std::fill(row, row + nd, 0.0);
+    }
+    add->reward(delta, nenv, add_r_.data());
+    for (int e = 0; e < nenv; ++e) {
+      if (!active(t, e) || failed[e] == 2) continue;
+      r[e] = add_r_[e];
+      if (!std::isfinite(r[e])) { r[e] = 0; failed[e] = 2; ended[e] = 1; }
+    }
+  }
+  if (o.action_rate_penalty > 0)
+    for (int e = 0; e < nenv; ++e)
+      if (active(t, e) && failed[e] != 2) r[e] -= o.action_rate_penalty * action_rate(t, e);
   for (int e = 0; e < nenv; ++e) {
     if (!active(t, e)) continue;
     iteration_rewards_.push_back(r[e]);
@@ -207,8 +250,40 @@ double TrainerCore::reward_scale() const {
   return o.normalize_returns ? 1.0 / std::sqrt(ret_rms.var()[0] + 1e-5) : 1.0;
 }
 
+const double* TrainerCore::previous_action(int t, int e) const {
+  if (episode_t(e, t) == 0) return nullptr;
+  return t > 0 ? A.data() + (static_cast<std::size_t>(t - 1) * nenv + e) * na
+               : prev_action_.data() + static_cast<std::size_t>(e) * na;
+}
+
+double TrainerCore::action_rate(int t, int e) const {
+  const double* p = previous_action(t, e);
+  if (!p) return 0.0;
+  const double* at = A.data() + (static_cast<std::size_t>(t) * nenv + e) * na;
+  double s = 0;
+  for (int k = 0; k < na; ++k) s += (at[k] - p[k]) * (at[k] - p[k]);
+  return s / na;
+}
+
 void TrainerCore::finish_horizon() {
   if (o.normalize_obs) obs_rms.update(OBS.data(), (H + 1) * nenv);
+  disc_loss = 0;
+  if (add) {  // the discriminator learns from this horizon's active steps
+    const auto t0 = std::chrono::steady_clock::now();
+    int n = 0;
+    for (int t = 0; t < H; ++t)
+      for (int e = 0; e < nenv; ++e) {
+        if (!active(t, e)) continue;
+        const double* row = DELTA.data() + (static_cast<std::size_t>(t) * nenv + e) * nd;
+        if (!all_finite(row, nd)) continue;
+        std::copy(row, row + nd, add_samples_.begin() + static_cast<std::ptrdiff_t>(n) * nd);
+        ++n;
+      }
+    disc_loss = add->update(add_samples_.data(), n, rng);
+    disc_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  for (int e = 0; e < nenv; ++e)
+    std::copy(a(H - 1, e), a(H - 1, e) + na, prev_action_.begin() + static_cast<std::ptrdiff_t>(e) * na);
   std::vector<double> rets;
   rets.reserve(static_cast<std::size_t>(H) * nenv);
   bool any_reset = false;
@@ -282,6 +357,8 @@ void TrainerCore::finish_iteration(IterationLog log, TrainResult& result,
   log.mean_episode_length = after.mean_episode_length;
   log.wall_s = after.wall_s;
   log.mean_tracking_error = after.mean_tracking_error;
+  log.disc_loss = disc_loss;
+  log.network_s += disc_s;
   result.log.push_back(log);
   if (on_iteration) on_iteration(log);
 }

@@ -12,6 +12,7 @@
 #include <random>
 #include <vector>
 
+#include "stiffgrad/learn/add.hpp"
 #include "stiffgrad/learn/gaussian.hpp"
 #include "stiffgrad/learn/mlp.hpp"
 #include "stiffgrad/learn/normalizer.hpp"
@@ -33,7 +34,10 @@ class TrainerCore {
   int nenv, nq, nv, nu, na, no, H;
   std::mt19937_64 rng;
   RunningMeanStd obs_rms, ret_rms;
-  Mlp<float> actor, critic, target_critic;
+  Mlp<float> actor;
+  std::vector<Mlp<float>> critics, target_critics;  // critic_ensemble each (PPO uses critics[0])
+  std::unique_ptr<AddDiscriminator> add;            // RewardKind::Add
+  int nd = 0;                                       // Task::add_dim() with ADD
   std::vector<float> log_std;   // na
 
   // horizon buffers (host, environment-major rows)
@@ -46,6 +50,7 @@ class TrainerCore {
   std::vector<double> A;         // H x nenv x na            actions
   std::vector<double> CTRL;      // nenv x nu
   std::vector<double> R;         // H x nenv                 rewards (task units)
+  std::vector<double> DELTA;     // H x nenv x nd            ADD: Δ of state t + 1 (zeros where inactive)
   std::vector<int> steps_active; // nenv  k_e: steps before the episode ended in this horizon (H if not)
   std::vector<char> terminated_; // nenv  ended by a failure (no bootstrap) rather than truncation
   std::vector<double> ret_run;   // nenv  running discounted return (return normalization)
@@ -71,6 +76,11 @@ class TrainerCore {
   // the end of an iteration: episode bookkeeping, normalizer updates, resets of ended episodes
   void finish_horizon();
   double reward_scale() const;   // 1 / std of the discounted return (1 without normalization)
+  // the action before A row t of environment e (null at an episode's first step), and the
+  // action-rate term mean_k (a_t,k − a_{t−1},k)² (0 there)
+  const double* previous_action(int t, int e) const;
+  double action_rate(int t, int e) const;
+  double disc_loss = 0, disc_s = 0;  // the last finish_horizon's discriminator loss and time
   bool active(int t, int e) const { return t < steps_active[e]; }
   int episode_t(int e, int t) const { return ep_step[e] + t; }
 
@@ -98,6 +108,9 @@ class TrainerCore {
   std::vector<char> ended_, failed_;  // nenv  record_step's flags (failed: 1 terminated, 2 non-finite)
   long tracking_n_ = 0;
   std::vector<float> actor_params_;  // actor parameters + log_std, for apply_actor_update
+  std::vector<double> prev_action_;  // nenv x na  the previous horizon's last actions
+  std::vector<double> add_samples_;  // H nenv x nd  the discriminator's rows of one horizon
+  std::vector<double> add_r_;        // nenv
 };
 
 TrainResult train_shac(TrainerCore& core, const std::function<void(const IterationLog&)>& on_iteration);

@@ -1,6 +1,7 @@
 // stiffgrad — umbrella header of the learning library (target stiffgrad::stiffgrad_learn):
-// networks, optimizers, normalizers, tasks, SHAC / SHAC+BCG / PPO, policy files.
+// networks, optimizers, normalizers, tasks, SHAC / SHAC+BCG / PPO, the ADD reward, policy files.
 #pragma once
+#include "stiffgrad/learn/add.hpp"
 #include "stiffgrad/learn/gaussian.hpp"
 #include "stiffgrad/learn/mlp.hpp"
 #include "stiffgrad/learn/normalizer.hpp"

@@ -61,6 +61,16 @@ class Task {
   // Early termination (a fall) in this state at episode step t.
   virtual bool terminated(int e, int t, const double* qpos, const double* qvel) const = 0;
 
+  // ADD reward (the BCG paper's adversarial differential discriminator, stiffgrad/learn/add.hpp):
+  // tasks with a reference motion give the difference Δ = f(reference) − f(state) of add_dim()
+  // features at episode step t. add_dim() == 0: the task has none (the default), and add_delta /
+  // adj_add_delta throw std::logic_error.
+  virtual int add_dim() const { return 0; }
+  virtual void add_delta(int e, int t, const double* qpos, const double* qvel, double* delta) const;
+  // adj_qpos (nq) += (∂Δ/∂qpos)ᵀ adj_delta, adj_qvel (nv) += (∂Δ/∂qvel)ᵀ adj_delta.
+  virtual void adj_add_delta(int e, int t, const double* qpos, const double* qvel, const double* adj_delta,
+                             double* adj_qpos, double* adj_qvel) const;
+
   // Mean tracking error (m, key bodies) for imitation tasks; NaN for others.
   virtual double tracking_error(int e, int t, const double* qpos, const double* qvel) const;
   // The MJCF file MuJoCo 2.2.2 itself loads for this task (`eval --in mujoco`), the same robot

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "stiffgrad/bundle.hpp"
+#include "stiffgrad/learn/add.hpp"
 #include "stiffgrad/learn/policy_file.hpp"
 #include "stiffgrad/learn/task.hpp"
 #include "stiffgrad/simulator.hpp"
@@ -15,6 +16,11 @@
 namespace stiffgrad::learn {
 
 enum class Algorithm { Shac, ShacBcg, Ppo };
+// The reward a run optimizes: the task's own (Task::reward), or the ADD discriminator's
+// (stiffgrad/learn/add.hpp; tasks with Task::add_dim() > 0). Either way `eval` reports the task's.
+enum class RewardKind { Task, Add };
+std::string reward_name(RewardKind r);           // "task", "add"
+RewardKind parse_reward(const std::string& name);  // std::invalid_argument otherwise
 std::string algorithm_name(Algorithm a);    // "shac", "shac-bcg", "ppo"
 Algorithm parse_algorithm(const std::string& name);  // std::invalid_argument otherwise
 
@@ -45,6 +51,12 @@ struct TrainOptions {
   bool normalize_obs = true;
   bool normalize_returns = true;
   BundleOptions bundles;           // SHAC+BCG (enabled by the algorithm); B, H, τ, σ
+  RewardKind reward = RewardKind::Task;
+  AddOptions add;                  // the discriminator with RewardKind::Add
+  // r_t −= action_rate_penalty · mean_k (a_t,k − a_{t−1},k)² (no term at an episode's first step);
+  // differentiated by SHAC into both actions
+  double action_rate_penalty = 0.0;
+  int critic_ensemble = 1;         // SHAC: critics (each with its target) whose mean is the value
   // PPO
   int ppo_epochs = 5;
   int ppo_minibatches = 4;
@@ -70,6 +82,7 @@ struct IterationLog {
   double critic_loss = 0;
   double actor_grad_norm = 0;     // before clipping
   double bundle_rate = 0;         // bundles started per environment-step (SHAC+BCG)
+  double disc_loss = 0;           // ADD: the discriminator's mean minibatch loss (0 without ADD)
   int nonfinite = 0;              // environments whose state or gradient became non-finite (contained)
   double sim_s = 0, adjoint_s = 0, network_s = 0;  // time in forward simulation, adjoint, networks
 };

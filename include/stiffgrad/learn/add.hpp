@@ -1,0 +1,78 @@
+// stiffgrad — the ADD reward: an adversarial differential discriminator (Zhang et al. 2025,
+// "Physics-Based Motion Imitation with Adversarial Differential Discriminators"), the reward the
+// BCG paper trains its G1 with (facts: shared/facts/bcg-diffmjx-shac.md).
+//
+// The discriminator D (an Mlp<double>, one logit) sees the normalized difference
+//   Δ̃ = Δ / max(mean|Δ|, 1e-4)        (per component; mean|Δ| a running mean over training)
+// of the reference's and the simulated state's features (Task::add_delta). Real samples are
+// Δ̃ = 0 (the simulator exactly on the reference), fake ones the simulator's. The reward is
+//   r = −s · log(max(1 − sigmoid(D(Δ̃)), 1e-4)),  s = reward_scale,
+// smooth in the state wherever the clamp is inactive, so SHAC differentiates it (adj_reward).
+// The discriminator's loss per update on a minibatch of M fake rows x_i:
+//   L = ½ [BCE(D(0), 1) + (1/M) Σ BCE(D(x_i), 0)] + logit_decay ‖W_logit‖²
+//     + grad_penalty · ½ [(1/M) Σ ‖∇ₓD(x_i)‖² + ‖∇ₓD(0)‖²].
+// The penalty's parameter gradient (∂g/∂θ)ᵀ g, g = ∇ₓD(x), is a mixed second derivative; it
+// equals the directional derivative of ∇_θ D(x + ε g) at ε = 0, taken here by a central
+// difference in the input (two more first-order passes per row, in double; error O(ε²)).
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "stiffgrad/learn/mlp.hpp"
+#include "stiffgrad/learn/optim.hpp"
+
+namespace stiffgrad::learn {
+
+struct AddOptions {
+  std::vector<int> hidden{256, 128};  // Linear → ELU → LayerNorm blocks (Mlp)
+  double lr = 2.5e-4;                 // the paper's discriminator rate (Adam β 0.9, 0.999)
+  double reward_scale = 2.0;          // s
+  double logit_decay = 0.01;          // weight decay on the logit layer's weights
+  double grad_penalty = 2.0;          // weight of the gradient penalty
+  int minibatches = 4;                // updates per iteration, each on a share of its samples
+  double penalty_step = 1e-4;         // ε ‖g‖ of the penalty's central difference (normalized units)
+};
+
+class AddDiscriminator {
+ public:
+  // dim: Task::add_dim(); max_batch: the most rows one call sees.
+  AddDiscriminator(int dim, int max_batch, const AddOptions& options, std::uint64_t seed);
+
+  int dim() const { return dim_; }
+  const AddOptions& options() const { return o_; }
+  Mlp<double>& net() { return net_; }
+  const std::vector<double>& mean_abs() const { return mean_abs_; }
+
+  // Δ̃ (n x dim) of raw Δ rows with the current statistics.
+  void normalize(const double* delta, int n, double* normalized) const;
+  // Rewards of n raw Δ rows. The first call (no statistics yet) starts mean|Δ| from its rows.
+  void reward(const double* delta, int n, double* r);
+  // adj_delta (n x dim) = adj_r_i ∂r_i/∂Δ_i (overwritten).
+  void adj_reward(const double* delta, int n, const double* adj_r, double* adj_delta);
+
+  // The loss L above over n normalized fake rows x and, when grad is not null, its gradient
+  // with respect to net().params() (overwritten, num_params).
+  double loss(const double* x, int n, double* grad);
+  // One iteration's training on n raw fake rows: `minibatches` Adam steps on shuffled shares,
+  // then the rows enter mean|Δ| (so rewards and their adjoints within an iteration see the same
+  // statistics). Returns the mean minibatch loss.
+  double update(const double* delta, int n, std::mt19937_64& rng);
+
+ private:
+  void absorb(const double* delta, int n);  // rows into mean|Δ|
+
+  int dim_, max_batch_;
+  AddOptions o_;
+  Mlp<double> net_;
+  Adam<double> opt_;
+  Mlp<double>::Workspace ws_;
+  std::vector<double> mean_abs_;   // dim  running mean of |Δ|
+  double count_ = 0;
+  // scratch, sized at construction for max_batch + 1 rows
+  std::vector<double> x_, z_, dz_, g_, xp_, gnorm_, grad_, batch_;
+  std::vector<int> order_;
+};
+
+}  // namespace stiffgrad::learn
