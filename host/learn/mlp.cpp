@@ -7,11 +7,12 @@
 #include <string>
 #include <utility>
 
+#include "kernels/learn/elu_layer_norm.hpp"
+
 namespace stiffgrad::learn {
 
 namespace {
 
-constexpr double kLayerNormEps = 1e-5;  // PyTorch's nn.LayerNorm default
 
 template <class S>
 using RowMat = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
@@ -38,19 +39,15 @@ struct SplitMix64 {
   double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
 };
 
-// Where layer l's parameters start in the flat array (layout in mlp.hpp).
-struct LayerOffsets {
-  std::size_t weight, bias, gain, shift;  // gain/shift only meaningful for hidden layers
-  std::size_t end;
-};
+}  // namespace
 
-LayerOffsets layer_offsets(const std::vector<int>& sizes, int layer) {
+MlpLayerOffsets mlp_layer_offsets(const std::vector<int>& sizes, int layer) {
   const int num_layers = static_cast<int>(sizes.size()) - 1;
   std::size_t offset = 0;
   for (int l = 0;; ++l) {
     const std::size_t in = static_cast<std::size_t>(sizes[l]);
     const std::size_t out = static_cast<std::size_t>(sizes[l + 1]);
-    LayerOffsets o{};
+    MlpLayerOffsets o{};
     o.weight = offset;
     o.bias = o.weight + out * in;
     o.gain = o.bias + out;
@@ -61,6 +58,9 @@ LayerOffsets layer_offsets(const std::vector<int>& sizes, int layer) {
   }
 }
 
+namespace {
+using LayerOffsets = MlpLayerOffsets;
+LayerOffsets layer_offsets(const std::vector<int>& sizes, int layer) { return mlp_layer_offsets(sizes, layer); }
 }  // namespace
 
 template <class S>
@@ -147,7 +147,7 @@ void Mlp<S>::forward(const S* x, int n, S* y, Workspace& ws) const {
     z.rowwise() += bias.transpose();
     if (!hidden) break;
 
-    // ELU then LayerNorm over the row's features (population variance, as nn.LayerNorm).
+    // ELU then LayerNorm over the row's features (kernels/learn/elu_layer_norm.hpp).
     const S* gain = params_.data() + o.gain;
     const S* shift = params_.data() + o.shift;
     S* norm = ws.norm.data() + hidden_offset;                               // x̂ (n x out)
@@ -157,27 +157,8 @@ void Mlp<S>::forward(const S* x, int n, S* y, Workspace& ws) const {
     // scalar call per element, and this is the costliest elementwise step.
     MatMap<S>(norm, n, out).array() = z.array().exp();
     for (int r = 0; r < n; ++r) {
-      const S* zr = z_data + static_cast<std::size_t>(r) * out;
-      S* xr = norm + static_cast<std::size_t>(r) * out;
-      S sum = 0;
-      for (int j = 0; j < out; ++j) {
-        const S e = zr[j] > S(0) ? zr[j] : xr[j] - S(1);
-        xr[j] = e;
-        sum += e;
-      }
-      const S mean = sum / static_cast<S>(out);
-      S sq = 0;
-      for (int j = 0; j < out; ++j) {
-        const S d = xr[j] - mean;
-        sq += d * d;
-      }
-      const S inv = S(1) / std::sqrt(sq / static_cast<S>(out) + static_cast<S>(kLayerNormEps));
-      rstd[r] = inv;
-      S* nr = next + static_cast<std::size_t>(r) * out;
-      for (int j = 0; j < out; ++j) {
-        xr[j] = (xr[j] - mean) * inv;
-        nr[j] = gain[j] * xr[j] + shift[j];
-      }
+      const std::size_t at = static_cast<std::size_t>(r) * out;
+      rstd[r] = kern::elu_layer_norm_row(z_data + at, norm + at, gain, shift, next + at, out);
     }
     act_offset += rows * static_cast<std::size_t>(in);
     hidden_offset += rows * static_cast<std::size_t>(out);
@@ -205,15 +186,14 @@ void Mlp<S>::backward(const S* dy, int n, S* grad_params, S* dx, Workspace& ws) 
     const int in = sizes_[l], out = sizes_[l + 1];
     const LayerOffsets o = layer_offsets(sizes_, l);
     if (l < num_layers - 1) {
-      // LayerNorm adjoint: dx̂ = gain ⊙ dy, de = rstd (dx̂ - mean(dx̂) - x̂ mean(dx̂ ⊙ x̂));
-      // ELU adjoint: dz = de for z > 0, de·exp(z) otherwise.
+      // LayerNorm and ELU adjoints (kernels/learn/elu_layer_norm.hpp); the gain's and shift's
+      // gradients sum over the rows here.
       const S* gain = params_.data() + o.gain;
       const S* z = ws.pre.data() + hidden_offset;
       const S* norm = ws.norm.data() + hidden_offset;
       const S* rstd = ws.rstd.data() + static_cast<std::size_t>(l) * rows;
       S* d_gain = grad_params ? grad_params + o.gain : nullptr;
       S* d_shift = grad_params ? grad_params + o.shift : nullptr;
-      const S inv_width = S(1) / static_cast<S>(out);
       // exp(z) into the free scratch buffer (vectorized, as in forward).
       MatMap<S>(other, n, out).array() = ConstMatMap<S>(z, n, out).array().exp();
       for (int r = 0; r < n; ++r) {
@@ -227,17 +207,7 @@ void Mlp<S>::backward(const S* dy, int n, S* grad_params, S* dx, Workspace& ws) 
             d_shift[j] += gr[j];
           }
         }
-        S sum = 0, sum_x = 0;
-        for (int j = 0; j < out; ++j) {
-          gr[j] *= gain[j];
-          sum += gr[j];
-          sum_x += gr[j] * xr[j];
-        }
-        const S mean_d = sum * inv_width, mean_dx = sum_x * inv_width;
-        for (int j = 0; j < out; ++j) {
-          const S de = rstd[r] * (gr[j] - mean_d - xr[j] * mean_dx);
-          gr[j] = zr[j] > S(0) ? de : de * exp_zr[j];
-        }
+        kern::adj_elu_layer_norm_row(gr, xr, zr, exp_zr, gain, rstd[r], out);
       }
     }
 

@@ -17,6 +17,13 @@ namespace stiffgrad::learn {
 // Initialisation (seeded, reproducible): W, b ~ U(-1/sqrt(in), 1/sqrt(in)) (PyTorch's Linear),
 // gain 1, bias 0; the output layer's W and b are scaled by `output_scale` (a policy mean near
 // zero at the start). Batches are row-major n x dim. S is float (training) or double (tests).
+// Where layer l's parameters start in the flat array of a network of these sizes (the layout
+// above); gain and shift exist for hidden layers only (end = gain for the output layer).
+struct MlpLayerOffsets {
+  std::size_t weight, bias, gain, shift, end;
+};
+MlpLayerOffsets mlp_layer_offsets(const std::vector<int>& sizes, int layer);
+
 template <class S>
 class Mlp {
  public:
