@@ -468,6 +468,8 @@ class CudaBackend final : public BackendImpl {
     to_env_major(stats, download_.get(), nenv_, kern::kContactStats);
   }
   const void* contact_stats_backend() const override { return contact_stats_.get(); }
+  const void* qpos_backend() const override { return qpos_.get(); }
+  const void* qvel_backend() const override { return qvel_.get(); }
 
   void* stream() const override { return static_cast<void*>(stream_); }
 

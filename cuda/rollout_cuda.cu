@@ -115,6 +115,13 @@ tangent_kernel(const __grid_constant__ kern::ModelView<Real> m, Real* qpos, Real
   kern::qpos_adjoint_to_tangent(m, V{qpos + e, s}, V{adj_q + e, s}, V{tangent + e, s});
 }
 
+// a[i] += b[i] for i < n (the host hook's state adjoints into the running adjoint).
+template <class Real>
+__global__ void __launch_bounds__(kBlockSize) add_into_kernel(Real* a, const Real* b, int n) {
+  const int i = static_cast<int>(blockIdx.x) * kBlockSize + static_cast<int>(threadIdx.x);
+  if (i < n) a[i] += b[i];
+}
+
 template <class Real>
 class CudaRollout final : public RolloutImpl {
  public:
@@ -143,6 +150,11 @@ class CudaRollout final : public RolloutImpl {
     const std::size_t stage = std::max({(T + 1) * std::max(nq_, nv_), T * nu_, static_cast<std::size_t>(nq_ + nv_)}) * n;
     stage_ = PinnedArray<Real>(stage, "rollout staging");
     flags_host_ = PinnedArray<int>(n, "replay flags staging");
+    policy_qpos_ = DeviceArray<Real>(nq_ * n, "policy qpos adjoint");
+    policy_qvel_ = DeviceArray<Real>(nv_ * n, "policy qvel adjoint");
+    host_ctrl_.assign(n * nu_, 0.0);
+    host_qpos_.assign(n * nq_, 0.0);
+    host_qvel_.assign(n * nv_, 0.0);
   }
 
   void save(int t) override {
@@ -250,44 +262,11 @@ class CudaRollout final : public RolloutImpl {
                 bool tangent, double* dL_dqvel0, double* dL_dctrl) override {
     NvtxRange range("stiffgrad::cuda::backward");
     DeviceGuard guard(be_.device_);
-    const std::size_t n = static_cast<std::size_t>(nenv_);
     cudaStream_t st = be_.stream_;
-    if (bundle_opt_.enabled) {
-      SG_CUDA_CHECK(cudaMemsetAsync(adj_qb_.get(), 0, adj_qb_.bytes(), st));
-      SG_CUDA_CHECK(cudaMemsetAsync(adj_vb_.get(), 0, adj_vb_.bytes(), st));
-    }
-    upload_rows(dL_dqpos, T + 1, nq_, dl_qpos_.get());
-    upload_rows(dL_dqvel, T + 1, nv_, dl_qvel_.get());
-    // adjoint of the final state = its loss gradient (or zero); row 0 itself is left to
-    // tangent_kernel when that converts it (see below)
+    // row 0 of dL_dqpos is added by tangent_kernel when the tangent gradient is asked for
     const bool direct_row0 = tangent && dL_dqpos0 != nullptr;
-    if (dL_dqpos && !(T == 0 && direct_row0))
-      SG_CUDA_CHECK(cudaMemcpyAsync(adj_qpos_.get(), dl_qpos_.get() + T * nq_ * n, sizeof(Real) * nq_ * n,
-                                    cudaMemcpyDeviceToDevice, st));
-    else
-      SG_CUDA_CHECK(cudaMemsetAsync(adj_qpos_.get(), 0, sizeof(Real) * nq_ * n, st));
-    if (dL_dqvel)
-      SG_CUDA_CHECK(cudaMemcpyAsync(adj_qvel_.get(), dl_qvel_.get() + T * nv_ * n, sizeof(Real) * nv_ * n,
-                                    cudaMemcpyDeviceToDevice, st));
-    else
-      SG_CUDA_CHECK(cudaMemsetAsync(adj_qvel_.get(), 0, sizeof(Real) * nv_ * n, st));
-    SG_CUDA_CHECK(cudaMemsetAsync(replay_ok_.get(), 0x01, sizeof(int) * n, st));  // non-zero: ok
+    sweep(T, dL_dqpos, dL_dqvel, direct_row0, [](int, cudaStream_t) {});
     const unsigned blocks = static_cast<unsigned>((nenv_ + kBlockSize - 1) / kBlockSize);
-    for (int t = T - 1; t >= 0; --t) {
-      Real* q0 = ckpt_qpos_.get() + t * nq_ * n;
-      Real* v0 = ckpt_qvel_.get() + t * nv_ * n;
-      adjoint_step_kernel<Real><<<blocks, kBlockSize, 0, st>>>(
-          be_.view_, be_.grad_view_, be_.layout_, q0, v0, ckpt_ctrl_.get() + t * nu_ * n,
-          ckpt_warm_.get() + t * nv_ * n, q0 + nq_ * n, v0 + nv_ * n,
-          adj_qpos_.get(), adj_qvel_.get(), adj_ctrl_.get() + t * nu_ * n,
-          // row 0 of dL_dqpos is added by tangent_kernel when the tangent gradient is asked for
-          dL_dqpos && !(t == 0 && direct_row0) ? dl_qpos_.get() + t * nq_ * n : nullptr,
-          dL_dqvel ? dl_qvel_.get() + t * nv_ * n : nullptr,
-          be_.workspace_.get(), keep_ws_.get(), adjoint_ws_.get(), replay_.get(), nenv_, substeps_,
-          be_.status_.get(),
-          replay_ok_.get(), pool_, t);
-      SG_CUDA_CHECK(cudaGetLastError());
-    }
     if (dL_dqpos0 && tangent) {
       tangent_kernel<Real><<<blocks, kBlockSize, 0, st>>>(be_.view_, ckpt_qpos_.get(), adj_qpos_.get(),
                                                           dL_dqpos ? dl_qpos_.get() : nullptr,
@@ -299,9 +278,43 @@ class CudaRollout final : public RolloutImpl {
     }
     if (dL_dqvel0) download_rows(adj_qvel_.get(), 1, nv_, dL_dqvel0);
     if (dL_dctrl && nu_ > 0) download_rows(adj_ctrl_.get(), T, nu_, dL_dctrl);
-    SG_CUDA_CHECK(cudaMemcpyAsync(flags_host_.get(), replay_ok_.get(), sizeof(int) * n, cudaMemcpyDeviceToHost, st));
-    SG_CUDA_CHECK(cudaStreamSynchronize(st));
-    replay_bitwise_ = std::all_of(flags_host_.get(), flags_host_.get() + nenv_, [](int f) { return f != 0; });
+    finish_replay_flags();
+  }
+
+  // The host hook: per step adj_ctrl comes down, the hook's state adjoints go up and are added
+  // on the stream (two synchronizations per step; backward_policy_backend has none).
+  void backward_policy(int T, const double* dL_dqpos, const double* dL_dqvel, const ControlVjp& vjp,
+                       double* dL_dqvel0, double* dL_dctrl) override {
+    NvtxRange range("stiffgrad::cuda::backward_policy");
+    DeviceGuard guard(be_.device_);
+    const std::size_t n = static_cast<std::size_t>(nenv_);
+    sweep(T, dL_dqpos, dL_dqvel, false, [&](int t, cudaStream_t st) {
+      if (nu_ > 0) download_rows(adj_ctrl_.get() + t * nu_ * n, 1, nu_, host_ctrl_.data());
+      if (dL_dctrl) std::copy(host_ctrl_.begin(), host_ctrl_.end(), dL_dctrl + static_cast<std::size_t>(t) * n * nu_);
+      std::fill(host_qpos_.begin(), host_qpos_.end(), 0.0);
+      std::fill(host_qvel_.begin(), host_qvel_.end(), 0.0);
+      vjp(t, host_ctrl_.data(), host_qpos_.data(), host_qvel_.data());
+      upload_rows(host_qpos_.data(), 1, nq_, policy_qpos_.get());
+      upload_rows(host_qvel_.data(), 1, nv_, policy_qvel_.get());
+      const int nqe = static_cast<int>(nq_ * n), nve = static_cast<int>(nv_ * n);
+      add_into_kernel<Real><<<(nqe + kBlockSize - 1) / kBlockSize, kBlockSize, 0, st>>>(adj_qpos_.get(), policy_qpos_.get(), nqe);
+      SG_CUDA_CHECK(cudaGetLastError());
+      add_into_kernel<Real><<<(nve + kBlockSize - 1) / kBlockSize, kBlockSize, 0, st>>>(adj_qvel_.get(), policy_qvel_.get(), nve);
+      SG_CUDA_CHECK(cudaGetLastError());
+    });
+    if (dL_dqvel0) download_rows(adj_qvel_.get(), 1, nv_, dL_dqvel0);
+    finish_replay_flags();
+  }
+
+  void backward_policy_backend(int T, const double* dL_dqpos, const double* dL_dqvel,
+                               const BackendControlVjp& vjp) override {
+    NvtxRange range("stiffgrad::cuda::backward_policy_backend");
+    DeviceGuard guard(be_.device_);
+    const std::size_t n = static_cast<std::size_t>(nenv_);
+    sweep(T, dL_dqpos, dL_dqvel, false, [&](int t, cudaStream_t st) {
+      vjp(t, adj_ctrl_.get() + t * nu_ * n, adj_qpos_.get(), adj_qvel_.get(), static_cast<void*>(st));
+    });
+    finish_replay_flags();
   }
 
   bool replay_bitwise() const override { return replay_bitwise_; }
@@ -327,6 +340,57 @@ class CudaRollout final : public RolloutImpl {
   }
 
  private:
+  // The reverse sweep: the loss gradients uploaded once, the running adjoint started at row T,
+  // then per step the adjoint kernel of step t (which also adds the loss gradient of state t,
+  // except row 0 with skip_row0: tangent_kernel adds it) and hook(t, stream), which for a
+  // state-dependent control (CpuRollout::policy_sweep) adds the policy's share into
+  // adj_qpos_ / adj_qvel_. Raw coordinates throughout.
+  template <class Hook>
+  void sweep(int T, const double* dL_dqpos, const double* dL_dqvel, bool skip_row0, const Hook& hook) {
+    DeviceGuard guard(be_.device_);
+    const std::size_t n = static_cast<std::size_t>(nenv_);
+    cudaStream_t st = be_.stream_;
+    if (bundle_opt_.enabled) {
+      SG_CUDA_CHECK(cudaMemsetAsync(adj_qb_.get(), 0, adj_qb_.bytes(), st));
+      SG_CUDA_CHECK(cudaMemsetAsync(adj_vb_.get(), 0, adj_vb_.bytes(), st));
+    }
+    upload_rows(dL_dqpos, T + 1, nq_, dl_qpos_.get());
+    upload_rows(dL_dqvel, T + 1, nv_, dl_qvel_.get());
+    if (dL_dqpos && !(T == 0 && skip_row0))
+      SG_CUDA_CHECK(cudaMemcpyAsync(adj_qpos_.get(), dl_qpos_.get() + T * nq_ * n, sizeof(Real) * nq_ * n,
+                                    cudaMemcpyDeviceToDevice, st));
+    else
+      SG_CUDA_CHECK(cudaMemsetAsync(adj_qpos_.get(), 0, sizeof(Real) * nq_ * n, st));
+    if (dL_dqvel)
+      SG_CUDA_CHECK(cudaMemcpyAsync(adj_qvel_.get(), dl_qvel_.get() + T * nv_ * n, sizeof(Real) * nv_ * n,
+                                    cudaMemcpyDeviceToDevice, st));
+    else
+      SG_CUDA_CHECK(cudaMemsetAsync(adj_qvel_.get(), 0, sizeof(Real) * nv_ * n, st));
+    SG_CUDA_CHECK(cudaMemsetAsync(replay_ok_.get(), 0x01, sizeof(int) * n, st));
+    const unsigned blocks = static_cast<unsigned>((nenv_ + kBlockSize - 1) / kBlockSize);
+    for (int t = T - 1; t >= 0; --t) {
+      Real* q0 = ckpt_qpos_.get() + t * nq_ * n;
+      Real* v0 = ckpt_qvel_.get() + t * nv_ * n;
+      adjoint_step_kernel<Real><<<blocks, kBlockSize, 0, st>>>(
+          be_.view_, be_.grad_view_, be_.layout_, q0, v0, ckpt_ctrl_.get() + t * nu_ * n,
+          ckpt_warm_.get() + t * nv_ * n, q0 + nq_ * n, v0 + nv_ * n, adj_qpos_.get(), adj_qvel_.get(),
+          adj_ctrl_.get() + t * nu_ * n, dL_dqpos && !(t == 0 && skip_row0) ? dl_qpos_.get() + t * nq_ * n : nullptr,
+          dL_dqvel ? dl_qvel_.get() + t * nv_ * n : nullptr, be_.workspace_.get(), keep_ws_.get(),
+          adjoint_ws_.get(), replay_.get(), nenv_, substeps_, be_.status_.get(), replay_ok_.get(), pool_, t);
+      SG_CUDA_CHECK(cudaGetLastError());
+      hook(t, st);
+    }
+  }
+
+  // replay_bitwise_ from the sweep's flags (the one synchronization at the end)
+  void finish_replay_flags() {
+    const std::size_t n = static_cast<std::size_t>(nenv_);
+    SG_CUDA_CHECK(cudaMemcpyAsync(flags_host_.get(), replay_ok_.get(), sizeof(int) * n, cudaMemcpyDeviceToHost,
+                                  be_.stream_));
+    SG_CUDA_CHECK(cudaStreamSynchronize(be_.stream_));
+    replay_bitwise_ = std::all_of(flags_host_.get(), flags_host_.get() + nenv_, [](int f) { return f != 0; });
+  }
+
   // rows x (nenv x width) environment-major doubles -> device, environment-minor, one copy;
   // nothing to do for a null source
   void upload_rows(const double* src, int rows, int width, Real* dst) {
@@ -365,6 +429,8 @@ class CudaRollout final : public RolloutImpl {
   DeviceArray<Real> dl_qpos_, dl_qvel_;
   DeviceArray<Real> adjoint_ws_, keep_ws_, replay_;
   DeviceArray<int> replay_ok_;
+  DeviceArray<Real> policy_qpos_, policy_qvel_;  // backward_policy: the host hook's state adjoints
+  std::vector<double> host_ctrl_, host_qpos_, host_qvel_;  // its host arrays, environment-major
   PinnedArray<Real> stage_;
   PinnedArray<int> flags_host_;
 };

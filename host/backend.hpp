@@ -33,6 +33,12 @@ class RolloutImpl {
     (void)T; (void)dL_dqpos; (void)dL_dqvel; (void)vjp; (void)dL_dqvel0; (void)dL_dctrl;
     throw std::runtime_error("Rollout::backward_policy (a policy in the loop) is not implemented on this backend yet");
   }
+  // The same with the hook in backend memory (Rollout::backward_policy_backend).
+  virtual void backward_policy_backend(int T, const double* dL_dqpos, const double* dL_dqvel,
+                                       const BackendControlVjp& vjp) {
+    (void)T; (void)dL_dqpos; (void)dL_dqvel; (void)vjp;
+    throw std::runtime_error("Rollout::backward_policy_backend is not implemented on this backend yet");
+  }
   virtual bool replay_bitwise() const = 0;
   // qacc_warmstart may be null (Rollout::checkpoint)
   virtual void checkpoint(int t, double* qpos, double* qvel, double* qacc_warmstart) const = 0;
@@ -74,6 +80,10 @@ class BackendImpl {
   // nenv, environment-minor, backend precision).
   virtual void get_contact_stats(double* stats) const = 0;
   virtual const void* contact_stats_backend() const = 0;
+  // The state where the backend keeps it: qpos nq x nenv and qvel nv x nenv, environment-minor,
+  // backend precision and memory.
+  virtual const void* qpos_backend() const = 0;
+  virtual const void* qvel_backend() const = 0;
   // Stream ordering (Simulator's "Streams"): a synchronous backend has no stream, and its
   // calls are ordered with everything by returning when done, hence these no-op defaults.
   virtual void* stream() const { return nullptr; }

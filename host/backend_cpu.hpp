@@ -91,6 +91,8 @@ class CpuBackend final : public BackendImpl {
     to_env_major(stats, contact_stats_.data(), nenv_, kern::kContactStats);
   }
   const void* contact_stats_backend() const override { return contact_stats_.data(); }
+  const void* qpos_backend() const override { return qpos_.data(); }
+  const void* qvel_backend() const override { return qvel_.data(); }
 
   std::unique_ptr<RolloutImpl> make_rollout(int horizon, int substeps) override;
 

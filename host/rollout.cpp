@@ -62,6 +62,12 @@ void Rollout::backward_policy(const double* dL_dqpos, const double* dL_dqvel, co
   impl_->backward_policy(steps_, dL_dqpos, dL_dqvel, vjp, dL_dqvel0, dL_dctrl);
 }
 
+void Rollout::backward_policy_backend(const double* dL_dqpos, const double* dL_dqvel, const BackendControlVjp& vjp) {
+  if (steps_ < 0) throw std::logic_error("Rollout::backward before begin()");
+  if (!vjp) throw std::invalid_argument("Rollout::backward_policy_backend: empty BackendControlVjp");
+  impl_->backward_policy_backend(steps_, dL_dqpos, dL_dqvel, vjp);
+}
+
 bool Rollout::replay_bitwise() const { return impl_->replay_bitwise(); }
 
 void Rollout::checkpoint(int t, double* qpos, double* qvel, double* qacc_warmstart) const {

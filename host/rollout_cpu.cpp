@@ -184,28 +184,25 @@ class CpuRollout final : public RolloutImpl {
 
   void backward_policy(int T, const double* dL_dqpos, const double* dL_dqvel, const ControlVjp& vjp,
                        double* dL_dqvel0, double* dL_dctrl) override {
-    std::fill(adj_qb_.begin(), adj_qb_.end(), Real(0));
-    std::fill(adj_vb_.begin(), adj_vb_.end(), Real(0));
-    std::fill(adj_qpos_.begin(), adj_qpos_.end(), Real(0));
-    std::fill(adj_qvel_.begin(), adj_qvel_.end(), Real(0));
-    std::fill(replay_ok_.begin(), replay_ok_.end(), 1);
-    add_state_gradient(T, dL_dqpos, dL_dqvel, /*tangent=*/false);
-    for (int t = T - 1; t >= 0; --t) {
-      adjoint_step(t);
+    policy_sweep(T, dL_dqpos, dL_dqvel, [&](int t) {
       to_env_major(host_ctrl_.data(), adj_ctrl_.data(), nenv_, nu_);
       if (dL_dctrl) std::copy(host_ctrl_.begin(), host_ctrl_.end(), dL_dctrl + static_cast<std::size_t>(t) * nenv_ * nu_);
       std::fill(host_qpos_.begin(), host_qpos_.end(), 0.0);
       std::fill(host_qvel_.begin(), host_qvel_.end(), 0.0);
       vjp(t, host_ctrl_.data(), host_qpos_.data(), host_qvel_.data());
-      // the policy's share of the state adjoint at t, then the loss's own (raw coordinates: the
-      // sweep returns no tangent gradient of state 0 here)
       for (int e = 0; e < nenv_; ++e) {
         for (int i = 0; i < nq_; ++i) adj_qpos_[static_cast<std::size_t>(i) * nenv_ + e] += static_cast<Real>(host_qpos_[static_cast<std::size_t>(e) * nq_ + i]);
         for (int i = 0; i < nv_; ++i) adj_qvel_[static_cast<std::size_t>(i) * nenv_ + e] += static_cast<Real>(host_qvel_[static_cast<std::size_t>(e) * nv_ + i]);
       }
-      add_state_gradient(t, dL_dqpos, dL_dqvel, /*tangent=*/false);
-    }
+    });
     if (dL_dqvel0) to_env_major(dL_dqvel0, adj_qvel_.data(), nenv_, nv_);
+  }
+
+  void backward_policy_backend(int T, const double* dL_dqpos, const double* dL_dqvel,
+                               const BackendControlVjp& vjp) override {
+    // backend memory is this host memory: the hook adds into the running adjoint directly
+    policy_sweep(T, dL_dqpos, dL_dqvel,
+                 [&](int t) { vjp(t, adj_ctrl_.data(), adj_qpos_.data(), adj_qvel_.data(), nullptr); });
   }
 
   bool replay_bitwise() const override {
@@ -233,6 +230,24 @@ class CpuRollout final : public RolloutImpl {
   }
 
  private:
+  // The reverse sweep with a state-dependent control: after step t's adjoint, policy_vjp(t)
+  // adds the policy's share into the state adjoint at t, then the loss's own (raw coordinates:
+  // the sweep returns no tangent gradient of state 0 here).
+  template <class PolicyVjp>
+  void policy_sweep(int T, const double* dL_dqpos, const double* dL_dqvel, const PolicyVjp& policy_vjp) {
+    std::fill(adj_qb_.begin(), adj_qb_.end(), Real(0));
+    std::fill(adj_vb_.begin(), adj_vb_.end(), Real(0));
+    std::fill(adj_qpos_.begin(), adj_qpos_.end(), Real(0));
+    std::fill(adj_qvel_.begin(), adj_qvel_.end(), Real(0));
+    std::fill(replay_ok_.begin(), replay_ok_.end(), 1);
+    add_state_gradient(T, dL_dqpos, dL_dqvel, /*tangent=*/false);
+    for (int t = T - 1; t >= 0; --t) {
+      adjoint_step(t);
+      policy_vjp(t);
+      add_state_gradient(t, dL_dqpos, dL_dqvel, /*tangent=*/false);
+    }
+  }
+
   // adj_state_t += dL/dstate_t (row t of the host arrays), through the staging buffer. For the
   // tangent gradient, row 0 (read by the loss itself, not through the dynamics) is added in the
   // form qpos_adjoint_to_tangent expects (kern::add_direct_qpos_adjoint).

@@ -165,6 +165,8 @@ std::vector<double> Simulator::contact_stats() const {
   return s;
 }
 const void* Simulator::contact_stats_backend() const { return impl_->contact_stats_backend(); }
+const void* Simulator::qpos_backend() const { return impl_->qpos_backend(); }
+const void* Simulator::qvel_backend() const { return impl_->qvel_backend(); }
 
 int Simulator::num_failed() const {
   int n = 0;

@@ -4,8 +4,10 @@
 # *_contact cases and GpuRollout.ContactGradientsAgreeWithCpu: constraints on, from states in
 # persistent contact), bitwise replay of the forward pass by the backward pass on the device
 # with and without contact (GpuRollout.ReplayIsBitwise, required to pass), the stream-ordering
-# contract (GpuStream.*), Bundled Contact Gradients against the CPU (GpuBundles.*), then the
-# forward/backward benchmarks.
+# contract (GpuStream.*), Bundled Contact Gradients against the CPU (GpuBundles.*), the
+# networks on the device (GpuMlp.*), a policy in the loop with its VJP on the device
+# (GpuPolicyRollout.*), SHAC on the CUDA backend against the CPU (GpuTrain.*), then the
+# forward/backward benchmarks and training throughput.
 #
 # Run from the repository root on the device machine (H200, CUDA 13, fresh Debian):
 #   scripts/device_check.sh
@@ -164,7 +166,7 @@ GPU_RC=$?
 note "--- gpu tests"
 grep -E "tests passed|tests failed|Total Test time" "$GPU_LOG" | tee -a "$REPORT" >/dev/null
 grep -E "\*\*\*Failed|\*\*\*Skipped|\*\*\*Timeout|\(Failed\)|\(Skipped\)|\(Timeout\)" "$GPU_LOG" | head -n 40 >>"$REPORT"
-grep -E "\[ info     \]|\[gpu rollout\]|\[ calib    \]" "$GPU_LOG" | head -n 80 >>"$REPORT"
+grep -E "\[ info     \]|\[gpu rollout\]|\[ calib    \]|\[ gpu mlp \]|\[ gpu policy-in-loop \]|\[ gpu shac \]" "$GPU_LOG" | head -n 90 >>"$REPORT"
 # The assertions this check exists for must have run and passed, not skipped or vanished:
 # bitwise replay on the device (forward kernel vs the backward pass's replay), run-to-run
 # determinism, and the stream-ordering contract of step_backend_ctrl.
@@ -177,7 +179,10 @@ for t in 'GpuRollout\.ReplayIsBitwise' 'GpuRollout\.GradientsAgreeWithCpu' \
          'GpuStream\.ControlsWrittenOnLegacyDefaultStreamAreOrdered' \
          'GpuStream\.ControlsWrittenOnOtherStreamAreOrderedByWaitForStream' \
          'GpuImpulse\.RolloutAgreesWithCpu' 'GpuBundles\.AgreeWithCpu' \
-         'GpuBundles\.NeverTriggeredEqualsThePlainCudaRollout'; do
+         'GpuBundles\.NeverTriggeredEqualsThePlainCudaRollout' 'GpuMlp\.AgreesWithTheCpuNetwork' \
+         'GpuPolicyRollout\.CartpoleGradientMatchesTheCpuBackend' \
+         'GpuPolicyRollout\.AntOnImpulseFloorGradientMatchesTheCpuBackend' \
+         'GpuTrain\.ShacActorGradientMatchesTheCpuBackend' 'GpuTrain\.ShacBcgAndPpoRunOnCuda'; do
   if grep -qE "Test +#[0-9]+: ([A-Za-z0-9_]+/)?${t}[ .]+ +Passed" "$GPU_LOG"; then
     note "required: ${t//\\/} passed"
   else
@@ -217,14 +222,18 @@ else
   note "bench/bench_backward was not built"
 fi
 
-# ---- training on the CUDA backend: PPO steps the GPU simulator (SHAC's policy in the loop is
-# CPU-only so far: Rollout::backward_policy refuses on CUDA) ----
+# ---- training on the CUDA backend (host networks; the simulator and its adjoint on the GPU):
+# SHAC and PPO throughput on the G1, side by side with the CPU backend on this machine ----
 CLI="$BUILD/stiffgrad"
-note "--- train cartpole-swingup --algo ppo --backend cuda"
+DATA="${SG_SHARED_DATA:-$ROOT/../shared/data}"
+note "--- train g1-imitate:run1_subject2, 64 environments, 3 iterations (throughput lines)"
 if [[ -x "$CLI" ]]; then
-  phase "train ppo cuda" 60 "$OUT/train_cuda.log" "$CLI" train cartpole-swingup --algo ppo --backend cuda \
-    --envs 256 --iterations 5 --out "$OUT/train_cuda" --data "$ROOT/../shared/data"
-  tail -n 3 "$OUT/train_cuda.log" >>"$REPORT"
+  for run in "shac cuda" "shac cpu" "ppo cuda"; do
+    set -- $run
+    phase "train $1 $2" 60 "$OUT/train_cuda.log" "$CLI" train g1-imitate:run1_subject2 --algo "$1" --backend "$2" \
+      --envs 64 --iterations 3 --threads 16 --out "$OUT/train_$1_$2" --data "$DATA"
+    note "$1 $2: $(grep -E '^throughput' "$OUT/train_cuda.log" | tail -n 1)"
+  done
 else
   note "the stiffgrad command was not built"
 fi

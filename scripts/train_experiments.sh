@@ -3,7 +3,9 @@
 # cartpole-swingup, ant-run and g1-imitate:run1_subject2, each policy then evaluated in stiffgrad
 # and in MuJoCo 2.2.2 (`stiffgrad eval --in mujoco`, 5 episodes), and the summary table
 # (scripts/train_summary.py into OUT/summary.md). One CPU thread per run (OMP_NUM_THREADS=1)
-# unless THREADS is set.
+# unless THREADS is set. The g1 rows without --reward add keep the settings they were first run
+# with (one critic, no action-rate penalty); the *_add rows use the G1 defaults (BCG's: ADD reward
+# given explicitly, action-rate penalty 0.8, SHAC's critic ensemble of 3).
 # Usage: scripts/train_experiments.sh [BUILD_DIR] [OUT_DIR] [RUN ...]   (default: every run)
 set -euo pipefail
 BUILD=${1:-build}
@@ -19,11 +21,15 @@ cartpole_ppo     cartpole-swingup ppo      64 1500
 ant_shac         ant-run          shac     32 300
 ant_ppo          ant-run          ppo      32 1200
 ant_shac_bcg     ant-run          shac-bcg 32 300 --tau 20
-g1_shac          $G1              shac     16 150
-g1_shac_bcg      $G1              shac-bcg 16 150
-g1_ppo           $G1              ppo      16 1500
-g1_shac_bcg_k50  $G1              shac-bcg 16 100 --kappa 50
-g1_shac_bcg_k100 $G1              shac-bcg 16 50 --kappa 100
+g1_shac          $G1              shac     16 150 --critics 1 --action-rate 0
+g1_shac_bcg      $G1              shac-bcg 16 150 --critics 1 --action-rate 0
+g1_ppo           $G1              ppo      16 1500 --action-rate 0
+g1_shac_bcg_k50  $G1              shac-bcg 16 100 --kappa 50 --critics 1 --action-rate 0
+g1_shac_bcg_k100 $G1              shac-bcg 16 50 --kappa 100 --critics 1 --action-rate 0
+g1_shac_soft     $G1              shac     16 150 --contact soft --critics 1 --action-rate 0
+g1_shac_add      $G1              shac     16 150 --reward add
+g1_shac_bcg_add  $G1              shac-bcg 16 40 --reward add
+g1_ppo_add       $G1              ppo      16 480 --reward add
 "
 wanted() { [[ $# -eq 0 ]] && return 0; local n; for n in "${SELECTED[@]}"; do [[ $n == "$1" ]] && return 0; done; return 1; }
 SELECTED=("$@")

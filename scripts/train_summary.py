@@ -124,6 +124,19 @@ def main(out):
                 print(f"\n{n[3:]} reaches PPO's final mean return ({target:.2f}) at {fmt(reach, '.0f')} env-steps; PPO used "
                       f"{int(total)}: {ratio}. At {int(steps)} env-steps, {n[3:]} has {runs[n][-1]['mean_return']:.2f} "
                       f"and PPO had {fmt(ppo_then[-1] if ppo_then else None, '.2f')}.")
+        if "g1_ppo_add" in runs:
+            # with the ADD reward the logged return is the discriminator's, so the comparison is
+            # by tracking error (smoothed over 5 iterations)
+            target = final("g1_ppo_add", "mean_tracking_error")
+            total = runs["g1_ppo_add"][-1]["env_steps"]
+            for n in ("g1_shac_add", "g1_shac_bcg_add"):
+                if n not in runs:
+                    continue
+                err = smooth([r["mean_tracking_error"] for r in runs[n]], 5)
+                reach = next((r["env_steps"] for r, e in zip(runs[n], err) if e <= target), None)
+                ratio = f"{total / reach:.1f}x fewer env-steps" if reach else "not reached"
+                print(f"\n{n[3:]} reaches ppo_add's final tracking error ({target:.3f} m) at {fmt(reach, '.0f')} env-steps; "
+                      f"ppo_add used {int(total)}: {ratio}.")
         print()
         for n in sorted(g1):
             t = throughput(os.path.join(out, n, "train.txt"))
@@ -139,6 +152,8 @@ PLOTS = [
     ("g1_return_steps.png", "g1-imitate:run1_subject2", "environment steps", 2, 4, ["g1_shac", "g1_shac_bcg", "g1_ppo"]),
     ("g1_return_time.png", "g1-imitate:run1_subject2", "wall time (s)", 3, 4, ["g1_shac", "g1_shac_bcg", "g1_ppo"]),
     ("g1_tracking_steps.png", "g1-imitate:run1_subject2", "environment steps", 2, 15, ["g1_shac", "g1_shac_bcg", "g1_ppo"]),
+    ("g1_add_tracking_steps.png", "g1-imitate:run1_subject2, ADD reward", "environment steps", 2, 15,
+     ["g1_shac_add", "g1_shac_bcg_add", "g1_ppo_add"]),
     ("g1_kappa_tracking_steps.png", "g1-imitate, SHAC+BCG at kappa 50 / 100 / 300", "environment steps", 2, 15,
      ["g1_shac_bcg_k50", "g1_shac_bcg_k100", "g1_shac_bcg"]),
 ]

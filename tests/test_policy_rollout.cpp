@@ -7,85 +7,14 @@
 #include <random>
 #include <vector>
 
+#include "closed_loop.hpp"
 #include "stiffgrad/stiffgrad.hpp"
 #include "test_support.hpp"
 
 namespace {
 
 using namespace stiffgrad;
-
-// A closed-loop rollout: ctrl_t = tanh(K [qpos_t; qvel_t] + b) (K: nu x (nq + nv)), loss
-// L = Σ_t c_q·qpos_{t+1} + c_v·qvel_{t+1} + ½ Σ_t |ctrl_t|². Returns L and, when grad is given,
-// dL/d(K, b) from backward_policy.
-struct ClosedLoop {
-  std::shared_ptr<const Model> model;
-  SimulatorOptions opt;
-  int T;
-  std::vector<double> q0, v0, cq, cv;  // start (nenv x ...), loss weights (nq, nv)
-  mutable int contact_steps = 0;       // steps of the last run() in which some environment touched
-
-  int nx() const { return model->nq + model->nv; }
-  int nparam() const { return model->nu * (nx() + 1); }
-
-  double run(const std::vector<double>& theta, std::vector<double>* grad, bool* replay = nullptr) const {
-    const int nq = model->nq, nv = model->nv, nu = model->nu, N = opt.nenv, n = nx();
-    Simulator sim(model, opt);
-    sim.set_state(q0.data(), v0.data());
-    Rollout ro(sim, T);
-    ro.begin();
-    std::vector<double> Q((T + 1) * N * nq), V((T + 1) * N * nv), U(T * N * nu), pre(T * N * nu);
-    sim.get_state(Q.data(), V.data());
-    double L = 0;
-    contact_steps = 0;
-    for (int t = 0; t < T; ++t) {
-      for (int e = 0; e < N; ++e)
-        for (int i = 0; i < nu; ++i) {
-          double z = theta[i * (n + 1) + n];
-          for (int k = 0; k < nq; ++k) z += theta[i * (n + 1) + k] * Q[(t * N + e) * nq + k];
-          for (int k = 0; k < nv; ++k) z += theta[i * (n + 1) + nq + k] * V[(t * N + e) * nv + k];
-          pre[(t * N + e) * nu + i] = z;
-          U[(t * N + e) * nu + i] = std::tanh(z);
-          L += 0.5 * U[(t * N + e) * nu + i] * U[(t * N + e) * nu + i];
-        }
-      ro.step(U.data() + t * N * nu);
-      const std::vector<double> stats = sim.contact_stats();
-      for (int e = 0; e < N; ++e)
-        if (stats[e * Simulator::kStepStats] > 0) { ++contact_steps; break; }
-      sim.get_state(Q.data() + (t + 1) * N * nq, V.data() + (t + 1) * N * nv);
-      for (int e = 0; e < N; ++e) {
-        for (int k = 0; k < nq; ++k) L += cq[k] * Q[((t + 1) * N + e) * nq + k];
-        for (int k = 0; k < nv; ++k) L += cv[k] * V[((t + 1) * N + e) * nv + k];
-      }
-    }
-    if (!grad) return L;
-    std::vector<double> dq((T + 1) * N * nq, 0.0), dv((T + 1) * N * nv, 0.0);
-    for (int t = 1; t <= T; ++t)
-      for (int e = 0; e < N; ++e) {
-        for (int k = 0; k < nq; ++k) dq[(t * N + e) * nq + k] = cq[k];
-        for (int k = 0; k < nv; ++k) dv[(t * N + e) * nv + k] = cv[k];
-      }
-    grad->assign(theta.size(), 0.0);
-    ro.backward_policy(dq.data(), dv.data(), [&](int t, const double* adj_ctrl, double* adj_qpos, double* adj_qvel) {
-      for (int e = 0; e < N; ++e)
-        for (int i = 0; i < nu; ++i) {
-          const double u = U[(t * N + e) * nu + i];
-          // dL/du: through the dynamics (adj_ctrl) and the direct ½u² term; then through tanh
-          const double dz = (adj_ctrl[e * nu + i] + u) * (1 - u * u);
-          (*grad)[i * (n + 1) + n] += dz;
-          for (int k = 0; k < nq; ++k) {
-            (*grad)[i * (n + 1) + k] += dz * Q[(t * N + e) * nq + k];
-            adj_qpos[e * nq + k] += dz * theta[i * (n + 1) + k];
-          }
-          for (int k = 0; k < nv; ++k) {
-            (*grad)[i * (n + 1) + nq + k] += dz * V[(t * N + e) * nv + k];
-            adj_qvel[e * nv + k] += dz * theta[i * (n + 1) + nq + k];
-          }
-        }
-    });
-    if (replay) *replay = ro.replay_bitwise();
-    return L;
-  }
-};
+using sgtest::ClosedLoop;
 
 void check_against_fd(ClosedLoop& c, double h, double bound) {
   std::mt19937_64 rng(3);
@@ -160,6 +89,65 @@ TEST(PolicyRollout, AntOnImpulseFloorClosedLoopGradientMatchesFiniteDifferences)
   EXPECT_EQ(c.contact_steps, c.T);
 }
 
+TEST(PolicyRollout, BackendHookGivesTheHostHooksGradient) {
+  // backward_policy_backend (the hook on the backend's environment-minor arrays, adding into the
+  // running adjoint; on CUDA the device path) against backward_policy, both on the CPU backend
+  ClosedLoop c;
+  auto m = std::make_shared<Model>(*load_mjcf(sgtest::shared_data() + "/models/gymnasium/ant.xml"));
+  m->opt.timestep = 0.005;
+  c.model = m;
+  c.opt.nenv = 3;
+  c.opt.substeps = 4;
+  c.opt.contact_model = ContactModel::Impulse;
+  c.T = 5;
+  for (int e = 0; e < c.opt.nenv; ++e) {
+    std::vector<double> q(m->qpos0.begin(), m->qpos0.end());
+    q[2] = 0.26 + 0.01 * e;
+    c.q0.insert(c.q0.end(), q.begin(), q.end());
+    for (int k = 0; k < m->nv; ++k) c.v0.push_back(0.01 * k - 0.02 * e);
+  }
+  c.cq.assign(m->nq, 0.1);
+  c.cv.assign(m->nv, -0.05);
+  std::mt19937_64 rng(8);
+  std::normal_distribution<double> n(0.0, 0.3);
+  std::vector<double> theta(c.nparam());
+  for (double& x : theta) x = n(rng);
+  std::vector<double> g_host, g_backend;
+  bool replay = false;
+  const double L_host = c.run(theta, &g_host);
+  c.hook_in_backend = true;
+  const double L_backend = c.run(theta, &g_backend, &replay);
+  EXPECT_TRUE(replay);
+  EXPECT_EQ(L_host, L_backend);
+  double err = 0, norm = 0;
+  for (std::size_t i = 0; i < theta.size(); ++i) {
+    err = std::max(err, std::abs(g_host[i] - g_backend[i]));
+    norm = std::max(norm, std::abs(g_host[i]));
+  }
+  std::printf("[ policy-in-loop ] backend hook vs host hook: max difference / max |gradient| = %.2e\n", err / norm);
+  EXPECT_GT(norm, 1e-3);
+  EXPECT_LT(err / norm, 1e-12);
+}
+
+TEST(PolicyRollout, BackendStateIsTheEnvironmentMinorState) {
+  auto model = load_mjcf(sgtest::shared_data() + "/models/dm_control/cartpole.xml");
+  SimulatorOptions o;
+  o.nenv = 3;
+  Simulator sim(model, o);
+  const std::vector<double> q{0.1, 0.2, 0.3, 0.4, 0.5, 0.6}, v{-1, -2, -3, -4, -5, -6};
+  sim.set_state(q.data(), v.data());
+  sim.step();
+  std::vector<double> q1(6), v1(6);
+  sim.get_state(q1.data(), v1.data());
+  const double* qb = static_cast<const double*>(sim.qpos_backend());
+  const double* vb = static_cast<const double*>(sim.qvel_backend());
+  for (int e = 0; e < 3; ++e)
+    for (int i = 0; i < 2; ++i) {
+      EXPECT_EQ(qb[i * 3 + e], q1[e * 2 + i]);
+      EXPECT_EQ(vb[i * 3 + e], v1[e * 2 + i]);
+    }
+}
+
 TEST(PolicyRollout, EmptyHookIsRefused) {
   auto model = load_mjcf(sgtest::shared_data() + "/models/dm_control/cartpole.xml");
   SimulatorOptions o;
@@ -168,6 +156,7 @@ TEST(PolicyRollout, EmptyHookIsRefused) {
   ro.begin();
   ro.step();
   EXPECT_THROW(ro.backward_policy(nullptr, nullptr, ControlVjp{}), std::invalid_argument);
+  EXPECT_THROW(ro.backward_policy_backend(nullptr, nullptr, BackendControlVjp{}), std::invalid_argument);
 }
 
 }  // namespace

@@ -68,8 +68,11 @@ TrainOptions defaults_for(const std::string& task, Algorithm algorithm) {
     o.critic_lr = 2e-3;
     o.target_alpha = 0.4;
   }
-  if (task.rfind("g1-imitate:", 0) == 0 && algorithm != Algorithm::Ppo) {
-    o.critic_ensemble = 3;  // BCG's SHAC critic ensemble
+  if (task.rfind("g1-imitate:", 0) == 0) {
+    // BCG's G1 settings: the action-rate penalty (all algorithms: it is part of the reward) and
+    // SHAC's critic ensemble of 3
+    o.action_rate_penalty = 0.8;
+    if (algorithm != Algorithm::Ppo) o.critic_ensemble = 3;
   }
   if (algorithm == Algorithm::ShacBcg) {
     // BCG's bundle settings: B = 10 branches for H = 2 control steps when the largest contact
@@ -390,10 +393,10 @@ TrainResult train(Task& task, const std::string& task_spec, const TrainOptions& 
   TrainOptions o = options;
   if (o.algorithm == Algorithm::ShacBcg) o.bundles.enabled = true;
   if (o.algorithm != Algorithm::ShacBcg) o.bundles.enabled = false;
-  // the policy in the simulator's backward pass (Rollout::backward_policy) is CPU-only so far
-  if (o.backend == Backend::Cuda && o.algorithm != Algorithm::Ppo)
-    throw std::invalid_argument(algorithm_name(o.algorithm) +
-                                " on the CUDA backend is not implemented yet (use --backend cpu, or --algo ppo)");
+  // On CUDA the networks, tasks and episode bookkeeping still run on the host: every control
+  // step copies the state down and the controls up, and SHAC's backward pass uses
+  // Rollout::backward_policy's host hook (a copy each way per step). The device-resident path
+  // (Rollout::backward_policy_backend, MlpDevice) is not wired into this trainer yet.
   TrainerCore core(task, task_spec, o);
   return o.algorithm == Algorithm::Ppo ? train_ppo(core, on_iteration) : train_shac(core, on_iteration);
 }

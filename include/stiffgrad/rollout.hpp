@@ -25,6 +25,18 @@ class RolloutImpl;  // host/backend.hpp
 // the callee's business: it sees adj_ctrl for every step.)
 using ControlVjp = std::function<void(int t, const double* adj_ctrl, double* adj_qpos, double* adj_qvel)>;
 
+// The same hook for a policy that runs where the simulator does (on the device with CUDA): its
+// arrays are backend memory in the backend's precision (Simulator::real_size()),
+// environment-minor, and the running state adjoint itself:
+//   adj_ctrl  nu x nenv  dL/dctrl_t (read-only),
+//   adj_qpos  nq x nenv  the adjoint of state t, raw qpos coordinates,
+//   adj_qvel  nv x nenv,
+// into which the hook ADDS its VJP. `stream` is the simulator's (Simulator::cuda_stream(),
+// nullptr on the CPU): the hook enqueues its work there and must not synchronize the host with
+// it; the sweep moves to step t - 1 on the same stream. Nothing crosses to the host per step.
+using BackendControlVjp =
+    std::function<void(int t, const void* adj_ctrl, void* adj_qpos, void* adj_qvel, void* stream)>;
+
 // Records up to `horizon` control steps of a Simulator, storing only the state at each
 // control boundary and the controls (checkpoints), and returns exact reverse-mode gradients
 // of a loss over the recorded trajectory. The backward pass replays each control step's
@@ -79,9 +91,14 @@ class Rollout {
   // backward() for a loop in which ctrl_t depends on state_t (see ControlVjp): the sweep calls
   // `vjp` at every step, so L's gradient flows through the controls back into earlier states.
   // dL_dqvel0 (nenv x nv) and dL_dctrl (T x nenv x nu, the adj_ctrl each call saw) may be null.
-  // CPU backend (std::runtime_error on CUDA for now).
+  // Both backends; on CUDA every step copies adj_ctrl to the host and the hook's adjoints back
+  // (a host round trip per step; backward_policy_backend has none).
   void backward_policy(const double* dL_dqpos, const double* dL_dqvel, const ControlVjp& vjp,
                        double* dL_dqvel0 = nullptr, double* dL_dctrl = nullptr);
+  // backward_policy with the hook in backend memory (BackendControlVjp): the loss gradients are
+  // uploaded once, then one adjoint kernel and the hook's work per step on the simulator's
+  // stream, no host sync until the end (replay_bitwise' flags).
+  void backward_policy_backend(const double* dL_dqpos, const double* dL_dqvel, const BackendControlVjp& vjp);
 
   // Every control step replayed by the last backward() reproduced its recorded next state
   // bit for bit (the checkpointing invariant).

@@ -180,6 +180,11 @@ class Simulator {
   // backend's precision and memory (device memory on CUDA), updated by every step() on
   // cuda_stream() — for device-side consumers such as a bundle scheduler.
   const void* contact_stats_backend() const;
+  // The state where the backend keeps it, for a policy that runs on the device: qpos nq x nenv
+  // and qvel nv x nenv, environment-minor (qpos[i * nenv + e]), in the backend's precision and
+  // memory (device memory on CUDA), written by every step() on cuda_stream(). Read-only.
+  const void* qpos_backend() const;
+  const void* qvel_backend() const;
 
   // Constraint capacities sized at creation (both 0 when constraints are off).
   const ConstraintCapacity& capacity() const { return capacity_; }

@@ -1,0 +1,162 @@
+// Why SHAC does not learn the G1 on the Impulse floor: the norm of SHAC's actor-loss gradient
+// (host/learn/shac.cpp, the whole horizon through the simulator with the policy in the loop) on
+// g1-imitate:run1_subject2 against the horizon H, for the contact settings of the training runs:
+//   impulse_k300    the Impulse model at κ = 300 (the default), plain SHAC
+//   impulse_k50     the same at κ = 50
+//   impulse_k300_bcg  κ = 300 with Bundled Contact Gradients (B 10, H 2, τ 400 N)
+//   soft            MuJoCo 2.2.2's soft constraints (--contact soft)
+//   free            constraints off and no termination (the robot falls through the floor: the
+//                   servos and the policy alone)
+// Same seeds, start states and initial networks in every row (8 environments, action std 0.3,
+// the tracking reward, one critic). The loss is normalized by H N, so a well-behaved gradient
+// does not grow with H. Writes results/shac_gradient/g1_gradient_vs_horizon.csv and a figure.
+//   bench_shac_gradient [--quick] [--out DIR] [--seeds N]
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench/bench_common.hpp"
+#include "bench/experiment_io.hpp"
+#include "host/learn/shac.hpp"
+#include "stiffgrad/learn/train.hpp"
+
+namespace {
+
+using namespace stiffgrad;
+using namespace stiffgrad::learn;
+
+// A task with constraints off and no early termination, otherwise the wrapped one.
+class WithoutContact final : public Task {
+ public:
+  explicit WithoutContact(std::unique_ptr<Task> t) : t_(std::move(t)) {}
+  std::string name() const override { return t_->name(); }
+  std::shared_ptr<const Model> model() const override { return t_->model(); }
+  SimulatorOptions sim_options() const override {
+    SimulatorOptions o = t_->sim_options();
+    o.constraints = false;
+    o.contact_model = ContactModel::Soft;
+    o.integrator = Integrator::ImplicitDampingEuler;
+    return o;
+  }
+  int obs_dim() const override { return t_->obs_dim(); }
+  int act_dim() const override { return t_->act_dim(); }
+  int max_episode_steps() const override { return t_->max_episode_steps(); }
+  void resize(int n) override { t_->resize(n); }
+  void reset_env(int e, std::mt19937_64& r, double* q, double* v) override { t_->reset_env(e, r, q, v); }
+  void observe(int e, int t, const double* q, const double* v, double* o) const override { t_->observe(e, t, q, v, o); }
+  void adj_observe(int e, int t, const double* q, const double* v, const double* a, double* aq, double* av) const override {
+    t_->adj_observe(e, t, q, v, a, aq, av);
+  }
+  void action_to_ctrl(int e, int t, const double* a, double* c) const override { t_->action_to_ctrl(e, t, a, c); }
+  void adj_action_to_ctrl(int e, int t, const double* a, const double* ac, double* aa) const override {
+    t_->adj_action_to_ctrl(e, t, a, ac, aa);
+  }
+  double reward(int e, int t, const double* q, const double* v, const double* a) const override {
+    return t_->reward(e, t, q, v, a);
+  }
+  void adj_reward(int e, int t, const double* q, const double* v, const double* a, double r, double* aq, double* av,
+                  double* aa) const override {
+    t_->adj_reward(e, t, q, v, a, r, aq, av, aa);
+  }
+  bool terminated(int, int, const double*, const double*) const override { return false; }
+
+ private:
+  std::unique_ptr<Task> t_;
+};
+
+struct Setting {
+  const char* name;
+  ContactModel contact;
+  double kappa;
+  bool bundles;
+  bool free;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool quick = false;
+  std::string out_dir = "results/shac_gradient";
+  int seeds = 3;
+  try {
+    for (int i = 1; i < argc; ++i) {
+      const std::string a = argv[i];
+      if (a == "--quick") quick = true;
+      else if (bench::parse_out_flag(argc, argv, i, &out_dir)) {}
+      else if (a == "--seeds" && i + 1 < argc) seeds = std::atoi(argv[++i]);
+      else throw std::invalid_argument("unknown argument '" + a + "' (--quick --out DIR --seeds N)");
+    }
+    if (seeds < 1) throw std::invalid_argument("--seeds must be >= 1");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_shac_gradient: %s\n", e.what());
+    return 2;
+  }
+  const std::vector<Setting> settings = {
+      {"impulse_k300", ContactModel::Impulse, 300, false, false},
+      {"impulse_k50", ContactModel::Impulse, 50, false, false},
+      {"impulse_k300_bcg", ContactModel::Impulse, 300, true, false},
+      {"soft", ContactModel::Soft, 300, false, false},
+      {"free", ContactModel::Soft, 300, false, true},
+  };
+  const std::vector<int> horizons = quick ? std::vector<int>{4, 16} : std::vector<int>{1, 2, 4, 8, 16, 32};
+  if (quick) seeds = 1;
+  const bench::ExperimentOutput out(out_dir);
+  out.create();
+  const std::string spec = "g1-imitate:run1_subject2";
+  std::vector<std::string> header{"horizon"};
+  for (const Setting& s : settings) header.push_back(s.name);
+  const std::string csv_file = out.path("g1_gradient_vs_horizon.csv");
+  {
+    bench::CsvWriter csv(csv_file, header);
+    std::printf("SHAC actor-gradient norm on %s (8 environments, geometric mean over %d seeds)\n", spec.c_str(), seeds);
+    std::printf("%8s", "horizon");
+    for (const Setting& s : settings) std::printf(" %17s", s.name);
+    std::printf("\n");
+    for (int H : horizons) {
+      std::vector<std::string> row{std::to_string(H)};
+      std::printf("%8d", H);
+      for (const Setting& s : settings) {
+        double log_sum = 0;
+        for (int seed = 0; seed < seeds; ++seed) {
+          TaskOptions t;
+          t.data_dir = bench::data_dir();
+          t.contact = s.contact;
+          t.kappa = s.kappa;
+          std::unique_ptr<Task> task = make_task(spec, t);
+          if (s.free) task = std::make_unique<WithoutContact>(std::move(task));
+          TrainOptions o = defaults_for(spec, s.bundles ? Algorithm::ShacBcg : Algorithm::Shac);
+          o.nenv = 8;
+          o.horizon = H;
+          o.seed = static_cast<std::uint64_t>(seed);
+          o.critic_ensemble = 1;
+          o.action_rate_penalty = 0;
+          o.init_log_std = std::log(0.3);
+          TrainerCore core(*task, spec, o);
+          Shac shac(core);
+          shac.actor_pass(true);
+          double n2 = 0;
+          for (float g : shac.grad()) n2 += static_cast<double>(g) * g;
+          log_sum += 0.5 * std::log(std::max(n2, 1e-300));
+        }
+        const double norm = std::exp(log_sum / seeds);
+        row.push_back(bench::CsvWriter::num(norm));
+        std::printf(" %17.3e", norm);
+        std::fflush(stdout);
+      }
+      std::printf("\n");
+      csv.row(row);
+    }
+  }  // the CSV is complete before gnuplot reads it
+  std::string gp = out.terminal("g1_gradient_vs_horizon") +
+                   "set datafile separator ','\nset logscale xy\nset grid\nset key left top\n"
+                   "set xlabel 'horizon H (control steps)'\nset ylabel '|dL/dtheta| (SHAC actor loss, normalized by H N)'\n"
+                   "set title 'SHAC gradient on g1-imitate:run1_subject2'\nplot ";
+  for (std::size_t k = 0; k < settings.size(); ++k)
+    gp += (k ? ", " : "") + std::string("'") + csv_file + "' using 1:" + std::to_string(k + 2) +
+          " skip 1 with linespoints lw 2 title '" + settings[k].name + "'";
+  gp += "\n";
+  out.plot("g1_gradient_vs_horizon", gp);
+  return 0;
+}
