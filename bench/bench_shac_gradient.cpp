@@ -4,6 +4,7 @@
 //   impulse_k300    the Impulse model at κ = 300 (the default), plain SHAC
 //   impulse_k50     the same at κ = 50
 //   impulse_k300_bcg  κ = 300 with Bundled Contact Gradients (B 10, H 2, τ 400 N)
+//   impulse_k300_bcg_all  the same with τ = 0: every step in contact starts a bundle
 //   soft            MuJoCo 2.2.2's soft constraints (--contact soft)
 //   free            constraints off and no termination (the robot falls through the floor: the
 //                   servos and the policy alone)
@@ -72,6 +73,7 @@ struct Setting {
   double kappa;
   bool bundles;
   bool free;
+  double tau = 400.0;  // bundle trigger (N)
 };
 
 }  // namespace
@@ -97,6 +99,7 @@ int main(int argc, char** argv) {
       {"impulse_k300", ContactModel::Impulse, 300, false, false},
       {"impulse_k50", ContactModel::Impulse, 50, false, false},
       {"impulse_k300_bcg", ContactModel::Impulse, 300, true, false},
+      {"impulse_k300_bcg_all", ContactModel::Impulse, 300, true, false, 0.0},
       {"soft", ContactModel::Soft, 300, false, false},
       {"free", ContactModel::Soft, 300, false, true},
   };
@@ -112,7 +115,7 @@ int main(int argc, char** argv) {
     bench::CsvWriter csv(csv_file, header);
     std::printf("SHAC actor-gradient norm on %s (8 environments, geometric mean over %d seeds)\n", spec.c_str(), seeds);
     std::printf("%8s", "horizon");
-    for (const Setting& s : settings) std::printf(" %17s", s.name);
+    for (const Setting& s : settings) std::printf(" %21s", s.name);
     std::printf("\n");
     for (int H : horizons) {
       std::vector<std::string> row{std::to_string(H)};
@@ -127,6 +130,7 @@ int main(int argc, char** argv) {
           std::unique_ptr<Task> task = make_task(spec, t);
           if (s.free) task = std::make_unique<WithoutContact>(std::move(task));
           TrainOptions o = defaults_for(spec, s.bundles ? Algorithm::ShacBcg : Algorithm::Shac);
+          o.bundles.tau = s.tau;
           o.nenv = 8;
           o.horizon = H;
           o.seed = static_cast<std::uint64_t>(seed);
@@ -142,7 +146,7 @@ int main(int argc, char** argv) {
         }
         const double norm = std::exp(log_sum / seeds);
         row.push_back(bench::CsvWriter::num(norm));
-        std::printf(" %17.3e", norm);
+        std::printf(" %21.3e", norm);
         std::fflush(stdout);
       }
       std::printf("\n");
@@ -150,7 +154,7 @@ int main(int argc, char** argv) {
     }
   }  // the CSV is complete before gnuplot reads it
   std::string gp = out.terminal("g1_gradient_vs_horizon") +
-                   "set datafile separator ','\nset logscale xy\nset grid\nset key left top\n"
+                   "set termoption noenhanced\nset datafile separator ','\nset logscale xy\nset grid\nset key left top\n"
                    "set xlabel 'horizon H (control steps)'\nset ylabel '|dL/dtheta| (SHAC actor loss, normalized by H N)'\n"
                    "set title 'SHAC gradient on g1-imitate:run1_subject2'\nplot ";
   for (std::size_t k = 0; k < settings.size(); ++k)

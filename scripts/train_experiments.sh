@@ -27,6 +27,11 @@ g1_ppo           $G1              ppo      16 1500 --action-rate 0
 g1_shac_bcg_k50  $G1              shac-bcg 16 100 --kappa 50 --critics 1 --action-rate 0
 g1_shac_bcg_k100 $G1              shac-bcg 16 50 --kappa 100 --critics 1 --action-rate 0
 g1_shac_soft     $G1              shac     16 150 --contact soft --critics 1 --action-rate 0
+g1_ppo_soft      $G1              ppo      16 1500 --contact soft --action-rate 0
+g1_shac_soft_long $G1             shac     16 600 --contact soft --critics 1 --action-rate 0
+g1_shac_bcg_soft $G1              shac-bcg 16 150 --contact soft --critics 1 --action-rate 0
+g1_shac_soft_add $G1              shac     16 150 --contact soft --reward add
+g1_shac_soft_add_p0 $G1           shac     16 150 --contact soft --reward add --action-rate 0
 g1_shac_add      $G1              shac     16 150 --reward add
 g1_shac_bcg_add  $G1              shac-bcg 16 40 --reward add
 g1_ppo_add       $G1              ppo      16 480 --reward add

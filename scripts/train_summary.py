@@ -99,44 +99,38 @@ def main(out):
     if g1:
         print("### g1-imitate:run1_subject2\n")
         print("| run | env-steps | wall time (s) | final mean return | tracking error, last 5 iterations (m) | "
-              "stiffgrad: falls, tracking (m), penetration (mm) | MuJoCo 2.2.2: falls, tracking (m), penetration (mm) | "
-              "delta_d (mm) |")
+              "stiffgrad: falls, return, length, tracking (m), penetration (mm) | "
+              "MuJoCo 2.2.2: falls, return, length, tracking (m), penetration (mm) | delta_d (mm) |")
         print("|---|---|---|---|---|---|---|---|")
         for n in sorted(g1):
             ev = parse_eval(os.path.join(out, n, "eval.txt"))
             sg, mj = ev.get("stiffgrad", {}), ev.get("mujoco", {})
-            cell = lambda e: (f"{e['falls']}, {e['tracking']}, {e['penetration_mm']:.2f}" if e else "n/a")
+            cell = lambda e: (f"{e['falls']}, {e['return']:.2f}, {e['length']:.0f}, {e['tracking']}, "
+                              f"{e['penetration_mm']:.2f}" if e else "n/a")
             print(f"| {n[3:]} | {int(runs[n][-1]['env_steps'])} | {runs[n][-1]['wall_s']:.0f} | "
                   f"{fmt(runs[n][-1]['mean_return'], '.2f')} | {fmt(final(n, 'mean_tracking_error'), '.3f')} | "
                   f"{cell(sg)} | {cell(mj)} | {fmt(ev.get('delta_d_mm'), '.2f')} |")
-        if "g1_ppo" in runs:
-            # the return (which grows with both tracking and episode length) is the measure here:
-            # episodes start on the reference, so short episodes have small tracking errors
-            target = runs["g1_ppo"][-1]["mean_return"]
-            total = runs["g1_ppo"][-1]["env_steps"]
-            for n in ("g1_shac", "g1_shac_bcg"):
+        # the return (which grows with both tracking and episode length) is the measure for the
+        # tracking-reward runs: episodes start on the reference, so short episodes have small
+        # tracking errors
+        for shac_runs, ppo in ((("g1_shac", "g1_shac_bcg"), "g1_ppo"), (("g1_shac_soft",), "g1_ppo_soft")):
+            if ppo not in runs:
+                continue
+            target = runs[ppo][-1]["mean_return"]
+            total = runs[ppo][-1]["env_steps"]
+            for n in shac_runs:
                 if n not in runs:
                     continue
                 reach = first_reaching(runs[n], "mean_return", target)
                 ratio = f"{total / reach:.1f}x fewer env-steps" if reach else "not reached"
                 steps = runs[n][-1]["env_steps"]
-                ppo_then = [r["mean_return"] for r in runs["g1_ppo"] if r["env_steps"] <= steps]
-                print(f"\n{n[3:]} reaches PPO's final mean return ({target:.2f}) at {fmt(reach, '.0f')} env-steps; PPO used "
-                      f"{int(total)}: {ratio}. At {int(steps)} env-steps, {n[3:]} has {runs[n][-1]['mean_return']:.2f} "
-                      f"and PPO had {fmt(ppo_then[-1] if ppo_then else None, '.2f')}.")
-        if "g1_ppo_add" in runs:
-            # with the ADD reward the logged return is the discriminator's, so the comparison is
-            # by tracking error (smoothed over 5 iterations)
-            target = final("g1_ppo_add", "mean_tracking_error")
-            total = runs["g1_ppo_add"][-1]["env_steps"]
-            for n in ("g1_shac_add", "g1_shac_bcg_add"):
-                if n not in runs:
-                    continue
-                err = smooth([r["mean_tracking_error"] for r in runs[n]], 5)
-                reach = next((r["env_steps"] for r, e in zip(runs[n], err) if e <= target), None)
-                ratio = f"{total / reach:.1f}x fewer env-steps" if reach else "not reached"
-                print(f"\n{n[3:]} reaches ppo_add's final tracking error ({target:.3f} m) at {fmt(reach, '.0f')} env-steps; "
-                      f"ppo_add used {int(total)}: {ratio}.")
+                ppo_then = [r["mean_return"] for r in runs[ppo] if r["env_steps"] <= steps]
+                print(f"\n{n[3:]} reaches {ppo[3:]}'s final mean return ({target:.2f}) at {fmt(reach, '.0f')} env-steps; "
+                      f"{ppo[3:]} used {int(total)}: {ratio}. At {int(steps)} env-steps, {n[3:]} has "
+                      f"{runs[n][-1]['mean_return']:.2f} and {ppo[3:]} had {fmt(ppo_then[-1] if ppo_then else None, '.2f')}.")
+        if any(n.endswith("_add") for n in g1):
+            print("\nWith the ADD reward (*_add) the logged return is the discriminator's reward minus the action-rate "
+                  "penalty; the eval columns give the task's tracking return of the deterministic policy.")
         print()
         for n in sorted(g1):
             t = throughput(os.path.join(out, n, "train.txt"))
@@ -153,7 +147,11 @@ PLOTS = [
     ("g1_return_time.png", "g1-imitate:run1_subject2", "wall time (s)", 3, 4, ["g1_shac", "g1_shac_bcg", "g1_ppo"]),
     ("g1_tracking_steps.png", "g1-imitate:run1_subject2", "environment steps", 2, 15, ["g1_shac", "g1_shac_bcg", "g1_ppo"]),
     ("g1_add_tracking_steps.png", "g1-imitate:run1_subject2, ADD reward", "environment steps", 2, 15,
-     ["g1_shac_add", "g1_shac_bcg_add", "g1_ppo_add"]),
+     ["g1_shac_add", "g1_shac_bcg_add", "g1_ppo_add", "g1_shac_soft_add"]),
+    ("g1_soft_return_steps.png", "g1-imitate:run1_subject2, Impulse floor vs soft contact", "environment steps", 2, 4,
+     ["g1_shac", "g1_ppo", "g1_shac_soft", "g1_ppo_soft"]),
+    ("g1_soft_return_time.png", "g1-imitate:run1_subject2, Impulse floor vs soft contact", "wall time (s)", 3, 4,
+     ["g1_shac", "g1_ppo", "g1_shac_soft", "g1_ppo_soft"]),
     ("g1_kappa_tracking_steps.png", "g1-imitate, SHAC+BCG at kappa 50 / 100 / 300", "environment steps", 2, 15,
      ["g1_shac_bcg_k50", "g1_shac_bcg_k100", "g1_shac_bcg"]),
 ]
