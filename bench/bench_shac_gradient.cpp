@@ -11,10 +11,15 @@
 // Same seeds, start states and initial networks in every row (8 environments, action std 0.3,
 // the tracking reward, one critic). The loss is normalized by H N, so a well-behaved gradient
 // does not grow with H. Writes results/shac_gradient/g1_gradient_vs_horizon.csv and a figure.
-//   bench_shac_gradient [--quick] [--out DIR] [--seeds N]
+// With --fd instead: on the Impulse floor (κ 300) at H = 8, 16, 32, the adjoint's directional
+// derivative of the actor loss along one random unit direction against central differences of
+// the loss at steps h = 1e-1 .. 1e-3 (4 environments, a [64] actor): where the loss is smooth the
+// differences converge to the adjoint; where contact makes it rough they do not converge at all.
+//   bench_shac_gradient [--quick] [--out DIR] [--seeds N] [--fd]
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -76,25 +81,82 @@ struct Setting {
   double tau = 400.0;  // bundle trigger (N)
 };
 
+// The --fd table (see the header comment).
+int finite_difference_table() {
+  const std::string spec = "g1-imitate:run1_subject2";
+  std::printf("adjoint vs central differences of SHAC's actor loss on %s, Impulse floor, kappa 300\n", spec.c_str());
+  std::printf("%4s %14s %12s %12s %12s %12s %12s\n", "H", "adjoint", "h=1e-1", "h=3e-2", "h=1e-2", "h=3e-3",
+              "h=1e-3");
+  for (int H : {8, 16, 32}) {
+    TaskOptions t;
+    t.data_dir = bench::data_dir();
+    auto task = make_task(spec, t);
+    TrainOptions o = defaults_for(spec, Algorithm::Shac);
+    o.nenv = 4;
+    o.horizon = H;
+    o.critic_ensemble = 1;
+    o.action_rate_penalty = 0;
+    o.init_log_std = std::log(0.3);
+    o.actor_hidden = {64};
+    o.critic_hidden = {32};
+    TrainerCore core(*task, spec, o);
+    std::vector<double> q(static_cast<std::size_t>(core.nenv) * core.nq), v(static_cast<std::size_t>(core.nenv) * core.nv);
+    core.sim->get_state(q.data(), v.data());
+    const std::mt19937_64 rng0 = core.rng;
+    const auto restore = [&] {
+      core.sim->set_state(q.data(), v.data());
+      core.rng = rng0;
+    };
+    Shac shac(core);
+    restore();
+    shac.actor_pass(true);
+    const std::vector<float> g = shac.grad();
+    const std::size_t n_actor = core.actor.num_params();
+    const std::vector<float> theta(core.actor.params(), core.actor.params() + n_actor), log_std = core.log_std;
+    std::mt19937_64 r(3);
+    std::normal_distribution<double> normal(0.0, 1.0);
+    std::vector<double> u(g.size());
+    double norm = 0, gu = 0;
+    for (double& x : u) { x = normal(r); norm += x * x; }
+    for (std::size_t i = 0; i < u.size(); ++i) gu += g[i] * (u[i] /= std::sqrt(norm));
+    std::printf("%4d %14.4e", H, gu);
+    for (double h : {1e-1, 3e-2, 1e-2, 3e-3, 1e-3}) {
+      const auto loss_at = [&](double step) {
+        for (std::size_t i = 0; i < n_actor; ++i) core.actor.params()[i] = static_cast<float>(theta[i] + step * u[i]);
+        for (int k = 0; k < core.na; ++k) core.log_std[k] = static_cast<float>(log_std[k] + step * u[n_actor + k]);
+        restore();
+        return shac.actor_pass(false);
+      };
+      std::printf(" %12.4e", (loss_at(h) - loss_at(-h)) / (2 * h));
+      std::fflush(stdout);
+    }
+    std::printf("\n");
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   bool quick = false;
   std::string out_dir = "results/shac_gradient";
   int seeds = 3;
+  bool fd = false;
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
       if (a == "--quick") quick = true;
       else if (bench::parse_out_flag(argc, argv, i, &out_dir)) {}
       else if (a == "--seeds" && i + 1 < argc) seeds = std::atoi(argv[++i]);
-      else throw std::invalid_argument("unknown argument '" + a + "' (--quick --out DIR --seeds N)");
+      else if (a == "--fd") fd = true;
+      else throw std::invalid_argument("unknown argument '" + a + "' (--quick --out DIR --seeds N --fd)");
     }
     if (seeds < 1) throw std::invalid_argument("--seeds must be >= 1");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_shac_gradient: %s\n", e.what());
     return 2;
   }
+  if (fd) return finite_difference_table();
   const std::vector<Setting> settings = {
       {"impulse_k300", ContactModel::Impulse, 300, false, false},
       {"impulse_k50", ContactModel::Impulse, 50, false, false},
