@@ -26,6 +26,8 @@ g1_shac_bcg      $G1              shac-bcg 16 150 --critics 1 --action-rate 0
 g1_ppo           $G1              ppo      16 1500 --action-rate 0
 g1_shac_bcg_k50  $G1              shac-bcg 16 100 --kappa 50 --critics 1 --action-rate 0
 g1_shac_bcg_k100 $G1              shac-bcg 16 50 --kappa 100 --critics 1 --action-rate 0
+g1_shac_h8       $G1              shac     16 600 --horizon 8 --critics 1 --action-rate 0
+g1_shac_h16      $G1              shac     16 300 --horizon 16 --critics 1 --action-rate 0
 g1_shac_soft     $G1              shac     16 150 --contact soft --critics 1 --action-rate 0
 g1_ppo_soft      $G1              ppo      16 1500 --contact soft --action-rate 0
 g1_shac_soft_long $G1             shac     16 600 --contact soft --critics 1 --action-rate 0

@@ -113,7 +113,7 @@ def main(out):
         # the return (which grows with both tracking and episode length) is the measure for the
         # tracking-reward runs: episodes start on the reference, so short episodes have small
         # tracking errors
-        for shac_runs, ppo in ((("g1_shac", "g1_shac_bcg"), "g1_ppo"),
+        for shac_runs, ppo in ((("g1_shac", "g1_shac_bcg", "g1_shac_h8", "g1_shac_h16"), "g1_ppo"),
                                (("g1_shac_soft", "g1_shac_bcg_soft", "g1_shac_soft_long"), "g1_ppo_soft")):
             if ppo not in runs:
                 continue
@@ -149,6 +149,8 @@ PLOTS = [
     ("g1_tracking_steps.png", "g1-imitate:run1_subject2", "environment steps", 2, 15, ["g1_shac", "g1_shac_bcg", "g1_ppo"]),
     ("g1_add_tracking_steps.png", "g1-imitate:run1_subject2, ADD reward", "environment steps", 2, 15,
      ["g1_shac_add", "g1_shac_bcg_add", "g1_ppo_add", "g1_shac_soft_add"]),
+    ("g1_horizon_return_steps.png", "g1-imitate:run1_subject2, Impulse floor, SHAC horizon 8 / 16 / 32", "environment steps",
+     2, 4, ["g1_shac_h8", "g1_shac_h16", "g1_shac", "g1_ppo"]),
     ("g1_soft_return_steps.png", "g1-imitate:run1_subject2, Impulse floor vs soft contact", "environment steps", 2, 4,
      ["g1_shac", "g1_ppo", "g1_shac_soft", "g1_shac_bcg_soft", "g1_ppo_soft", "g1_shac_soft_long"]),
     ("g1_soft_return_time.png", "g1-imitate:run1_subject2, Impulse floor vs soft contact", "wall time (s)", 3, 4,
