@@ -67,49 +67,37 @@ struct ClosedLoop {
         for (int k = 0; k < nv; ++k) dv[(t * N + e) * nv + k] = cv[k];
       }
     grad->assign(theta.size(), 0.0);
-    if (hook_in_backend) {
-      // the same VJP on the backend's own arrays: nu x nenv, nq x nenv, nv x nenv, added into
-      // the running adjoint
-      ro.backward_policy_backend(dq.data(), dv.data(), [&](int t, const void* ac, void* aq, void* av, void* stream) {
-        EXPECT_EQ(stream, nullptr);
-        const double* adj_ctrl = static_cast<const double*>(ac);
-        double* adj_qpos = static_cast<double*>(aq);
-        double* adj_qvel = static_cast<double*>(av);
-        for (int e = 0; e < N; ++e)
-          for (int i = 0; i < nu; ++i) {
-            const double u = U[(t * N + e) * nu + i];
-            const double dz = (adj_ctrl[i * N + e] + u) * (1 - u * u);
-            (*grad)[i * (n + 1) + n] += dz;
-            for (int k = 0; k < nq; ++k) {
-              (*grad)[i * (n + 1) + k] += dz * Q[(t * N + e) * nq + k];
-              adj_qpos[k * N + e] += dz * theta[i * (n + 1) + k];
-            }
-            for (int k = 0; k < nv; ++k) {
-              (*grad)[i * (n + 1) + nq + k] += dz * V[(t * N + e) * nv + k];
-              adj_qvel[k * N + e] += dz * theta[i * (n + 1) + nq + k];
-            }
-          }
-      });
-      if (replay) *replay = ro.replay_bitwise();
-      return L;
-    }
-    ro.backward_policy(dq.data(), dv.data(), [&](int t, const double* adj_ctrl, double* adj_qpos, double* adj_qvel) {
+    // The policy's VJP at step t into adj_qpos / adj_qvel, whose layout is environment-major
+    // (the host hook) or environment-minor (the backend hook, nenv = N).
+    const auto policy_vjp = [&](int t, const double* adj_ctrl, double* adj_qpos, double* adj_qvel, bool env_minor) {
+      const auto at = [&](int e, int i, int width) { return env_minor ? i * N + e : e * width + i; };
       for (int e = 0; e < N; ++e)
         for (int i = 0; i < nu; ++i) {
           const double u = U[(t * N + e) * nu + i];
           // dL/du: through the dynamics (adj_ctrl) and the direct ½u² term; then through tanh
-          const double dz = (adj_ctrl[e * nu + i] + u) * (1 - u * u);
+          const double dz = (adj_ctrl[at(e, i, nu)] + u) * (1 - u * u);
           (*grad)[i * (n + 1) + n] += dz;
           for (int k = 0; k < nq; ++k) {
             (*grad)[i * (n + 1) + k] += dz * Q[(t * N + e) * nq + k];
-            adj_qpos[e * nq + k] += dz * theta[i * (n + 1) + k];
+            adj_qpos[at(e, k, nq)] += dz * theta[i * (n + 1) + k];
           }
           for (int k = 0; k < nv; ++k) {
             (*grad)[i * (n + 1) + nq + k] += dz * V[(t * N + e) * nv + k];
-            adj_qvel[e * nv + k] += dz * theta[i * (n + 1) + nq + k];
+            adj_qvel[at(e, k, nv)] += dz * theta[i * (n + 1) + nq + k];
           }
         }
-    });
+    };
+    if (hook_in_backend) {
+      // the backend's own arrays (nu x nenv, nq x nenv, nv x nenv), added into the running adjoint
+      ro.backward_policy_backend(dq.data(), dv.data(), [&](int t, const void* ac, void* aq, void* av, void* stream) {
+        EXPECT_EQ(stream, nullptr);
+        policy_vjp(t, static_cast<const double*>(ac), static_cast<double*>(aq), static_cast<double*>(av), true);
+      });
+    } else {
+      ro.backward_policy(dq.data(), dv.data(), [&](int t, const double* adj_ctrl, double* adj_qpos, double* adj_qvel) {
+        policy_vjp(t, adj_ctrl, adj_qpos, adj_qvel, false);
+      });
+    }
     if (replay) *replay = ro.replay_bitwise();
     return L;
   }
