@@ -469,6 +469,7 @@ class CudaBackend final : public BackendImpl {
   }
   const void* contact_stats_backend() const override { return contact_stats_.get(); }
   const void* qpos_backend() const override { return qpos_.get(); }
+  const int* status_backend() const override { return status_.get(); }
   const void* qvel_backend() const override { return qvel_.get(); }
 
   void* stream() const override { return static_cast<void*>(stream_); }

@@ -83,6 +83,7 @@ class BackendImpl {
   // The state where the backend keeps it: qpos nq x nenv and qvel nv x nenv, environment-minor,
   // backend precision and memory.
   virtual const void* qpos_backend() const = 0;
+  virtual const int* status_backend() const = 0;  // nenv, backend memory
   virtual const void* qvel_backend() const = 0;
   // Stream ordering (Simulator's "Streams"): a synchronous backend has no stream, and its
   // calls are ordered with everything by returning when done, hence these no-op defaults.

@@ -92,6 +92,7 @@ class CpuBackend final : public BackendImpl {
   }
   const void* contact_stats_backend() const override { return contact_stats_.data(); }
   const void* qpos_backend() const override { return qpos_.data(); }
+  const int* status_backend() const override { return status_.data(); }
   const void* qvel_backend() const override { return qvel_.data(); }
 
   std::unique_ptr<RolloutImpl> make_rollout(int horizon, int substeps) override;

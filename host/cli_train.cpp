@@ -26,13 +26,16 @@ const char* const kTrainHelp =
     "                       [--contact soft|impulse] [--kappa K] [--episode-steps N] [--data DIR]\n"
     "                       [--actor-lr X] [--critic-lr X] [--ppo-lr X] [--log-std X] [--tau X]\n"
     "                       [--reward task|add] [--action-rate X] [--critics K]\n"
+    "                       [--policy-loop auto|host|backend]\n"
     "TASK: cartpole-swingup, ant-run, g1-imitate:CLIP (CLIP: a file stem in DATA/motions/lafan1_g1,\n"
     "e.g. run1_subject2). Defaults: 64 environments, 500 iterations of a 32-step horizon, seed 0,\n"
     "the CPU backend, DIR train_TASK_ALGO, the Impulse contact model at kappa 300 for contact tasks.\n"
     "SHAC differentiates every 32-step horizon through the simulator with the policy in the loop;\n"
     "shac-bcg adds Bundled Contact Gradients (B 10, H 2, tau 400 N); ppo uses no gradients.\n"
-    "--backend cuda: the simulator and its adjoint on the GPU; the networks and tasks stay on\n"
-    "the host (states and controls cross every step).\n"
+    "--backend cuda: the simulator and its adjoint on the GPU. SHAC's policy in the loop\n"
+    "(observation, actor, controls and their VJPs) runs there too for tasks with backend kernels\n"
+    "(all three; not with shac-bcg): --policy-loop auto (default: backend on CUDA, host on the\n"
+    "CPU), host (state and controls cross every step) or backend. PPO's networks stay on the host.\n"
     "--reward add (g1-imitate): the ADD discriminator's reward in place of the tracking reward;\n"
     "--action-rate X subtracts X mean_k (a_t,k - a_t-1,k)^2 from every reward; --critics K: SHAC's\n"
     "critic ensemble (g1-imitate default 3, else 1).\n"
@@ -155,6 +158,15 @@ int cmd_train(const Args& a) {
   }
   if (a.has("action-rate")) o.action_rate_penalty = real("action-rate", 0, 1e6);
   if (a.has("critics")) o.critic_ensemble = static_cast<int>(parse_int_in(a.get("critics"), "--critics", 1, 64));
+  if (a.has("policy-loop")) {
+    try {
+      o.policy_loop = learn::parse_policy_loop(a.get("policy-loop"));
+    } catch (const std::invalid_argument&) {
+      throw UsageError("--policy-loop must be auto, host or backend");
+    }
+    if (o.policy_loop == learn::PolicyLoopKind::Backend && algo != learn::Algorithm::Shac)
+      throw UsageError("--policy-loop backend runs with --algo shac only");
+  }
   const std::string dir = a.has("out") ? a.get("out") : "train_" + spec.substr(0, spec.find(':')) + "_" + learn::algorithm_name(algo);
   auto task = learn::make_task(spec, task_options(a));
   std::filesystem::create_directories(dir);

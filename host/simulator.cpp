@@ -166,6 +166,7 @@ std::vector<double> Simulator::contact_stats() const {
 }
 const void* Simulator::contact_stats_backend() const { return impl_->contact_stats_backend(); }
 const void* Simulator::qpos_backend() const { return impl_->qpos_backend(); }
+const int* Simulator::status_backend() const { return impl_->status_backend(); }
 const void* Simulator::qvel_backend() const { return impl_->qvel_backend(); }
 
 int Simulator::num_failed() const {

@@ -22,6 +22,9 @@ template <class Real> SG_HD SG_INLINE Real sg_atan2(Real y, Real x) { using std:
 template <class Real> SG_HD SG_INLINE Real sg_pow(Real x, Real y) { using std::pow; return pow(x, y); }
 template <class Real> SG_HD SG_INLINE Real sg_log(Real x) { using std::log; return log(x); }
 template <class Real> SG_HD SG_INLINE Real sg_exp(Real x) { using std::exp; return exp(x); }
+template <class Real> SG_HD SG_INLINE Real sg_tanh(Real x) { using std::tanh; return tanh(x); }
+// x is neither infinite nor NaN (x − x is NaN for both).
+template <class Real> SG_HD SG_INLINE bool sg_isfinite(Real x) { return (x - x) == (x - x); }
 // A count or id stored as a Real in Data (exact below 2^24), back to int; kernels/dual.hpp
 // overloads it for dual numbers (their value part).
 template <class Real> SG_HD SG_INLINE int sg_int(Real x) { return static_cast<int>(x); }

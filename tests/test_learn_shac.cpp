@@ -10,26 +10,19 @@
 
 #include "host/learn/shac.hpp"
 #include "stiffgrad/learn/train.hpp"
-#include "test_support.hpp"
+#include "learn_support.hpp"
 
 namespace {
 
 using namespace stiffgrad;
 using namespace stiffgrad::learn;
 
-TaskOptions task_options(int episode_steps) {
-  TaskOptions t;
-  t.data_dir = sgtest::shared_data();
-  t.episode_steps = episode_steps;
-  return t;
-}
-
 // The directional derivative of the actor loss along unit directions u against its central
 // difference with step h (the networks run in float: the loss carries ~1e-7 relative rounding,
 // so h is large and the bound is set by h² truncation, measured and printed).
 void check_actor_gradient(const std::string& spec, TrainOptions o, int episode_steps, double h, double bound,
                           bool expect_contact = false, double lift = 0.0) {
-  auto task = make_task(spec, task_options(episode_steps));
+  auto task = make_task(spec, sgtest::learn_task_options(episode_steps));
   TrainerCore core(*task, spec, o);
   // non-trivial normalizer statistics
   {
@@ -100,6 +93,16 @@ void check_actor_gradient(const std::string& spec, TrainOptions o, int episode_s
               spec.c_str(), o.nenv, o.horizon, episode_steps, L0, worst);
 }
 
+// The G1 with 2 environments, a 4-step horizon and [32] networks.
+TrainOptions small_g1_options() {
+  TrainOptions o = defaults_for("g1-imitate:run1_subject2", Algorithm::Shac);
+  o.nenv = 2;
+  o.horizon = 4;
+  o.actor_hidden = {32};
+  o.critic_hidden = {32};
+  return o;
+}
+
 TEST(ShacGradient, CartpoleActorLossMatchesFiniteDifferences) {
   TrainOptions o = defaults_for("cartpole-swingup", Algorithm::Shac);
   o.nenv = 4;
@@ -143,15 +146,32 @@ TEST(ShacGradient, G1WithAddRewardMatchesFiniteDifferences) {
   // so no contact event falls inside the 4-step horizon
   if (!sgtest::file_exists(sgtest::shared_data() + "/motions/lafan1_g1/run1_subject2.csv"))
     FAIL() << "no G1 motion data under " << sgtest::shared_data();
-  TrainOptions o = defaults_for("g1-imitate:run1_subject2", Algorithm::Shac);
-  o.nenv = 2;
-  o.horizon = 4;
-  o.actor_hidden = {32};
-  o.critic_hidden = {32};
+  TrainOptions o = small_g1_options();
   o.reward = RewardKind::Add;
   o.add.hidden = {32};
   o.action_rate_penalty = 0;  // the ADD reward alone (the penalty has its own test above)
   // measured: 4.2e-4 at h = 3e-3, 1.9e-3 at 1e-3, 2.6e-3 at 3e-4 (the float networks' rounding)
+  check_actor_gradient("g1-imitate:run1_subject2", o, 0, 3e-3, 2e-3, false, 0.3);
+}
+
+TEST(ShacGradient, CartpoleBackendPolicyLoopMatchesFiniteDifferences) {
+  // the policy loop on the simulator's backend (host/learn/policy_loop.hpp, the Rollout's
+  // BackendControlVjp), with episode ends inside the horizon
+  TrainOptions o = defaults_for("cartpole-swingup", Algorithm::Shac);
+  o.nenv = 3;
+  o.horizon = 16;
+  o.policy_loop = PolicyLoopKind::Backend;
+  check_actor_gradient("cartpole-swingup", o, 10, 1e-2, 2e-3);
+}
+
+TEST(ShacGradient, G1BackendPolicyLoopMatchesFiniteDifferences) {
+  // the imitation observation's VJP (forward kinematics, reference rows) inside the backend
+  // loop; the tracking reward; lifted 0.3 m, no contact event inside the horizon
+  if (!sgtest::file_exists(sgtest::shared_data() + "/motions/lafan1_g1/run1_subject2.csv"))
+    FAIL() << "no G1 motion data under " << sgtest::shared_data();
+  TrainOptions o = small_g1_options();
+  o.action_rate_penalty = 0;
+  o.policy_loop = PolicyLoopKind::Backend;
   check_actor_gradient("g1-imitate:run1_subject2", o, 0, 3e-3, 2e-3, false, 0.3);
 }
 

@@ -11,21 +11,15 @@
 #include "cli_support.hpp"
 #include "stiffgrad/learn/policy_file.hpp"
 #include "stiffgrad/learn/train.hpp"
-#include "test_support.hpp"
+#include "learn_support.hpp"
 
 namespace {
 
 using namespace stiffgrad;
 using namespace stiffgrad::learn;
 
-TaskOptions task_options() {
-  TaskOptions t;
-  t.data_dir = sgtest::shared_data();
-  return t;
-}
-
 TEST(Train, ShacImprovesCartpoleSwingup) {
-  auto task = make_task("cartpole-swingup", task_options());
+  auto task = make_task("cartpole-swingup", sgtest::learn_task_options());
   TrainOptions o = defaults_for("cartpole-swingup", Algorithm::Shac);
   o.nenv = 32;
   o.iterations = 1;
@@ -50,7 +44,7 @@ TEST(Train, ShacImprovesCartpoleSwingup) {
 }
 
 TEST(Train, PpoRecordsAreConsistent) {
-  auto task = make_task("cartpole-swingup", task_options());
+  auto task = make_task("cartpole-swingup", sgtest::learn_task_options());
   TrainOptions o = defaults_for("cartpole-swingup", Algorithm::Ppo);
   o.nenv = 16;
   o.iterations = 4;
@@ -68,7 +62,7 @@ TEST(Train, PpoRecordsAreConsistent) {
 }
 
 TEST(Train, ShacBcgBundlesOnTheAntsFloor) {
-  auto task = make_task("ant-run", task_options());
+  auto task = make_task("ant-run", sgtest::learn_task_options());
   TrainOptions o = defaults_for("ant-run", Algorithm::ShacBcg);
   o.nenv = 4;
   o.iterations = 2;
@@ -91,7 +85,7 @@ TEST(Train, AddRewardTrainsItsDiscriminatorWithShacAndPpo) {
   if (!sgtest::file_exists(sgtest::shared_data() + "/motions/lafan1_g1/run1_subject2.csv"))
     FAIL() << "no G1 motion data under " << sgtest::shared_data();
   const std::string spec = "g1-imitate:run1_subject2";
-  auto task = make_task(spec, task_options());
+  auto task = make_task(spec, sgtest::learn_task_options());
   for (const Algorithm algo : {Algorithm::Shac, Algorithm::Ppo}) {
     TrainOptions o = defaults_for(spec, algo);
     o.nenv = 4;
@@ -113,7 +107,7 @@ TEST(Train, AddRewardTrainsItsDiscriminatorWithShacAndPpo) {
     }
   }
   // a task without reference features refuses the ADD reward by name
-  auto cartpole = make_task("cartpole-swingup", task_options());
+  auto cartpole = make_task("cartpole-swingup", sgtest::learn_task_options());
   TrainOptions o = defaults_for("cartpole-swingup", Algorithm::Shac);
   o.reward = RewardKind::Add;
   try {
@@ -125,7 +119,7 @@ TEST(Train, AddRewardTrainsItsDiscriminatorWithShacAndPpo) {
 }
 
 TEST(Train, SavedPolicyRoundTripActsTheSame) {
-  auto task = make_task("cartpole-swingup", task_options());
+  auto task = make_task("cartpole-swingup", sgtest::learn_task_options());
   TrainOptions o = defaults_for("cartpole-swingup", Algorithm::Shac);
   o.nenv = 8;
   o.iterations = 3;

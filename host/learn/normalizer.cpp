@@ -1,5 +1,7 @@
 #include "stiffgrad/learn/normalizer.hpp"
 
+#include "kernels/learn/normalize.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -62,8 +64,7 @@ void RunningMeanStd::normalize(const S* x, int n, S* y) const {
   for (int r = 0; r < n; ++r)
     for (int j = 0; j < d; ++j) {
       const std::size_t i = static_cast<std::size_t>(r) * d + j;
-      const double u = (static_cast<double>(x[i]) - mean_[j]) / std::sqrt(var_[j] + kVarEps);
-      y[i] = static_cast<S>(std::clamp(u, -clip_, clip_));
+      y[i] = static_cast<S>(kern::normalize_value(static_cast<double>(x[i]), mean_[j], std::sqrt(var_[j] + kVarEps), clip_));
     }
 }
 
@@ -74,9 +75,8 @@ void RunningMeanStd::adj_normalize(const S* x, int n, const S* dy, S* dx) const 
   for (int r = 0; r < n; ++r)
     for (int j = 0; j < d; ++j) {
       const std::size_t i = static_cast<std::size_t>(r) * d + j;
-      const double inv_std = 1.0 / std::sqrt(var_[j] + kVarEps);
-      const double u = (static_cast<double>(x[i]) - mean_[j]) * inv_std;
-      dx[i] = (u >= -clip_ && u <= clip_) ? static_cast<S>(static_cast<double>(dy[i]) * inv_std) : S(0);
+      dx[i] = static_cast<S>(kern::adj_normalize_value(static_cast<double>(x[i]), mean_[j], std::sqrt(var_[j] + kVarEps),
+                                                        clip_, static_cast<double>(dy[i])));
     }
 }
 

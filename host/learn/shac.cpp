@@ -14,6 +14,8 @@
 
 #include "host/learn/shac.hpp"
 
+#include <stdexcept>
+
 namespace stiffgrad::learn {
 
 namespace {
@@ -51,7 +53,20 @@ Shac::Shac(TrainerCore& c)
     adj_r_add_.assign(N, 0);
     adj_delta_.assign(sz(N) * c.nd, 0);
   }
-  for (int t = 0; t < H; ++t) actor_ws_.push_back(c.actor.make_workspace(N));
+  const bool backend_loop =
+      c.o.policy_loop == PolicyLoopKind::Backend ||
+      (c.o.policy_loop == PolicyLoopKind::Auto && c.o.backend == Backend::Cuda && has_policy_loop(c.task) &&
+       !c.o.bundles.enabled);
+  if (backend_loop) {
+    if (c.o.bundles.enabled)
+      throw std::invalid_argument("train: the backend policy loop does not run with bundles (SHAC+BCG); use --policy-loop host");
+    loop_ = make_policy_loop(c.task, *c.sim, c.actor, H, c.o.normalize_obs);
+    ref_dim_ = c.task.kernel_desc().ref_dim;
+    ref_.assign(sz(H + 1) * N * std::max(1, ref_dim_), 0);
+    status_rows_.assign(sz(H) * N, 0);
+  } else {
+    for (int t = 0; t < H; ++t) actor_ws_.push_back(c.actor.make_workspace(N));
+  }
   dq_.assign(sz(H + 1) * N * c.nq, 0); dv_.assign(sz(H + 1) * N * c.nv, 0); dA_.assign(sz(H) * N * c.na, 0);
   next_value_.assign(sz(H) * N, 0); dvalue_.assign(sz(H) * N, 0); dx_value_.assign(sz(H) * N * c.no, 0);
   dx_obs_.assign(sz(H) * N * c.no, 0); dobs_.assign(sz(H + 1) * N * c.no, 0);
@@ -73,20 +88,24 @@ double Shac::actor_pass(bool gradient) {
 
   // ---- forward: H control steps with the policy in the loop
   c.start_horizon();
-  rollout_.begin();
-  for (int t = 0; t < H; ++t) {
-    auto t0 = now();
-    c.observe(t);
-    c.actor_forward(t, actor_ws_[t]);
-    c.sample_actions(t);
-    auto t1 = now();
-    rollout_.step(c.CTRL.data());
-    auto t2 = now();
-    c.record_step(t);
-    net_s_ += secs(t0, t1);
-    sim_s_ += secs(t1, t2);
+  if (loop_) {
+    forward_backend();
+  } else {
+    rollout_.begin();
+    for (int t = 0; t < H; ++t) {
+      auto t0 = now();
+      c.observe(t);
+      c.actor_forward(t, actor_ws_[t]);
+      c.sample_actions(t);
+      auto t1 = now();
+      rollout_.step(c.CTRL.data());
+      auto t2 = now();
+      c.record_step(t);
+      net_s_ += secs(t0, t1);
+      sim_s_ += secs(t1, t2);
+    }
+    c.observe(H);
   }
-  c.observe(H);
 
   // ---- target critic at s_1 .. s_H (bootstrap values of the loss and the TD(λ) targets)
   auto tn0 = now();
@@ -177,6 +196,10 @@ double Shac::actor_pass(bool gradient) {
 
   // ---- backward through the simulator with the policy's VJP at every step
   std::fill(grad_actor_.begin(), grad_actor_.end(), 0.0f);
+  if (loop_) {
+    backward_backend();
+    return loss;
+  }
   double hook_s = 0;
   const ControlVjp policy_vjp = [&](int t, const double* adj_ctrl, double* adj_qpos, double* adj_qvel) {
     auto h0 = now();
@@ -215,6 +238,55 @@ double Shac::actor_pass(bool gradient) {
   adj_s_ += secs(tb0, now()) - hook_s;
   net_s_ += hook_s;
   return loss;
+}
+
+void Shac::forward_backend() {
+  TrainerCore& c = c_;
+  const int H = c.H, N = c.nenv;
+  const auto now = [] { return std::chrono::steady_clock::now(); };
+  const auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
+  auto t0 = now();
+  // the horizon's inputs, once: the noise (the host trainer's draws, in its order) and the
+  // observation references of rows 0 .. H
+  for (int t = 0; t < H; ++t) c.draw_noise(t);
+  if (ref_dim_ > 0) {
+#pragma omp parallel for schedule(static)
+    for (int e = 0; e < N; ++e)
+      for (int t = 0; t <= H; ++t)
+        c.task.observation_reference(e, c.episode_t(e, t), ref_.data() + (sz(t) * N + e) * ref_dim_);
+  }
+  loop_->begin_horizon(c.log_std, c.obs_rms, c.EPS.data(), ref_.data());
+  rollout_.begin();
+  double loop_s = secs(t0, now());
+  for (int t = 0; t < H; ++t) {
+    auto t1 = now();
+    loop_->observe(t);
+    const void* ctrl = loop_->act(t);
+    auto t2 = now();
+    rollout_.step_backend_ctrl(ctrl);
+    auto t3 = now();
+    loop_->record_status(t);
+    loop_s += secs(t1, t2) + secs(t3, now());
+    sim_s_ += secs(t2, t3);
+  }
+  auto t4 = now();
+  loop_->observe(H);
+  // the horizon's records, once, then the host's rewards and episode ends step by step
+  loop_->download(c.Q.data(), c.V.data(), c.OBS.data(), c.X.data(), c.MU.data(), c.A.data(), status_rows_.data());
+  for (int t = 0; t < H; ++t) c.score_step(t, status_rows_.data() + sz(t) * N);
+  net_s_ += loop_s + secs(t4, now());
+}
+
+void Shac::backward_backend() {
+  const auto t0 = std::chrono::steady_clock::now();
+  loop_->begin_backward(dA_.data(), c_.steps_active.data());
+  rollout_.backward_policy_backend(dq_.data(), dv_.data(),
+                                   [&](int t, const void* adj_ctrl, void* adj_qpos, void* adj_qvel, void* stream) {
+                                     loop_->vjp(t, adj_ctrl, adj_qpos, adj_qvel, stream);
+                                   });
+  nonfinite_grad_ += loop_->finish_backward(grad_actor_.data());
+  // the hook's work is enqueued with the adjoint's on one stream: counted as adjoint time
+  adj_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 double Shac::update_actor() {

@@ -4,6 +4,7 @@
 #include <memory>
 #include <vector>
 
+#include "host/learn/policy_loop.hpp"
 #include "host/learn/train_core.hpp"
 #include "stiffgrad/rollout.hpp"
 
@@ -18,6 +19,8 @@ class Shac {
   // parameters and log-std into grad() (actor parameters, then na log-std entries).
   double actor_pass(bool gradient);
   const std::vector<float>& grad() const { return grad_actor_; }
+  // Whether the policy loop runs on the simulator's backend (TrainOptions::policy_loop).
+  bool backend_loop() const { return loop_ != nullptr; }
   // Adam on the actor with the clipped gradient of the last actor_pass; returns its norm before
   // clipping.
   double update_actor();
@@ -30,9 +33,16 @@ class Shac {
  private:
   // one critic's epochs of minibatch regression on targets_/inputs_; the last epoch's loss
   double regress(Mlp<float>& critic, Adam<float>& opt, int samples, int mb);
+  // actor_pass's forward horizon and backward sweep with the policy loop on the backend
+  void forward_backend();
+  void backward_backend();
 
   TrainerCore& c_;
   Rollout rollout_;
+  std::unique_ptr<PolicyLoop> loop_;  // the backend policy loop, or null (the host's)
+  int ref_dim_ = 0;
+  std::vector<double> ref_;           // (H + 1) x N x ref_dim  observation references
+  std::vector<int> status_rows_;      // H x N                  the simulator's status per step
   std::vector<Mlp<float>::Workspace> actor_ws_;
   std::vector<Mlp<float>::Workspace> critic_ws_;  // per ensemble member: its target's pass over s_1 .. s_H
   Mlp<float>::Workspace train_ws_;

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "host/learn/task_common.hpp"
+#include "kernels/tasks/task_kernel.hpp"
 
 namespace stiffgrad::learn {
 
@@ -21,27 +22,34 @@ void Task::adj_add_delta(int, int, const double*, const double*, const double*, 
   throw std::logic_error(name() + " has no reference features for the ADD reward");
 }
 
+void Task::observation_reference(int, int, double*) const {}
+
+namespace {
+kern::tasks::TaskKernel squash_kernel(const Model& m) {
+  kern::tasks::TaskKernel k;
+  k.nu = k.na = m.nu;
+  k.action_map = kern::tasks::kActionSquash;
+  k.ctrl_limited = m.actuator_ctrllimited.data();
+  k.ctrl_range = m.actuator_ctrlrange.data();
+  return k;
+}
+}  // namespace
+
 void squash_action(const Model& m, const double* action, double* ctrl) {
-  for (int i = 0; i < m.nu; ++i) {
-    if (m.actuator_ctrllimited[i]) {
-      const double lo = m.actuator_ctrlrange[2 * i], hi = m.actuator_ctrlrange[2 * i + 1];
-      ctrl[i] = 0.5 * (lo + hi) + 0.5 * (hi - lo) * std::tanh(action[i]);
-    } else {
-      ctrl[i] = action[i];
-    }
-  }
+  kern::tasks::task_action_to_ctrl(squash_kernel(m), action, ctrl);
 }
 
 void adj_squash_action(const Model& m, const double* action, const double* adj_ctrl, double* adj_action) {
-  for (int i = 0; i < m.nu; ++i) {
-    if (m.actuator_ctrllimited[i]) {
-      const double lo = m.actuator_ctrlrange[2 * i], hi = m.actuator_ctrlrange[2 * i + 1];
-      const double th = std::tanh(action[i]);
-      adj_action[i] += 0.5 * (hi - lo) * (1 - th * th) * adj_ctrl[i];
-    } else {
-      adj_action[i] += adj_ctrl[i];
-    }
-  }
+  kern::tasks::adj_task_action_to_ctrl(squash_kernel(m), action, adj_ctrl, adj_action);
+}
+
+TaskKernelDesc squash_kernel_desc(const Model& m, int kind) {
+  TaskKernelDesc d;
+  d.kind = kind;
+  d.action_map = kern::tasks::kActionSquash;
+  d.ctrl_limited = m.actuator_ctrllimited;
+  d.ctrl_range = m.actuator_ctrlrange;
+  return d;
 }
 
 std::string task_data_file(const TaskOptions& options, const std::string& relative) {

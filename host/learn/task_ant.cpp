@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "host/learn/task_common.hpp"
+#include "kernels/tasks/task_kernel.hpp"
 #include "kernels/tasks/locomotion.hpp"
 #include "stiffgrad/mjcf.hpp"
 
@@ -74,6 +75,7 @@ class AntRun final : public Task {
   bool terminated(int, int, const double* qpos, const double*) const override {
     return !(qpos[2] >= 0.2 && qpos[2] <= 1.0);
   }
+  TaskKernelDesc kernel_desc() const override { return squash_kernel_desc(*model_, kern::tasks::kTaskKernelLocomotion); }
   std::string mujoco_model_file() const override { return path_; }
   std::vector<std::string> foot_geoms() const override {
     std::vector<std::string> feet;

@@ -3,6 +3,7 @@
 #include <random>
 
 #include "host/learn/task_common.hpp"
+#include "kernels/tasks/task_kernel.hpp"
 #include "kernels/tasks/cartpole.hpp"
 #include "stiffgrad/mjcf.hpp"
 
@@ -60,6 +61,7 @@ class CartpoleSwingup final : public Task {
     adj_squash_action(*model_, a, &adj_u, adj_a);
   }
   bool terminated(int, int, const double*, const double*) const override { return false; }
+  TaskKernelDesc kernel_desc() const override { return squash_kernel_desc(*model_, kern::tasks::kTaskKernelCartpole); }
   std::string mujoco_model_file() const override { return path_; }
 
  private:

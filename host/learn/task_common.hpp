@@ -12,6 +12,8 @@ namespace stiffgrad::learn {
 // ctrl_i = a_i otherwise: every action is a valid control, with a gradient everywhere.
 void squash_action(const Model& m, const double* action, double* ctrl);
 void adj_squash_action(const Model& m, const double* action, const double* adj_ctrl, double* adj_action);
+// The kernel description of a task with the squashed action map (kind: kern::tasks::TaskKernelKind).
+TaskKernelDesc squash_kernel_desc(const Model& m, int kind);
 
 std::unique_ptr<Task> make_cartpole_swingup(const TaskOptions& options);
 std::unique_ptr<Task> make_ant_run(const TaskOptions& options);

@@ -7,6 +7,7 @@
 #include "host/learn/task_common.hpp"
 #include "kernels/tasks/imitation_add_adjoint.hpp"
 #include "kernels/tasks/imitation_adjoint.hpp"
+#include "kernels/tasks/task_kernel.hpp"
 #include "stiffgrad/mjcf.hpp"
 
 namespace stiffgrad::learn {
@@ -63,8 +64,8 @@ G1ImitateTask::G1ImitateTask(const std::string& clip, const TaskOptions& options
     const int jnt = m.actuator_trnid[sz(i)];
     q_default_.push_back(q_home[sz(m.jnt_qposadr[sz(jnt)])]);
     ctrl_limited_.push_back(m.actuator_ctrllimited[sz(i)]);
-    ctrl_lo_.push_back(m.actuator_ctrlrange[sz(2 * i)]);
-    ctrl_hi_.push_back(m.actuator_ctrlrange[sz(2 * i + 1)]);
+    ctrl_range_.push_back(m.actuator_ctrlrange[sz(2 * i)]);
+    ctrl_range_.push_back(m.actuator_ctrlrange[sz(2 * i + 1)]);
   }
   const double dt = kSubsteps * kTimestep;
   const int clip_steps = static_cast<int>(std::floor(clip_.duration() / dt + 1e-9));
@@ -148,21 +149,45 @@ void G1ImitateTask::adj_observe(int e, int t, const double* qpos, const double* 
   for (int i = 0; i < model_->nv; ++i) adj_qvel[i] += a.qvel[i];
 }
 
+kern::tasks::TaskKernel G1ImitateTask::action_kernel() const {
+  kern::tasks::TaskKernel k;
+  k.nu = k.na = model_->nu;
+  k.action_map = kern::tasks::kActionServo;
+  k.ctrl_limited = ctrl_limited_.data();
+  k.ctrl_range = ctrl_range_.data();
+  k.ctrl_offset = q_default_.data();
+  k.action_scale = kActionScale;
+  return k;
+}
+
 void G1ImitateTask::action_to_ctrl(int, int, const double* action, double* ctrl) const {
-  for (int i = 0; i < model_->nu; ++i) {
-    double c = q_default_[sz(i)] + kActionScale * action[i];
-    if (ctrl_limited_[sz(i)]) c = std::clamp(c, ctrl_lo_[sz(i)], ctrl_hi_[sz(i)]);
-    ctrl[i] = c;
-  }
+  kern::tasks::task_action_to_ctrl(action_kernel(), action, ctrl);
 }
 
 void G1ImitateTask::adj_action_to_ctrl(int, int, const double* action, const double* adj_ctrl,
                                        double* adj_action) const {
-  for (int i = 0; i < model_->nu; ++i) {
-    const double c = q_default_[sz(i)] + kActionScale * action[i];
-    if (ctrl_limited_[sz(i)] && (c < ctrl_lo_[sz(i)] || c > ctrl_hi_[sz(i)])) continue;  // clamped
-    adj_action[i] += kActionScale * adj_ctrl[i];
-  }
+  kern::tasks::adj_task_action_to_ctrl(action_kernel(), action, adj_ctrl, adj_action);
+}
+
+TaskKernelDesc G1ImitateTask::kernel_desc() const {
+  TaskKernelDesc d;
+  d.kind = kern::tasks::kTaskKernelImitation;
+  d.ref_dim = model_->nq + 3 * spec_.nkey;
+  d.action_map = kern::tasks::kActionServo;
+  d.ctrl_limited = ctrl_limited_;
+  d.ctrl_range = ctrl_range_;
+  d.ctrl_offset = q_default_;
+  d.action_scale = kActionScale;
+  d.njoint = spec_.njoint;
+  d.key_body = key_body_;
+  return d;
+}
+
+void G1ImitateTask::observation_reference(int e, int t, double* ref) const {
+  Work& w = work(e);
+  prepare_reference(e, t + 1, w);  // observe(e, t) reads step t + 1's reference
+  std::copy(w.ref_qpos.begin(), w.ref_qpos.end(), ref);
+  std::copy(w.ref_key.begin(), w.ref_key.end(), ref + model_->nq);
 }
 
 double G1ImitateTask::reward(int e, int t, const double* qpos, const double* qvel, const double*) const {

@@ -32,6 +32,7 @@
 #include "kernels/data.hpp"
 #include "kernels/tasks/imitation.hpp"
 #include "kernels/tasks/imitation_add.hpp"
+#include "kernels/tasks/task_kernel.hpp"
 #include "stiffgrad/learn/task.hpp"
 
 namespace stiffgrad::learn {
@@ -76,6 +77,8 @@ class G1ImitateTask final : public Task {
   void adj_add_delta(int e, int t, const double* qpos, const double* qvel, const double* adj_delta, double* adj_qpos,
                      double* adj_qvel) const override;
   double tracking_error(int e, int t, const double* qpos, const double* qvel) const override;
+  TaskKernelDesc kernel_desc() const override;
+  void observation_reference(int e, int t, double* ref) const override;
   std::vector<std::string> foot_geoms() const override;
   // the one-file variant MuJoCo 2.2.2 compiles (same joints, servos as affine `general` actuators)
   std::string mujoco_model_file() const override;
@@ -98,6 +101,7 @@ class G1ImitateTask final : public Task {
     std::vector<double> ref_qpos, ref_qvel, ref_key, ref_add;
   };
   Work& work(int e) const { return work_[static_cast<std::size_t>(e)]; }
+  kern::tasks::TaskKernel action_kernel() const;  // the servo action map (host pointers)
   kern::Data<double, kern::Contiguous> bind(std::vector<double>& buf) const;
   // ref_qpos, ref_qvel and ref_key of w at episode step t of environment e.
   void prepare_reference(int e, int t, Work& w) const;
@@ -114,7 +118,7 @@ class G1ImitateTask final : public Task {
   std::vector<std::string> key_names_;
   std::vector<int> key_body_;
   kern::ImitationSpec spec_{};
-  std::vector<double> q_default_, ctrl_lo_, ctrl_hi_;
+  std::vector<double> q_default_, ctrl_range_;  // nu, 2 nu (lo, hi)
   std::vector<int> ctrl_limited_;
   int max_steps_ = 0;
   std::vector<double> start_;   // nenv  clip time of episode step 0

@@ -34,6 +34,22 @@ std::string algorithm_name(Algorithm a) {
   return "?";
 }
 
+std::string policy_loop_name(PolicyLoopKind k) {
+  switch (k) {
+    case PolicyLoopKind::Auto: return "auto";
+    case PolicyLoopKind::Host: return "host";
+    case PolicyLoopKind::Backend: return "backend";
+  }
+  return "?";
+}
+
+PolicyLoopKind parse_policy_loop(const std::string& name) {
+  if (name == "auto") return PolicyLoopKind::Auto;
+  if (name == "host") return PolicyLoopKind::Host;
+  if (name == "backend") return PolicyLoopKind::Backend;
+  throw std::invalid_argument("unknown policy loop '" + name + "' (auto, host, backend)");
+}
+
 std::string reward_name(RewardKind r) { return r == RewardKind::Add ? "add" : "task"; }
 
 RewardKind parse_reward(const std::string& name) {
@@ -178,11 +194,16 @@ void TrainerCore::actor_forward(int t, Mlp<float>::Workspace& ws) {
   actor.forward(x(t), nenv, MU.data() + static_cast<std::size_t>(t) * nenv * na, ws);
 }
 
-void TrainerCore::sample_actions(int t, bool deterministic) {
+void TrainerCore::draw_noise(int t, bool deterministic) {
   float* eps = EPS.data() + static_cast<std::size_t>(t) * nenv * na;
-  const float* mu = MU.data() + static_cast<std::size_t>(t) * nenv * na;
   std::normal_distribution<float> normal(0.0f, 1.0f);
   for (int i = 0; i < nenv * na; ++i) eps[i] = deterministic ? 0.0f : normal(rng);
+}
+
+void TrainerCore::sample_actions(int t, bool deterministic) {
+  draw_noise(t, deterministic);
+  const float* eps = EPS.data() + static_cast<std::size_t>(t) * nenv * na;
+  const float* mu = MU.data() + static_cast<std::size_t>(t) * nenv * na;
   for (int e = 0; e < nenv; ++e)
     for (int k = 0; k < na; ++k)
       a(t, e)[k] = static_cast<double>(mu[e * na + k]) + std::exp(static_cast<double>(log_std[k])) * eps[e * na + k];
@@ -193,7 +214,10 @@ void TrainerCore::sample_actions(int t, bool deterministic) {
 void TrainerCore::record_step(int t) {
   sim->get_state(Q.data() + static_cast<std::size_t>(t + 1) * nenv * nq, V.data() + static_cast<std::size_t>(t + 1) * nenv * nv);
   status_ = sim->status();
-  const std::vector<int>& status = status_;
+  score_step(t, status_.data());
+}
+
+void TrainerCore::score_step(int t, const int* status) {
   double* r = R.data() + static_cast<std::size_t>(t) * nenv;
   std::vector<char>& ended = ended_;
   std::vector<char>& failed = failed_;

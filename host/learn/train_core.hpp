@@ -71,8 +71,14 @@ class TrainerCore {
   void actor_forward(int t, Mlp<float>::Workspace& ws);
   // actions A row t = MU + σ EPS (sampled here), controls from them into CTRL
   void sample_actions(int t, bool deterministic = false);
+  // EPS row t alone (what sample_actions draws first; the same draws from rng)
+  void draw_noise(int t, bool deterministic = false);
   // after the simulator stepped from row t: row t + 1 of Q/V, rewards R row t, episode ends
   void record_step(int t);
+  // record_step's second half, with Q/V row t + 1 in place and the simulator's status after
+  // the step (nenv): rewards R row t, tracking, episode ends (a policy loop on the backend
+  // calls it after the horizon, for every t in order)
+  void score_step(int t, const int* status);
   // the end of an iteration: episode bookkeeping, normalizer updates, resets of ended episodes
   void finish_horizon();
   double reward_scale() const;   // 1 / std of the discounted return (1 without normalization)

@@ -184,6 +184,9 @@ class Simulator {
   // and qvel nv x nenv, environment-minor (qpos[i * nenv + e]), in the backend's precision and
   // memory (device memory on CUDA), written by every step() on cuda_stream(). Read-only.
   const void* qpos_backend() const;
+  // status() where the backend keeps it (nenv ints, device memory on CUDA), updated by every
+  // step() on cuda_stream(). Read-only.
+  const int* status_backend() const;
   const void* qvel_backend() const;
 
   // Constraint capacities sized at creation (both 0 when constraints are off).

@@ -11,8 +11,10 @@ namespace stiffgrad::kern::tasks {
 
 constexpr int kCartpoleObs = 5;  // x, cos θ, sin θ, ẋ, θ̇
 
-template <class Real>
-SG_HD void cartpole_observe(const Real* qpos, const Real* qvel, Real* obs) {
+// qpos, qvel, adj_qpos, adj_qvel: anything indexable (a pointer, or a kern::View of an
+// environment-minor batch, kernels/view.hpp).
+template <class Real, class QP, class QV>
+SG_HD void cartpole_observe(const QP& qpos, const QV& qvel, Real* obs) {
   using std::cos; using std::sin;
   obs[0] = qpos[0];
   obs[1] = cos(qpos[1]);
@@ -21,9 +23,8 @@ SG_HD void cartpole_observe(const Real* qpos, const Real* qvel, Real* obs) {
   obs[4] = qvel[1];
 }
 
-template <class Real>
-SG_HD void adj_cartpole_observe(const Real* qpos, const Real* qvel, const Real* adj_obs, Real* adj_qpos,
-                                Real* adj_qvel) {
+template <class Real, class QP, class QV, class AQ, class AV>
+SG_HD void adj_cartpole_observe(const QP& qpos, const QV& qvel, const Real* adj_obs, AQ adj_qpos, AV adj_qvel) {
   (void)qvel;
   using std::cos; using std::sin;
   adj_qpos[0] += adj_obs[0];

@@ -15,14 +15,16 @@ struct LocomotionParams {
   double forward_weight = 1.0;
 };
 
-template <class Real>
-SG_HD void locomotion_observe(int nq, int nv, const Real* qpos, const Real* qvel, Real* obs) {
+// qpos, qvel, adj_qpos, adj_qvel: anything indexable (a pointer, or a kern::View of an
+// environment-minor batch, kernels/view.hpp).
+template <class Real, class QP, class QV>
+SG_HD void locomotion_observe(int nq, int nv, const QP& qpos, const QV& qvel, Real* obs) {
   for (int i = 2; i < nq; ++i) obs[i - 2] = qpos[i];
   for (int i = 0; i < nv; ++i) obs[nq - 2 + i] = qvel[i];
 }
 
-template <class Real>
-SG_HD void adj_locomotion_observe(int nq, int nv, const Real* adj_obs, Real* adj_qpos, Real* adj_qvel) {
+template <class Real, class AQ, class AV>
+SG_HD void adj_locomotion_observe(int nq, int nv, const Real* adj_obs, AQ adj_qpos, AV adj_qvel) {
   for (int i = 2; i < nq; ++i) adj_qpos[i] += adj_obs[i - 2];
   for (int i = 0; i < nv; ++i) adj_qvel[i] += adj_obs[nq - 2 + i];
 }

@@ -1,7 +1,8 @@
-// Training on the CUDA backend: SHAC's actor loss and gradient (the CUDA Rollout's
-// backward_policy with the trainer's host networks) agree with the CPU backend's from the same
-// start, for cartpole and the ant on the Impulse floor; a few SHAC+BCG and PPO iterations run
-// on CUDA and stay finite.
+// Training on the CUDA backend: SHAC's actor loss and gradient agree with the CPU backend's from
+// the same start, for cartpole, the ant on the Impulse floor and the G1, with both policy loops
+// on CUDA: the host loop (the CUDA Rollout's backward_policy with the trainer's host networks)
+// and the device loop (host/learn/policy_loop.hpp: observation, MlpDevice actor and VJPs on the
+// device, backward_policy_backend). A few SHAC+BCG and PPO iterations run on CUDA and stay finite.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,29 +11,25 @@
 
 #include "host/learn/shac.hpp"
 #include "stiffgrad/learn/train.hpp"
-#include "test_support.hpp"
+#include "learn_support.hpp"
 
 namespace {
 
 using namespace stiffgrad;
 using namespace stiffgrad::learn;
 
-TaskOptions task_options() {
-  TaskOptions t;
-  t.data_dir = sgtest::shared_data();
-  return t;
-}
-
 struct Pass {
   double loss;
   std::vector<float> grad;
 };
 
-Pass actor_pass(const std::string& spec, TrainOptions o, Backend backend) {
+Pass actor_pass(const std::string& spec, TrainOptions o, Backend backend, PolicyLoopKind loop) {
   o.backend = backend;
-  auto task = make_task(spec, task_options());
+  o.policy_loop = loop;
+  auto task = make_task(spec, sgtest::learn_task_options());
   TrainerCore core(*task, spec, o);
   Shac shac(core);
+  EXPECT_EQ(shac.backend_loop(), loop == PolicyLoopKind::Backend);
   Pass p;
   p.loss = shac.actor_pass(true);
   p.grad = shac.grad();
@@ -40,17 +37,19 @@ Pass actor_pass(const std::string& spec, TrainOptions o, Backend backend) {
 }
 
 void compare(const std::string& spec, TrainOptions o, double bound) {
-  const Pass cpu = actor_pass(spec, o, Backend::Cpu), gpu = actor_pass(spec, o, Backend::Cuda);
-  ASSERT_EQ(cpu.grad.size(), gpu.grad.size());
-  double err = 0, norm = 1e-30;
-  for (std::size_t i = 0; i < cpu.grad.size(); ++i) {
-    err = std::max(err, std::fabs(static_cast<double>(cpu.grad[i]) - gpu.grad[i]));
-    norm = std::max(norm, std::fabs(static_cast<double>(cpu.grad[i])));
+  for (const PolicyLoopKind loop : {PolicyLoopKind::Host, PolicyLoopKind::Backend}) {
+    const Pass cpu = actor_pass(spec, o, Backend::Cpu, PolicyLoopKind::Host), gpu = actor_pass(spec, o, Backend::Cuda, loop);
+    ASSERT_EQ(cpu.grad.size(), gpu.grad.size());
+    double err = 0, norm = 1e-30;
+    for (std::size_t i = 0; i < cpu.grad.size(); ++i) {
+      err = std::max(err, std::fabs(static_cast<double>(cpu.grad[i]) - gpu.grad[i]));
+      norm = std::max(norm, std::fabs(static_cast<double>(cpu.grad[i])));
+    }
+    std::printf("[ gpu shac ] %s, %s loop: loss CPU %.9g CUDA %.9g, gradient max difference / max %.2e\n", spec.c_str(),
+                policy_loop_name(loop).c_str(), cpu.loss, gpu.loss, err / norm);
+    EXPECT_NEAR(gpu.loss, cpu.loss, 1e-5 * std::fabs(cpu.loss) + 1e-9) << policy_loop_name(loop);
+    EXPECT_LT(err / norm, bound) << policy_loop_name(loop);
   }
-  std::printf("[ gpu shac ] %s: loss CPU %.9g CUDA %.9g, gradient max difference / max %.2e\n", spec.c_str(), cpu.loss,
-              gpu.loss, err / norm);
-  EXPECT_NEAR(gpu.loss, cpu.loss, 1e-5 * std::fabs(cpu.loss) + 1e-9);
-  EXPECT_LT(err / norm, bound);
 }
 
 TEST(GpuTrain, ShacActorGradientMatchesTheCpuBackend) {
@@ -65,6 +64,12 @@ TEST(GpuTrain, ShacActorGradientMatchesTheCpuBackend) {
   a.actor_hidden = {32, 32};
   a.critic_hidden = {32};
   compare("ant-run", a, 1e-3);
+  TrainOptions g = defaults_for("g1-imitate:run1_subject2", Algorithm::Shac);
+  g.nenv = 8;
+  g.horizon = 8;
+  g.actor_hidden = {64};
+  g.critic_hidden = {32};
+  compare("g1-imitate:run1_subject2", g, 1e-3);
 }
 
 TEST(GpuTrain, ShacBcgAndPpoRunOnCuda) {
@@ -78,7 +83,7 @@ TEST(GpuTrain, ShacBcgAndPpoRunOnCuda) {
     o.actor_hidden = {32};
     o.critic_hidden = {32};
     o.bundles.tau = 0;
-    auto task = make_task("ant-run", task_options());
+    auto task = make_task("ant-run", sgtest::learn_task_options());
     const TrainResult r = train(*task, "ant-run", o);
     ASSERT_EQ(r.log.size(), 3u);
     for (const IterationLog& l : r.log) {

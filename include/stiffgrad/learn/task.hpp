@@ -12,6 +12,20 @@
 
 namespace stiffgrad::learn {
 
+// A task's backend kernels, described on the host (see Task::kernel_desc): the fields of
+// kern::tasks::TaskKernel with its arrays as vectors.
+struct TaskKernelDesc {
+  int kind = 0;                     // kern::tasks::TaskKernelKind; 0: none
+  int ref_dim = 0;                  // observation reference row
+  int action_map = 0;               // kern::tasks::ActionMapKind
+  std::vector<int> ctrl_limited;    // nu
+  std::vector<double> ctrl_range;   // 2 nu
+  std::vector<double> ctrl_offset;  // nu (servo map)
+  double action_scale = 1.0;        // servo map
+  int njoint = 0;                   // imitation: hinge joints after the root
+  std::vector<int> key_body;        // imitation: key body ids
+};
+
 // One task for nenv environments. Every function works on one environment e and its state
 // (qpos: nq raw coordinates, quaternions w x y z; qvel: nv), in double. `t` is the episode step
 // of the state (0 at reset): a task whose targets move in time (motion imitation) reads its
@@ -70,6 +84,16 @@ class Task {
   // adj_qpos (nq) += (∂Δ/∂qpos)ᵀ adj_delta, adj_qvel (nv) += (∂Δ/∂qvel)ᵀ adj_delta.
   virtual void adj_add_delta(int e, int t, const double* qpos, const double* qvel, const double* adj_delta,
                              double* adj_qpos, double* adj_qvel) const;
+
+  // The task's observation and action map as backend kernels (kernels/tasks/task_kernel.hpp),
+  // for a policy loop that runs where the simulator does (host/learn/policy_loop.hpp): kind 0
+  // (the default) when the task has none. The pointers in it are host memory owned by the task;
+  // a loop copies what they address.
+  virtual TaskKernelDesc kernel_desc() const { return {}; }
+  // The reference row (kernel_desc().ref_dim) that observe(e, t, ...) reads: state-independent
+  // targets (imitation: the reference qpos, then its key-body positions, of step t + 1), so a
+  // loop can prepare a whole horizon's rows before it starts.
+  virtual void observation_reference(int e, int t, double* ref) const;
 
   // Mean tracking error (m, key bodies) for imitation tasks; NaN for others.
   virtual double tracking_error(int e, int t, const double* qpos, const double* qvel) const;

@@ -26,6 +26,10 @@ Algorithm parse_algorithm(const std::string& name);  // std::invalid_argument ot
 
 // Hyperparameters. Defaults are BCG's SHAC settings (shared/facts/bcg-diffmjx-shac.md) where it
 // gives them; `defaults_for(task, algo)` adapts the network sizes and rates to small tasks.
+enum class PolicyLoopKind { Auto, Host, Backend };
+std::string policy_loop_name(PolicyLoopKind k);
+PolicyLoopKind parse_policy_loop(const std::string& name);  // auto, host, backend
+
 struct TrainOptions {
   Algorithm algorithm = Algorithm::Shac;
   int nenv = 64;
@@ -57,6 +61,11 @@ struct TrainOptions {
   // differentiated by SHAC into both actions
   double action_rate_penalty = 0.0;
   int critic_ensemble = 1;         // SHAC: critics (each with its target) whose mean is the value
+  // SHAC: where the policy in the loop runs. Host: observations, actor and controls on the host,
+  // the state crossing every step (on CUDA a host round trip per step, forward and backward).
+  // Backend: where the simulator runs (host/learn/policy_loop.hpp), nothing crossing per step;
+  // needs a task with backend kernels and no bundles. Auto: Backend on CUDA when it can, else Host.
+  PolicyLoopKind policy_loop = PolicyLoopKind::Auto;
   // PPO
   int ppo_epochs = 5;
   int ppo_minibatches = 4;
