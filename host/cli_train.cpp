@@ -175,10 +175,11 @@ int cmd_train(const Args& a) {
   if (!log) throw std::runtime_error("cannot write " + csv);
   std::fprintf(log, "iteration,env_steps,wall_s,mean_return,mean_episode_length,mean_step_reward,actor_loss,critic_loss,"
                     "actor_grad_norm,bundle_rate,nonfinite,sim_s,adjoint_s,network_s,mean_tracking_error,disc_loss\n");
-  std::fprintf(stderr, "train %s: %s, %d environments, %d iterations x %d steps, seed %llu, %s backend, %s reward\n",
+  std::fprintf(stderr,
+               "train %s: %s, %d environments, %d iterations x %d steps, seed %llu, %s backend, %s reward, policy loop %s\n",
                spec.c_str(), learn::algorithm_name(algo).c_str(), o.nenv, o.iterations, o.horizon,
                static_cast<unsigned long long>(o.seed), backend_name(o.backend).c_str(),
-               learn::reward_name(o.reward).c_str());
+               learn::reward_name(o.reward).c_str(), learn::policy_loop_name(o.policy_loop).c_str());
   TrainProgress progress(o.iterations);
   double sim = 0, adj = 0, net = 0;
   const learn::TrainResult r = learn::train(*task, spec, o, [&](const learn::IterationLog& l) {

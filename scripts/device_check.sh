@@ -222,17 +222,18 @@ else
   note "bench/bench_backward was not built"
 fi
 
-# ---- training on the CUDA backend (host networks; the simulator and its adjoint on the GPU):
-# SHAC and PPO throughput on the G1, side by side with the CPU backend on this machine ----
+# ---- training on the CUDA backend: SHAC with its policy loop on the device (the default on
+# CUDA) and on the host (state and controls crossing every step), PPO (host networks), side by
+# side with the CPU backend on this machine; throughput on the G1 ----
 CLI="$BUILD/stiffgrad"
 DATA="${SG_SHARED_DATA:-$ROOT/../shared/data}"
 note "--- train g1-imitate:run1_subject2, 64 environments, 3 iterations (throughput lines)"
 if [[ -x "$CLI" ]]; then
-  for run in "shac cuda" "shac cpu" "ppo cuda"; do
+  for run in "shac cuda backend" "shac cuda host" "shac cpu host" "ppo cuda auto"; do
     set -- $run
-    phase "train $1 $2" 60 "$OUT/train_cuda.log" "$CLI" train g1-imitate:run1_subject2 --algo "$1" --backend "$2" \
-      --envs 64 --iterations 3 --threads 16 --out "$OUT/train_$1_$2" --data "$DATA"
-    note "$1 $2: $(grep -E '^throughput' "$OUT/train_cuda.log" | tail -n 1)"
+    phase "train $1 $2 $3" 60 "$OUT/train_cuda.log" "$CLI" train g1-imitate:run1_subject2 --algo "$1" --backend "$2" \
+      --policy-loop "$3" --envs 64 --iterations 3 --threads 16 --out "$OUT/train_$1_$2_$3" --data "$DATA"
+    note "$1 $2 (policy loop $3): $(grep -E '^throughput' "$OUT/train_cuda.log" | tail -n 1)"
   done
 else
   note "the stiffgrad command was not built"

@@ -191,6 +191,12 @@ TEST(TrainCli, BadInputsGetClearErrors) {
   r = run_cli("train cartpole-swingup --algo shac --reward gan --data " + sgtest::shared_data());
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--reward must be task or add"), std::string::npos) << r.err;
+  r = run_cli("train cartpole-swingup --algo shac --policy-loop gpu --data " + sgtest::shared_data());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--policy-loop must be auto, host or backend"), std::string::npos) << r.err;
+  r = run_cli("train cartpole-swingup --algo ppo --policy-loop backend --data " + sgtest::shared_data());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--policy-loop backend runs with --algo shac only"), std::string::npos) << r.err;
   r = run_cli("train g1-imitate:no_such_clip --algo shac --data " + sgtest::shared_data());
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("no_such_clip"), std::string::npos) << r.err;
