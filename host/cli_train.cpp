@@ -34,7 +34,7 @@ const char* const kTrainHelp =
     "shac-bcg adds Bundled Contact Gradients (B 10, H 2, tau 400 N); ppo uses no gradients.\n"
     "--backend cuda: the simulator and its adjoint on the GPU. SHAC's policy in the loop\n"
     "(observation, actor, controls and their VJPs) runs there too for tasks with backend kernels\n"
-    "(all three; not with shac-bcg): --policy-loop auto (default: backend on CUDA, host on the\n"
+    "(all three), with or without bundles: --policy-loop auto (default: backend on CUDA, host on the\n"
     "CPU), host (state and controls cross every step) or backend. PPO's networks stay on the host.\n"
     "--reward add (g1-imitate): the ADD discriminator's reward in place of the tracking reward;\n"
     "--action-rate X subtracts X mean_k (a_t,k - a_t-1,k)^2 from every reward; --critics K: SHAC's\n"
@@ -164,8 +164,8 @@ int cmd_train(const Args& a) {
     } catch (const std::invalid_argument&) {
       throw UsageError("--policy-loop must be auto, host or backend");
     }
-    if (o.policy_loop == learn::PolicyLoopKind::Backend && algo != learn::Algorithm::Shac)
-      throw UsageError("--policy-loop backend runs with --algo shac only");
+    if (o.policy_loop == learn::PolicyLoopKind::Backend && algo == learn::Algorithm::Ppo)
+      throw UsageError("--policy-loop backend runs with --algo shac or shac-bcg (PPO's networks stay on the host)");
   }
   const std::string dir = a.has("out") ? a.get("out") : "train_" + spec.substr(0, spec.find(':')) + "_" + learn::algorithm_name(algo);
   auto task = learn::make_task(spec, task_options(a));

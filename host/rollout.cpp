@@ -38,8 +38,12 @@ void Rollout::step(const double* ctrl) {
 void Rollout::step_backend_ctrl(const void* ctrl) {
   if (steps_ < 0) throw std::logic_error("Rollout::step before begin()");
   if (steps_ >= horizon_) throw std::length_error("Rollout::step beyond the horizon");
-  if (bundles_) throw std::logic_error("Rollout::step_backend_ctrl: not with bundles yet (use step)");
-  sim_.step_backend_ctrl(ctrl);
+  if (bundles_) {  // the bundle scheduler decides and steps on the backend (no host sync)
+    sim_.impl().set_ctrl_backend(ctrl);
+    if (!impl_->bundled_step(steps_)) sim_.step();
+  } else {
+    sim_.step_backend_ctrl(ctrl);
+  }
   impl_->save(++steps_);
 }
 

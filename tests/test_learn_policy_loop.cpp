@@ -52,12 +52,14 @@ Run make_run(const std::string& spec, TrainOptions o, int episode_steps, PolicyL
   return r;
 }
 
-void expect_same_iterations(const std::string& spec, TrainOptions o, int episode_steps, int iterations) {
+// Returns the bundles started per environment-step, summed over the iterations.
+double expect_same_iterations(const std::string& spec, TrainOptions o, int episode_steps, int iterations) {
   Run host = make_run(spec, o, episode_steps, PolicyLoopKind::Host);
   Run backend = make_run(spec, o, episode_steps, PolicyLoopKind::Backend);
-  ASSERT_FALSE(host.shac->backend_loop());
-  ASSERT_TRUE(backend.shac->backend_loop());
+  EXPECT_FALSE(host.shac->backend_loop());
+  EXPECT_TRUE(backend.shac->backend_loop());
   int episodes = 0;
+  double bundle_rate = 0;
   for (int it = 0; it < iterations; ++it) {
     const IterationLog lh = host.shac->iterate(it);
     const IterationLog lb = backend.shac->iterate(it);
@@ -67,6 +69,8 @@ void expect_same_iterations(const std::string& spec, TrainOptions o, int episode
     EXPECT_EQ(lh.actor_grad_norm, lb.actor_grad_norm) << spec << " iteration " << it;
     EXPECT_EQ(lh.critic_loss, lb.critic_loss) << spec << " iteration " << it;
     EXPECT_EQ(lh.nonfinite, lb.nonfinite) << spec << " iteration " << it;
+    EXPECT_EQ(lh.bundle_rate, lb.bundle_rate) << spec << " iteration " << it;
+    bundle_rate += lb.bundle_rate;
     EXPECT_EQ(count_different(host.shac->grad(), backend.shac->grad()), 0) << spec << " iteration " << it << ": gradient";
     EXPECT_EQ(count_different(ch.Q, cb.Q), 0) << "qpos records";
     EXPECT_EQ(count_different(ch.V, cb.V), 0) << "qvel records";
@@ -90,6 +94,7 @@ void expect_same_iterations(const std::string& spec, TrainOptions o, int episode
   EXPECT_GT(gn, 0) << "a zero gradient compares equal trivially";
   std::printf("[ policy loop ] %s: %d iterations, %d episode ends inside horizons, %s\n", spec.c_str(), iterations,
               episodes, ::testing::Test::HasFailure() ? "DIFFERENT from the host loop" : "bitwise equal to the host loop");
+  return bundle_rate;
 }
 
 TEST(PolicyLoop, CartpoleIterationsEqualTheHostLoopBitwise) {
@@ -123,20 +128,28 @@ TEST(PolicyLoop, G1ImitationIterationsEqualTheHostLoopBitwise) {
   expect_same_iterations("g1-imitate:run1_subject2", o, 10, 4);
 }
 
-TEST(PolicyLoop, RefusesBundlesAndTasksWithoutKernels) {
-  TrainOptions o = defaults_for("cartpole-swingup", Algorithm::ShacBcg);
+TEST(PolicyLoop, AntWithBundlesIterationsEqualTheHostLoopBitwise) {
+  // SHAC+BCG: the bundle scheduler runs inside Rollout::step_backend_ctrl; τ = 0 starts a
+  // bundle at every step in contact
+  TrainOptions o = defaults_for("ant-run", Algorithm::ShacBcg);
+  o.nenv = 3;
+  o.horizon = 8;
+  o.actor_hidden = {32};
+  o.critic_hidden = {32};
+  o.bundles.tau = 0;
+  o.bundles.branches = 3;
+  o.critic_iterations = 2;
+  EXPECT_GT(expect_same_iterations("ant-run", o, 12, 3), 0.0) << "no bundle started";
+}
+
+TEST(PolicyLoop, AutoIsTheHostLoopOnTheCpu) {
+  TrainOptions o = defaults_for("cartpole-swingup", Algorithm::Shac);
   o.nenv = 2;
   o.horizon = 4;
-  o.policy_loop = PolicyLoopKind::Backend;
   auto task = make_task("cartpole-swingup", sgtest::learn_task_options(0));
   TrainerCore core(*task, "cartpole-swingup", o);
-  EXPECT_THROW(Shac shac(core), std::invalid_argument);
-  // auto on the CPU backend: the host loop
-  o.policy_loop = PolicyLoopKind::Auto;
-  o.bundles.enabled = false;
-  TrainerCore core2(*task, "cartpole-swingup", o);
-  Shac shac2(core2);
-  EXPECT_FALSE(shac2.backend_loop());
+  Shac shac(core);
+  EXPECT_FALSE(shac.backend_loop());
   EXPECT_THROW(parse_policy_loop("device"), std::invalid_argument);
 }
 

@@ -13,7 +13,8 @@
 // them. The CPU loop reproduces the host trainer (host/learn/shac.cpp's host hook) bit for bit.
 //
 // Tasks take part through Task::kernel_desc() (cartpole-swingup, ant-run, g1-imitate); the
-// simulator must be in double precision and without bundles (Rollout::step_backend_ctrl).
+// simulator must be in double precision. With bundles (SHAC+BCG) Rollout::step_backend_ctrl
+// runs the scheduler, and the loop observes the bundled environments' averaged states.
 #pragma once
 
 #include <memory>

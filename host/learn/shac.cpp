@@ -55,11 +55,8 @@ Shac::Shac(TrainerCore& c)
   }
   const bool backend_loop =
       c.o.policy_loop == PolicyLoopKind::Backend ||
-      (c.o.policy_loop == PolicyLoopKind::Auto && c.o.backend == Backend::Cuda && has_policy_loop(c.task) &&
-       !c.o.bundles.enabled);
+      (c.o.policy_loop == PolicyLoopKind::Auto && c.o.backend == Backend::Cuda && has_policy_loop(c.task));
   if (backend_loop) {
-    if (c.o.bundles.enabled)
-      throw std::invalid_argument("train: the backend policy loop does not run with bundles (SHAC+BCG); use --policy-loop host");
     loop_ = make_policy_loop(c.task, *c.sim, c.actor, H, c.o.normalize_obs);
     ref_dim_ = c.task.kernel_desc().ref_dim;
     ref_.assign(sz(H + 1) * N * std::max(1, ref_dim_), 0);

@@ -67,7 +67,8 @@ class Rollout {
   // control), then a checkpoint. Throws std::length_error beyond the horizon.
   void step(const double* ctrl = nullptr);
   // The same with controls already in the backend's memory (see
-  // Simulator::step_backend_ctrl): no host copy or sync while recording. The checkpoint
+  // Simulator::step_backend_ctrl): no host copy or sync while recording (with bundles the
+  // scheduler decides and steps on the backend, as in step()). The checkpoint
   // copies go on the simulator's stream (Simulator::cuda_stream()), so the ordering contract
   // of Simulator::step_backend_ctrl applies unchanged.
   void step_backend_ctrl(const void* ctrl);
