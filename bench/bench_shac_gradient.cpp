@@ -1,7 +1,9 @@
 // Why SHAC does not learn the G1 on the Impulse floor: the norm of SHAC's actor-loss gradient
 // (host/learn/shac.cpp, the whole horizon through the simulator with the policy in the loop) on
 // g1-imitate:run1_subject2 against the horizon H, for the contact settings of the training runs:
-//   impulse_k300    the Impulse model at κ = 300 (the default), plain SHAC
+//   impulse_k300_explicit  the Impulse model at κ = 300 with the servos' velocity gains
+//                   explicit (TaskOptions::explicit_servos: the setting of the earlier runs)
+//   impulse_k300    the Impulse model at κ = 300 (the default, gains implicit), plain SHAC
 //   impulse_k50     the same at κ = 50
 //   impulse_k300_bcg  κ = 300 with Bundled Contact Gradients (B 10, H 2, τ 400 N)
 //   impulse_k300_bcg_all  the same with τ = 0: every step in contact starts a bundle
@@ -11,7 +13,7 @@
 // Same seeds, start states and initial networks in every row (8 environments, action std 0.3,
 // the tracking reward, one critic). The loss is normalized by H N, so a well-behaved gradient
 // does not grow with H. Writes results/shac_gradient/g1_gradient_vs_horizon.csv and a figure.
-// With --fd instead: on the Impulse floor (κ 300) at H = 8, 16, 32, the adjoint's directional
+// With --fd instead: on the Impulse floor (κ 300; servos explicit, then implicit) at H = 8, 16, 32, the adjoint's directional
 // derivative of the actor loss along one random unit direction against central differences of
 // the loss at steps h = 1e-1 .. 1e-3 (4 environments, a [64] actor): where the loss is smooth the
 // differences converge to the adjoint; where contact makes it rough they do not converge at all.
@@ -79,17 +81,21 @@ struct Setting {
   bool bundles;
   bool free;
   double tau = 400.0;  // bundle trigger (N)
+  bool explicit_servos = false;  // TaskOptions::explicit_servos (the earlier runs' setting)
 };
 
 // The --fd table (see the header comment).
 int finite_difference_table() {
   const std::string spec = "g1-imitate:run1_subject2";
-  std::printf("adjoint vs central differences of SHAC's actor loss on %s, Impulse floor, kappa 300\n", spec.c_str());
+  for (const bool explicit_servos : {true, false}) {
+  std::printf("adjoint vs central differences of SHAC's actor loss on %s, Impulse floor, kappa 300, servos' kv %s\n",
+              spec.c_str(), explicit_servos ? "explicit" : "implicit");
   std::printf("%4s %14s %12s %12s %12s %12s %12s\n", "H", "adjoint", "h=1e-1", "h=3e-2", "h=1e-2", "h=3e-3",
               "h=1e-3");
   for (int H : {8, 16, 32}) {
     TaskOptions t;
     t.data_dir = bench::data_dir();
+    t.explicit_servos = explicit_servos;
     auto task = make_task(spec, t);
     TrainOptions o = defaults_for(spec, Algorithm::Shac);
     o.nenv = 4;
@@ -132,6 +138,7 @@ int finite_difference_table() {
     }
     std::printf("\n");
   }
+  }
   return 0;
 }
 
@@ -158,6 +165,7 @@ int main(int argc, char** argv) {
   }
   if (fd) return finite_difference_table();
   const std::vector<Setting> settings = {
+      {"impulse_k300_explicit", ContactModel::Impulse, 300, false, false, 400.0, true},
       {"impulse_k300", ContactModel::Impulse, 300, false, false},
       {"impulse_k50", ContactModel::Impulse, 50, false, false},
       {"impulse_k300_bcg", ContactModel::Impulse, 300, true, false},
@@ -189,6 +197,7 @@ int main(int argc, char** argv) {
           t.data_dir = bench::data_dir();
           t.contact = s.contact;
           t.kappa = s.kappa;
+          t.explicit_servos = s.explicit_servos;
           std::unique_ptr<Task> task = make_task(spec, t);
           if (s.free) task = std::make_unique<WithoutContact>(std::move(task));
           TrainOptions o = defaults_for(spec, s.bundles ? Algorithm::ShacBcg : Algorithm::Shac);

@@ -26,7 +26,7 @@ const char* const kTrainHelp =
     "                       [--contact soft|impulse] [--kappa K] [--episode-steps N] [--data DIR]\n"
     "                       [--actor-lr X] [--critic-lr X] [--ppo-lr X] [--log-std X] [--tau X]\n"
     "                       [--reward task|add] [--action-rate X] [--critics K]\n"
-    "                       [--policy-loop auto|host|backend]\n"
+    "                       [--policy-loop auto|host|backend] [--explicit-servos]\n"
     "TASK: cartpole-swingup, ant-run, g1-imitate:CLIP (CLIP: a file stem in DATA/motions/lafan1_g1,\n"
     "e.g. run1_subject2). Defaults: 64 environments, 500 iterations of a 32-step horizon, seed 0,\n"
     "the CPU backend, DIR train_TASK_ALGO, the Impulse contact model at kappa 300 for contact tasks.\n"
@@ -38,7 +38,9 @@ const char* const kTrainHelp =
     "CPU), host (state and controls cross every step) or backend. PPO's networks stay on the host.\n"
     "--reward add (g1-imitate): the ADD discriminator's reward in place of the tracking reward;\n"
     "--action-rate X subtracts X mean_k (a_t,k - a_t-1,k)^2 from every reward; --critics K: SHAC's\n"
-    "critic ensemble (g1-imitate default 3, else 1).\n"
+    "critic ensemble (g1-imitate default 3, else 1). --explicit-servos (g1-imitate on the Impulse\n"
+    "floor): the servos' velocity gains explicit, as before they were made implicit (the earlier\n"
+    "runs' setting; explicit, SHAC's gradient grows ~1.8x per control step).\n"
     "Writes DIR/log.csv (one row per iteration), DIR/policy.sgp (stiffgrad eval reads it) and,\n"
     "with gnuplot installed, DIR/return_vs_steps.png, return_vs_time.png, grad_norm.png and\n"
     "bundle_rate.png. Progress on stderr; the last line of stdout is `final mean return: X`.\n"
@@ -46,14 +48,14 @@ const char* const kTrainHelp =
 
 const char* const kEvalHelp =
     "usage: stiffgrad eval POLICY.sgp [--task TASK] [--episodes N] [--in stiffgrad|mujoco] [--seed S]\n"
-    "                      [--contact soft|impulse] [--kappa K] [--data DIR]\n"
+    "                      [--contact soft|impulse] [--kappa K] [--explicit-servos] [--data DIR]\n"
     "Runs the saved policy's deterministic action (the actor's mean) for N episodes (default 5)\n"
     "from the task's initial-state distribution, in stiffgrad or in MuJoCo 2.2.2 (libmujoco, the\n"
     "task's MuJoCo model file). Prints mean return, mean episode length, falls (root below 0.3 m,\n"
     "as n/N), mean tracking error (imitation tasks) and mean largest contact penetration; with\n"
     "--in mujoco also the same policy in stiffgrad and the difference of mean penetration\n"
     "between the two simulators (delta_d = MuJoCo - stiffgrad). TASK defaults to the policy's;\n"
-    "--contact and --kappa set stiffgrad's contact model as for train (give the training's).\n";
+    "--contact, --kappa and --explicit-servos set stiffgrad's model as for train (give the training's).\n";
 
 namespace {
 
@@ -72,6 +74,7 @@ learn::TaskOptions task_options(const Args& a) {
     t.kappa = std::strtod(a.get("kappa").c_str(), nullptr);
     if (!(t.kappa > 0)) throw UsageError("--kappa must be a positive number");
   }
+  t.explicit_servos = a.has("explicit-servos");
   if (a.has("episode-steps")) t.episode_steps = static_cast<int>(parse_int_in(a.get("episode-steps"), "--episode-steps", 1, 100000000));
   return t;
 }

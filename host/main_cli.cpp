@@ -212,9 +212,9 @@ void contact_args(const Args& a, Integrator integrator, bool cfd, ContactModel* 
     if (a.has(key) && !on) throw UsageError(std::string("--") + key + " needs --contact impulse");
   positive_option(a, "kappa", &impulse->kappa);
   if (a.has("sweeps")) impulse->sweeps = static_cast<int>(parse_int_in(a.get("sweeps"), "--sweeps", 1, 1000));
-  if (on && integrator != Integrator::SemiImplicitEuler)
+  if (on && integrator != Integrator::SemiImplicitEuler && integrator != Integrator::ImplicitDampingEuler)
     throw UsageError(std::string("--contact impulse steps with its own integrator (Moreau midpoint): it needs "
-                                 "--integrator euler, not ") + integrator_name(integrator));
+                                 "--integrator euler or implicit-actuators, not ") + integrator_name(integrator));
   if (on && cfd) throw UsageError("--contact impulse cannot be combined with --cfd");
 }
 
@@ -477,13 +477,13 @@ int main(int argc, char** argv) {
     if (cmd == "demo") return stiffgrad::run_demo(argc, argv);
     if (cmd == "train") {
       if (wants_help(argc, argv)) return std::fputs(kTrainHelp, stdout), 0;
-      return cmd_train(parse_args(argc, argv, {}, {"algo", "envs", "iterations", "seed", "backend", "out", "horizon",
+      return cmd_train(parse_args(argc, argv, {"explicit-servos"}, {"algo", "envs", "iterations", "seed", "backend", "out", "horizon",
                                                    "threads", "contact", "kappa", "episode-steps", "data", "actor-lr",
                                                    "critic-lr", "ppo-lr", "log-std", "tau", "reward", "action-rate", "critics", "policy-loop"}));
     }
     if (cmd == "eval") {
       if (wants_help(argc, argv)) return std::fputs(kEvalHelp, stdout), 0;
-      return cmd_eval(parse_args(argc, argv, {}, {"task", "episodes", "in", "seed", "data", "contact", "kappa"}));
+      return cmd_eval(parse_args(argc, argv, {"explicit-servos"}, {"task", "episodes", "in", "seed", "data", "contact", "kappa"}));
     }
     std::fprintf(stderr, "stiffgrad: unknown command '%s'\n%s", cmd.c_str(), kUsage);
     return 2;

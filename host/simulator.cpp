@@ -35,9 +35,13 @@ void check_impulse(const Model& m, const SimulatorOptions& o) {
   if (!o.constraints) throw std::invalid_argument(who + " needs constraints on (SimulatorOptions::constraints)");
   if (!m.opt.constraint_enabled)
     throw std::invalid_argument(who + " needs constraints on, but the model disables them (<flag constraint=\"disable\"/>)");
-  if (o.integrator != Integrator::SemiImplicitEuler)
-    throw std::invalid_argument(who + " needs integrator SemiImplicitEuler (--integrator euler), not '" +
-                                integrator_name(o.integrator) + "': Moreau midpoint stepping is its own integrator");
+  // Moreau midpoint stepping is its own integrator; its mass matrix takes the joint damping
+  // implicitly (M + h D, as MuJoCo's Euler), and with ImplicitDampingEuler the actuators'
+  // velocity gains too (kernels/impulse_step.hpp)
+  if (o.integrator != Integrator::SemiImplicitEuler && o.integrator != Integrator::ImplicitDampingEuler)
+    throw std::invalid_argument(who + " needs integrator SemiImplicitEuler (--integrator euler) or ImplicitDampingEuler "
+                                "(--integrator implicit-actuators), not '" + integrator_name(o.integrator) +
+                                "': Moreau midpoint stepping is its own integrator");
   if (o.cfd.enabled)
     throw std::invalid_argument(who + " cannot be combined with contacts from distance (cfd, --cfd)");
   impulse_contact_model(Model{}, o.impulse);  // validates kappa and sweeps

@@ -3,7 +3,11 @@
 // stepping with velocity-level impulses.
 //   q_mid = q ⊕ (h/2) v                                       (half a position step)
 //   at (q_mid, v): kinematics, M, τ = passive + actuator − bias; M̃ = M + h D (joint damping
-//   implicit, as MuJoCo's Euler; M̃ = M without damping, as in the source)
+//   implicit, as MuJoCo's Euler; M̃ = M without damping, as in the source), and with
+//   m.implicit_actuator_damping (Integrator::ImplicitDampingEuler) D also holds the actuators'
+//   velocity gains (kernels/step.hpp, add_implicit_actuator_damping): position servos with a
+//   kv whose explicit step h kv / I exceeds 2 on a light joint are unstable to first order even
+//   where the force clamp keeps the motion bounded, and this is what keeps their gradient finite
 //   rows J at q_mid (kernels/impulse_rows.hpp), Y = M̃⁻¹ Jᵀ, Delassus G = J Y (1-D blocks padded)
 //   free velocity c = J v + h J M̃⁻¹ τ
 //   impulses out = σ P from `impulse_sweeps` projected Gauss–Seidel sweeps (kernels/impulse_solve.hpp)

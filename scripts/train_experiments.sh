@@ -5,7 +5,9 @@
 # (scripts/train_summary.py into OUT/summary.md). One CPU thread per run (OMP_NUM_THREADS=1)
 # unless THREADS is set. The g1 rows without --reward add keep the settings they were first run
 # with (one critic, no action-rate penalty); the *_add rows use the G1 defaults (BCG's: ADD reward
-# given explicitly, action-rate penalty 0.8, SHAC's critic ensemble of 3).
+# given explicitly, action-rate penalty 0.8, SHAC's critic ensemble of 3). The *_explicit rows
+# were run before g1-imitate made its servos' velocity gains implicit on the Impulse floor
+# (--explicit-servos keeps the earlier setting).
 # Usage: scripts/train_experiments.sh [BUILD_DIR] [OUT_DIR] [RUN ...]   (default: every run)
 set -euo pipefail
 BUILD=${1:-build}
@@ -24,19 +26,24 @@ ant_shac_bcg     ant-run          shac-bcg 32 300 --tau 20
 g1_shac          $G1              shac     16 150 --critics 1 --action-rate 0
 g1_shac_bcg      $G1              shac-bcg 16 150 --critics 1 --action-rate 0
 g1_ppo           $G1              ppo      16 1500 --action-rate 0
-g1_shac_bcg_k50  $G1              shac-bcg 16 100 --kappa 50 --critics 1 --action-rate 0
-g1_shac_bcg_k100 $G1              shac-bcg 16 50 --kappa 100 --critics 1 --action-rate 0
-g1_shac_h8       $G1              shac     16 600 --horizon 8 --critics 1 --action-rate 0
-g1_shac_h16      $G1              shac     16 300 --horizon 16 --critics 1 --action-rate 0
+g1_shac_k50      $G1              shac     16 150 --kappa 50 --critics 1 --action-rate 0
+g1_shac_k100     $G1              shac     16 150 --kappa 100 --critics 1 --action-rate 0
+g1_shac_explicit $G1              shac     16 150 --explicit-servos --critics 1 --action-rate 0
+g1_shac_bcg_explicit $G1          shac-bcg 16 150 --explicit-servos --critics 1 --action-rate 0
+g1_ppo_explicit  $G1              ppo      16 1500 --explicit-servos --action-rate 0
+g1_shac_bcg_k50_explicit $G1      shac-bcg 16 100 --explicit-servos --kappa 50 --critics 1 --action-rate 0
+g1_shac_bcg_k100_explicit $G1     shac-bcg 16 50 --explicit-servos --kappa 100 --critics 1 --action-rate 0
+g1_shac_h8_explicit $G1           shac     16 600 --explicit-servos --horizon 8 --critics 1 --action-rate 0
+g1_shac_h16_explicit $G1          shac     16 300 --explicit-servos --horizon 16 --critics 1 --action-rate 0
 g1_shac_soft     $G1              shac     16 150 --contact soft --critics 1 --action-rate 0
 g1_ppo_soft      $G1              ppo      16 1500 --contact soft --action-rate 0
 g1_shac_soft_long $G1             shac     16 600 --contact soft --critics 1 --action-rate 0
 g1_shac_bcg_soft $G1              shac-bcg 16 150 --contact soft --critics 1 --action-rate 0
 g1_shac_soft_add $G1              shac     16 150 --contact soft --reward add
 g1_shac_soft_add_p0 $G1           shac     16 150 --contact soft --reward add --action-rate 0
-g1_shac_add      $G1              shac     16 150 --reward add
-g1_shac_bcg_add  $G1              shac-bcg 16 40 --reward add
-g1_ppo_add       $G1              ppo      16 480 --reward add
+g1_shac_add_explicit $G1          shac     16 150 --explicit-servos --reward add
+g1_shac_bcg_add_explicit $G1      shac-bcg 16 40 --explicit-servos --reward add
+g1_ppo_add_explicit $G1           ppo      16 480 --explicit-servos --reward add
 "
 wanted() { [[ $# -eq 0 ]] && return 0; local n; for n in "${SELECTED[@]}"; do [[ $n == "$1" ]] && return 0; done; return 1; }
 SELECTED=("$@")
@@ -51,8 +58,9 @@ while read -r name task algo envs iters extra; do
   # the evaluation simulates with the training's contact settings (its --contact / --kappa)
   read -r -a opts <<< "${extra:-}"
   eval_opts=()
-  for ((i = 0; i < ${#opts[@]}; i += 2)); do
-    [[ ${opts[i]} == --kappa || ${opts[i]} == --contact ]] && eval_opts+=("${opts[i]}" "${opts[i + 1]}")
+  for ((i = 0; i < ${#opts[@]}; i++)); do
+    if [[ ${opts[i]} == --kappa || ${opts[i]} == --contact ]]; then eval_opts+=("${opts[i]}" "${opts[i + 1]}"); ((i++)) || true
+    elif [[ ${opts[i]} == --explicit-servos ]]; then eval_opts+=("${opts[i]}"); fi
   done
   "$SG" eval "$OUT/$name/policy.sgp" --in mujoco --episodes 5 "${eval_opts[@]}" > "$OUT/$name/eval.txt"
 done <<< "$RUNS"

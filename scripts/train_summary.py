@@ -33,6 +33,18 @@ def first_reaching(log, key, target, larger_is_better=True, width=1):
     return None
 
 
+def first_staying(log, key, target, width=5):
+    """The first env-steps from which the smoothed `key` stays at or below target to the end."""
+    values = smooth([r[key] for r in log], width)
+    at = None
+    for r, v in zip(log, values):
+        if math.isfinite(v) and v <= target:
+            at = r["env_steps"] if at is None else at
+        else:
+            at = None
+    return at
+
+
 def parse_eval(path):
     result = {}
     if not os.path.exists(path):
@@ -113,7 +125,9 @@ def main(out):
         # the return (which grows with both tracking and episode length) is the measure for the
         # tracking-reward runs: episodes start on the reference, so short episodes have small
         # tracking errors
-        for shac_runs, ppo in ((("g1_shac", "g1_shac_bcg", "g1_shac_h8", "g1_shac_h16"), "g1_ppo"),
+        for shac_runs, ppo in ((("g1_shac", "g1_shac_bcg", "g1_shac_k50", "g1_shac_k100"), "g1_ppo"),
+                               (("g1_shac_explicit", "g1_shac_bcg_explicit", "g1_shac_h8_explicit",
+                                 "g1_shac_h16_explicit"), "g1_ppo_explicit"),
                                (("g1_shac_soft", "g1_shac_bcg_soft", "g1_shac_soft_long"), "g1_ppo_soft")):
             if ppo not in runs:
                 continue
@@ -129,7 +143,16 @@ def main(out):
                 print(f"\n{n[3:]} reaches {ppo[3:]}'s final mean return ({target:.2f}) at {fmt(reach, '.0f')} env-steps; "
                       f"{ppo[3:]} used {int(total)}: {ratio}. At {int(steps)} env-steps, {n[3:]} has "
                       f"{runs[n][-1]['mean_return']:.2f} and {ppo[3:]} had {fmt(ppo_then[-1] if ppo_then else None, '.2f')}.")
-        if any(n.endswith("_add") for n in g1):
+                # tracking error (5-iteration mean), the paper's measure; the episodes start on the
+                # reference, so the first iterations' errors are small: the error must stay at or
+                # below PPO's final one from that point to the end of the run
+                track = final(ppo, "mean_tracking_error")
+                if math.isfinite(track):
+                    reach_t = first_staying(runs[n], "mean_tracking_error", track)
+                    ratio_t = f"{total / reach_t:.1f}x fewer env-steps" if reach_t else "not reached"
+                    print(f"  Tracking error: {ppo[3:]}'s final {track:.3f} m reached for good at {fmt(reach_t, '.0f')} env-steps "
+                          f"({ratio_t}); {n[3:]} ends at {final(n, 'mean_tracking_error'):.3f} m.")
+        if any("_add" in n for n in g1):
             print("\nWith the ADD reward (*_add) the logged return is the discriminator's reward minus the action-rate "
                   "penalty; the eval columns give the task's tracking return of the deterministic policy.")
         print()
@@ -144,21 +167,25 @@ PLOTS = [
     ("cartpole_return_time.png", "cartpole-swingup", "wall time (s)", 3, 4, ["cartpole_shac", "cartpole_ppo"]),
     ("ant_return_steps.png", "ant-run", "environment steps", 2, 4, ["ant_shac", "ant_shac_bcg", "ant_ppo"]),
     ("ant_return_time.png", "ant-run", "wall time (s)", 3, 4, ["ant_shac", "ant_shac_bcg", "ant_ppo"]),
-    ("g1_return_steps.png", "g1-imitate:run1_subject2", "environment steps", 2, 4, ["g1_shac", "g1_shac_bcg", "g1_ppo"]),
-    ("g1_return_time.png", "g1-imitate:run1_subject2", "wall time (s)", 3, 4, ["g1_shac", "g1_shac_bcg", "g1_ppo"]),
-    ("g1_tracking_steps.png", "g1-imitate:run1_subject2", "environment steps", 2, 15, ["g1_shac", "g1_shac_bcg", "g1_ppo"]),
+    ("g1_return_steps.png", "g1-imitate:run1_subject2, Impulse floor", "environment steps", 2, 4,
+     ["g1_shac", "g1_shac_bcg", "g1_ppo", "g1_shac_explicit", "g1_shac_bcg_explicit", "g1_ppo_explicit"]),
+    ("g1_return_time.png", "g1-imitate:run1_subject2, Impulse floor", "wall time (s)", 3, 4,
+     ["g1_shac", "g1_shac_bcg", "g1_ppo", "g1_shac_explicit", "g1_shac_bcg_explicit", "g1_ppo_explicit"]),
+    ("g1_tracking_steps.png", "g1-imitate:run1_subject2, Impulse floor", "environment steps", 2, 15,
+     ["g1_shac", "g1_shac_bcg", "g1_ppo", "g1_shac_explicit", "g1_ppo_explicit"]),
     ("g1_add_tracking_steps.png", "g1-imitate:run1_subject2, ADD reward", "environment steps", 2, 15,
-     ["g1_shac_add", "g1_shac_bcg_add", "g1_ppo_add", "g1_shac_soft_add"]),
-    ("g1_horizon_return_steps.png", "g1-imitate:run1_subject2, Impulse floor, SHAC horizon 8 / 16 / 32", "environment steps",
-     2, 4, ["g1_shac_h8", "g1_shac_h16", "g1_shac", "g1_ppo"]),
+     ["g1_shac_add_explicit", "g1_shac_bcg_add_explicit", "g1_ppo_add_explicit", "g1_shac_soft_add"]),
+    ("g1_horizon_return_steps.png", "g1-imitate:run1_subject2, Impulse floor, servos explicit, SHAC horizon 8 / 16 / 32",
+     "environment steps", 2, 4, ["g1_shac_h8_explicit", "g1_shac_h16_explicit", "g1_shac_explicit", "g1_ppo_explicit"]),
     ("g1_soft_return_steps.png", "g1-imitate:run1_subject2, Impulse floor vs soft contact", "environment steps", 2, 4,
      ["g1_shac", "g1_ppo", "g1_shac_soft", "g1_shac_bcg_soft", "g1_ppo_soft", "g1_shac_soft_long"]),
     ("g1_soft_return_time.png", "g1-imitate:run1_subject2, Impulse floor vs soft contact", "wall time (s)", 3, 4,
      ["g1_shac", "g1_ppo", "g1_shac_soft", "g1_shac_bcg_soft", "g1_ppo_soft", "g1_shac_soft_long"]),
-    ("g1_kappa_tracking_steps.png", "g1-imitate, SHAC+BCG at kappa 50 / 100 / 300", "environment steps", 2, 15,
-     ["g1_shac_bcg_k50", "g1_shac_bcg_k100", "g1_shac_bcg"]),
+    ("g1_kappa_tracking_steps.png", "g1-imitate, SHAC at kappa 50 / 100 / 300", "environment steps", 2, 15,
+     ["g1_shac_k50", "g1_shac_k100", "g1_shac"]),
+    ("g1_kappa_bcg_tracking_steps.png", "g1-imitate, servos explicit, SHAC+BCG at kappa 50 / 100 / 300",
+     "environment steps", 2, 15, ["g1_shac_bcg_k50_explicit", "g1_shac_bcg_k100_explicit", "g1_shac_bcg_explicit"]),
 ]
-
 
 def write_plots(out):
     """OUT/plots.gp: the comparison plots, paths relative to OUT (log.csv columns as `stiffgrad train` writes)."""

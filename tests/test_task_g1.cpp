@@ -545,6 +545,19 @@ TEST(G1ImitateTask, Setup) {
   EXPECT_EQ(so.substeps, 4);
   EXPECT_EQ(so.contact_model, stiffgrad::ContactModel::Impulse);
   EXPECT_EQ(so.impulse.kappa, 300.0);
+  // the servos' velocity gains implicit (bench_shac_open_loop_growth: explicit, the gradient
+  // grows ~1.8x per control step); explicit only on request, with the Impulse model
+  EXPECT_EQ(so.integrator, stiffgrad::Integrator::ImplicitDampingEuler);
+  {
+    stiffgrad::learn::TaskOptions e;
+    e.data_dir = sgtest::shared_data();
+    e.explicit_servos = true;
+    EXPECT_EQ(stiffgrad::learn::make_g1_imitate("run1_subject2", e)->sim_options().integrator,
+              stiffgrad::Integrator::SemiImplicitEuler);
+    e.contact = stiffgrad::ContactModel::Soft;
+    EXPECT_EQ(stiffgrad::learn::make_g1_imitate("run1_subject2", e)->sim_options().integrator,
+              stiffgrad::Integrator::ImplicitDampingEuler);
+  }
   EXPECT_NEAR(task->control_dt(), 0.02, 1e-15);
   EXPECT_EQ(task->obs_dim(), 134);
   EXPECT_EQ(task->max_episode_steps(), 300);

@@ -78,8 +78,12 @@ SimulatorOptions G1ImitateTask::sim_options() const {
   o.substeps = kSubsteps;
   o.contact_model = options_.contact;
   o.impulse.kappa = options_.kappa;
-  o.integrator = options_.contact == ContactModel::Impulse ? Integrator::SemiImplicitEuler
-                                                           : Integrator::ImplicitDampingEuler;
+  // the servos' velocity gains implicit with either contact model: explicit, kv = 2 on the arm
+  // and wrist joints (armature ~0.004 kg m²) gives h kv / I ≈ 2.5 > 2 at h = 5 ms, unstable to
+  // first order (the force clamps keep the motion bounded, not its gradient, which then grows
+  // ~1.8x per control step: bench/bench_shac_open_loop_growth)
+  o.integrator = options_.explicit_servos && options_.contact == ContactModel::Impulse ? Integrator::SemiImplicitEuler
+                                                                                       : Integrator::ImplicitDampingEuler;
   return o;
 }
 

@@ -109,6 +109,9 @@ struct TaskOptions {
   ContactModel contact = ContactModel::Impulse;  // locomotion and imitation tasks
   double kappa = 300.0;        // Impulse model stiffness (1/m)
   int episode_steps = 0;       // > 0: episodes end after this many control steps instead of the task's own
+  // g1-imitate on the Impulse floor: the servos' velocity gains explicit (SemiImplicitEuler), the
+  // setting of the earlier training runs, in place of implicit (ImplicitDampingEuler)
+  bool explicit_servos = false;
 };
 
 // Tasks by name: "cartpole-swingup", "ant-run", "g1-imitate:CLIP" (CLIP a file stem in
