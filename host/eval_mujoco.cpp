@@ -1,7 +1,10 @@
 // `stiffgrad eval --in mujoco`: a trained policy in MuJoCo 2.2.2 itself (sim-to-sim transfer).
 // The task's observation, action map, reward and termination run on MuJoCo's state; MuJoCo
-// steps with its own soft contact and Newton solver, the task's timestep and substeps, and
-// semi-implicit Euler (stiffgrad's integrator for these tasks).
+// steps with its own soft contact and Newton solver, the task's timestep and substeps, and the
+// integrator closest to the task's: semi-implicit Euler (mjINT_EULER, joint damping implicit)
+// for SemiImplicitEuler, and for ImplicitDampingEuler (g1-imitate: the servos' kv implicit)
+// mjINT_IMPLICIT, MuJoCo 2.2.2's velocity-implicit Euler (it also takes the actuators' velocity
+// gains implicitly; it adds the Coriolis terms' velocity derivative, which stiffgrad leaves out).
 #include <mujoco/mujoco.h>
 
 #include <algorithm>
@@ -26,7 +29,8 @@ EvalResult evaluate_in_mujoco(Task& task, const PolicyFile& policy, int episodes
   if (m->nq != sg.nq || m->nv != sg.nv || m->nu != sg.nu)
     throw std::runtime_error("eval --in mujoco: " + file + " does not have the task model's nq, nv, nu");
   m->opt.timestep = sg.opt.timestep;
-  m->opt.integrator = mjINT_EULER;
+  m->opt.integrator =
+      task.sim_options().integrator == Integrator::ImplicitDampingEuler ? mjINT_IMPLICIT : mjINT_EULER;
   std::unique_ptr<mjData, void (*)(mjData*)> d(mj_makeData(m.get()), mj_deleteData);
   PolicyRunner runner(policy);
   if (runner.obs_dim() != task.obs_dim() || runner.act_dim() != task.act_dim())

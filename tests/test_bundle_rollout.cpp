@@ -257,9 +257,38 @@ TEST(BundleRollout, InvalidOptionsAndBackendsAreRefused) {
                    [] { auto b = bundles(1); b.sigma_p = -1; return b; }(),
                    [] { auto b = bundles(std::nan("")); return b; }()})
     EXPECT_THROW(Rollout(sim, 4, bad), std::invalid_argument);
-  Rollout ro(sim, 4, bundles(1));
-  ro.begin();
-  EXPECT_THROW(ro.step_backend_ctrl(nullptr), std::logic_error);
+}
+
+// Rollout::step_backend_ctrl runs the bundle scheduler as step() does (the backend policy loop
+// of SHAC+BCG): the same states, bundles and gradients, bit for bit.
+TEST(BundleRollout, StepBackendCtrlRunsTheScheduler) {
+  DropScene s(2);
+  Simulator a(s.m, s.o), b(s.m, s.o);
+  const int T = 12, N = 2, nq = s.m->nq, nv = s.m->nv;
+  std::vector<double> ctrl(static_cast<std::size_t>(s.m->nu) * N, 0.0);  // the drop has no actuators
+  a.set_state(s.q0.data(), s.v0.data());
+  b.set_state(s.q0.data(), s.v0.data());
+  Rollout ra(a, T, bundles(1)), rb(b, T, bundles(1));
+  ra.begin();
+  rb.begin();
+  for (int t = 0; t < T; ++t) {
+    ra.step(ctrl.data());
+    rb.step_backend_ctrl(ctrl.data());
+  }
+  EXPECT_GT(ra.bundles_started(), 0);
+  EXPECT_EQ(ra.bundles_started(), rb.bundles_started());
+  std::vector<double> qa(static_cast<std::size_t>(N) * nq), va(static_cast<std::size_t>(N) * nv), qb(qa), vb(va);
+  a.get_state(qa.data(), va.data());
+  b.get_state(qb.data(), vb.data());
+  EXPECT_EQ(qa, qb);
+  EXPECT_EQ(va, vb);
+  std::vector<double> dv(static_cast<std::size_t>(T + 1) * N * nv, 0.0);
+  for (int e = 0; e < N; ++e) dv[(static_cast<std::size_t>(T) * N + e) * nv + 2] = 1.0;
+  std::vector<double> ga(static_cast<std::size_t>(N) * nv), gb(ga), ua(ga), ub(ga);
+  ra.backward(nullptr, dv.data(), ga.data(), ua.data(), nullptr);
+  rb.backward(nullptr, dv.data(), gb.data(), ub.data(), nullptr);
+  EXPECT_EQ(ga, gb);
+  EXPECT_EQ(ua, ub);
 }
 
 }  // namespace

@@ -172,7 +172,9 @@ TEST(ShacGradient, G1BackendPolicyLoopMatchesFiniteDifferences) {
   TrainOptions o = small_g1_options();
   o.action_rate_penalty = 0;
   o.policy_loop = PolicyLoopKind::Backend;
-  check_actor_gradient("g1-imitate:run1_subject2", o, 0, 3e-3, 2e-3, false, 0.3);
+  // measured: 5.9e-4 at h = 1e-2, 2.1e-3 at 3e-3, 7.0e-3 at 1e-3: the float networks' rounding
+  // grows as h shrinks, so the stencil's step is the largest of them
+  check_actor_gradient("g1-imitate:run1_subject2", o, 0, 1e-2, 2e-3, false, 0.3);
 }
 
 }  // namespace
