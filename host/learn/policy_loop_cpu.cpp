@@ -50,7 +50,9 @@ class PolicyLoopCpu final : public PolicyLoop {
     k_.ctrl_offset = setup_.ctrl_offset.data();
     k_.imitation.key_body = setup_.key_body.data();
     view_ = setup_.arrays->host_view();
-    const int threads = max_threads();
+    // per-thread scratch, sized for the team every loop below asks for (num_threads(threads_))
+    threads_ = max_threads();
+    const int threads = threads_;
     data_.assign(sz(threads) * 2 * setup_.layout.size, 0.0);
     scratch_dim_ = k_.na + k_.no + k_.nq + k_.nv;
     scratch_.assign(sz(threads) * scratch_dim_, 0.0);
@@ -82,7 +84,7 @@ class PolicyLoopCpu final : public PolicyLoop {
     const double* qpos = static_cast<const double*>(sim_.qpos_backend());
     const double* qvel = static_cast<const double*>(sim_.qvel_backend());
     const kern::Strided em{N_};
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(threads_)
     for (int e = 0; e < N_; ++e) {
       const auto d = bind(thread_index(), 0);
       kern::policy_observe_env(k_, view_, norm_, VSc{qpos + e, em}, VSc{qvel + e, em}, VS{q_row(t) + e, em},
@@ -95,7 +97,7 @@ class PolicyLoopCpu final : public PolicyLoop {
     float* mu = MU_.data() + sz(t) * N_ * k_.na;
     actor_.forward(X_.data() + sz(t) * N_ * k_.no, N_, mu, ws_[sz(t)]);
     const kern::Strided em{N_};
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(threads_)
     for (int e = 0; e < N_; ++e) {
       const std::size_t row = (sz(t) * N_ + e) * k_.na;
       kern::policy_act_env(k_, mu + sz(e) * k_.na, log_std_.data(), EPS_.data() + row, A_.data() + row,
@@ -135,7 +137,7 @@ class PolicyLoopCpu final : public PolicyLoop {
     double* adj_qvel = static_cast<double*>(adj_qvel_v);
     const kern::Strided em{N_};
     const int na = k_.na, no = k_.no;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(threads_)
     for (int e = 0; e < N_; ++e) {
       const std::size_t row = (sz(t) * N_ + e) * na;
       const bool ok = kern::policy_adj_act_env(k_, t < steps_active_[sz(e)], A_.data() + row, dA_.data() + row,
@@ -145,7 +147,7 @@ class PolicyLoopCpu final : public PolicyLoop {
     }
     actor_.backward(d_mu_.data(), N_, grad_.data(), dx_.data(), ws_[sz(t)]);
     if (t == 0) return;  // state 0's adjoint is not needed
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(threads_)
     for (int e = 0; e < N_; ++e) {
       const int th = thread_index();
       double* s = scratch(th);
@@ -185,6 +187,7 @@ class PolicyLoopCpu final : public PolicyLoop {
   const Mlp<float>& actor_;
   PolicyLoopSetup setup_;
   int H_, N_;
+  int threads_ = 1;              // OpenMP team of the loops (their scratch is per thread)
   kern::tasks::TaskKernel k_;
   kern::ModelView<double> view_{};
   kern::ObsNormalization norm_;
