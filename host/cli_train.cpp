@@ -27,6 +27,7 @@ const char* const kTrainHelp =
     "                       [--actor-lr X] [--critic-lr X] [--ppo-lr X] [--log-std X] [--tau X]\n"
     "                       [--reward task|add] [--action-rate X] [--critics K]\n"
     "                       [--policy-loop auto|host|backend] [--explicit-servos]\n"
+    "                       [--eval-every N] [--eval-episodes E]\n"
     "TASK: cartpole-swingup, ant-run, g1-imitate:CLIP (CLIP: a file stem in DATA/motions/lafan1_g1,\n"
     "e.g. run1_subject2). Defaults: 64 environments, 500 iterations of a 32-step horizon, seed 0,\n"
     "the CPU backend, DIR train_TASK_ALGO, the Impulse contact model at kappa 300 for contact tasks.\n"
@@ -41,6 +42,9 @@ const char* const kTrainHelp =
     "critic ensemble (g1-imitate default 3, else 1). --explicit-servos (g1-imitate on the Impulse\n"
     "floor): the servos' velocity gains explicit, as before they were made implicit (the earlier\n"
     "runs' setting; explicit, SHAC's gradient grows ~1.8x per control step).\n"
+    "--eval-every N: after every N-th iteration and the last, E (default 5) deterministic episodes\n"
+    "as `stiffgrad eval` runs them in stiffgrad (to a fall, fixed initial states), logged in the\n"
+    "eval_* columns (empty in other rows); neither their steps nor their time count as training's.\n"
     "Writes DIR/log.csv (one row per iteration), DIR/policy.sgp (stiffgrad eval reads it) and,\n"
     "with gnuplot installed, DIR/return_vs_steps.png, return_vs_time.png, grad_norm.png and\n"
     "bundle_rate.png. Progress on stderr; the last line of stdout is `final mean return: X`.\n"
@@ -51,7 +55,9 @@ const char* const kEvalHelp =
     "                      [--contact soft|impulse] [--kappa K] [--explicit-servos] [--data DIR]\n"
     "Runs the saved policy's deterministic action (the actor's mean) for N episodes (default 5)\n"
     "from the task's initial-state distribution, in stiffgrad or in MuJoCo 2.2.2 (libmujoco, the\n"
-    "task's MuJoCo model file). Prints mean return, mean episode length, falls (root below 0.3 m,\n"
+    "task's MuJoCo model file). An episode runs the task's full length or until a fall (imitation:\n"
+    "losing the reference does not end it, as it does in training). Prints mean return, mean\n"
+    "episode length, falls (root below 0.3 m,\n"
     "as n/N), mean tracking error (imitation tasks) and mean largest contact penetration; with\n"
     "--in mujoco also the same policy in stiffgrad and the difference of mean penetration\n"
     "between the two simulators (delta_d = MuJoCo - stiffgrad). TASK defaults to the policy's;\n"
@@ -92,12 +98,16 @@ class TrainProgress {
   void update(const learn::IterationLog& l) {
     const int every = std::max(1, total_ / 20);
     const bool last = l.iteration + 1 == total_;
-    if (!tty_ && l.iteration % every != 0 && !last) return;
+    if (!tty_ && l.iteration % every != 0 && !last && !l.evaluated) return;
     const int width = 24, filled = static_cast<int>(width * (l.iteration + 1.0) / total_);
     std::string bar(filled, '#');
     bar.resize(width, '.');
-    std::fprintf(stderr, "%s[%s] it %d/%d  env-steps %lld  mean return %.2f  %.1f s%s", tty_ ? "\r" : "", bar.c_str(),
-                 l.iteration + 1, total_, l.env_steps, l.mean_return, l.wall_s, tty_ && !last ? "" : "\n");
+    char evaluated[128] = "";
+    if (l.evaluated)
+      std::snprintf(evaluated, sizeof evaluated, "  eval: return %.2f, length %.1f, falls %d/%d", l.eval_return,
+                    l.eval_episode_length, l.eval_falls, l.eval_episodes);
+    std::fprintf(stderr, "%s[%s] it %d/%d  env-steps %lld  mean return %.2f  %.1f s%s%s", tty_ ? "\r" : "", bar.c_str(),
+                 l.iteration + 1, total_, l.env_steps, l.mean_return, l.wall_s, evaluated, tty_ && !last ? "" : "\n");
     std::fflush(stderr);
   }
 
@@ -171,13 +181,22 @@ int cmd_train(const Args& a) {
       throw UsageError("--policy-loop backend runs with --algo shac or shac-bcg (PPO's networks stay on the host)");
   }
   const std::string dir = a.has("out") ? a.get("out") : "train_" + spec.substr(0, spec.find(':')) + "_" + learn::algorithm_name(algo);
+  learn::EvalSchedule eval;
+  if (a.has("eval-every")) eval.every = static_cast<int>(parse_int_in(a.get("eval-every"), "--eval-every", 1, 100000000));
+  if (a.has("eval-episodes")) eval.episodes = static_cast<int>(parse_int_in(a.get("eval-episodes"), "--eval-episodes", 1, 100000));
   auto task = learn::make_task(spec, task_options(a));
+  std::unique_ptr<learn::Task> eval_task;
+  if (eval.every > 0) {
+    eval_task = learn::make_task(spec, task_options(a));
+    eval.task = eval_task.get();
+  }
   std::filesystem::create_directories(dir);
   const std::string csv = dir + "/log.csv";
   std::FILE* log = std::fopen(csv.c_str(), "w");
   if (!log) throw std::runtime_error("cannot write " + csv);
   std::fprintf(log, "iteration,env_steps,wall_s,mean_return,mean_episode_length,mean_step_reward,actor_loss,critic_loss,"
-                    "actor_grad_norm,bundle_rate,nonfinite,sim_s,adjoint_s,network_s,mean_tracking_error,disc_loss\n");
+                    "actor_grad_norm,bundle_rate,nonfinite,sim_s,adjoint_s,network_s,mean_tracking_error,disc_loss,"
+                    "eval_return,eval_episode_length,eval_falls,eval_tracking_error\n");
   std::fprintf(stderr,
                "train %s: %s, %d environments, %d iterations x %d steps, seed %llu, %s backend, %s reward, policy loop %s\n",
                spec.c_str(), learn::algorithm_name(algo).c_str(), o.nenv, o.iterations, o.horizon,
@@ -186,14 +205,18 @@ int cmd_train(const Args& a) {
   TrainProgress progress(o.iterations);
   double sim = 0, adj = 0, net = 0;
   const learn::TrainResult r = learn::train(*task, spec, o, [&](const learn::IterationLog& l) {
-    std::fprintf(log, "%d,%lld,%.6g,%.10g,%.6g,%.10g,%.10g,%.10g,%.10g,%.6g,%d,%.6g,%.6g,%.6g,%.6g,%.6g\n", l.iteration,
+    std::fprintf(log, "%d,%lld,%.6g,%.10g,%.6g,%.10g,%.10g,%.10g,%.10g,%.6g,%d,%.6g,%.6g,%.6g,%.6g,%.6g", l.iteration,
                  l.env_steps, l.wall_s, l.mean_return, l.mean_episode_length, l.mean_step_reward, l.actor_loss,
                  l.critic_loss, l.actor_grad_norm, l.bundle_rate, l.nonfinite, l.sim_s, l.adjoint_s, l.network_s,
                  l.mean_tracking_error, l.disc_loss);
+    if (l.evaluated)
+      std::fprintf(log, ",%.10g,%.6g,%d,%.6g\n", l.eval_return, l.eval_episode_length, l.eval_falls, l.eval_tracking_error);
+    else
+      std::fprintf(log, ",,,,\n");
     std::fflush(log);
     sim += l.sim_s; adj += l.adjoint_s; net += l.network_s;
     progress.update(l);
-  });
+  }, eval);
   std::fclose(log);
   learn::save_policy(dir + "/policy.sgp", r.policy);
   write_plots(dir, algo == learn::Algorithm::ShacBcg);
@@ -217,7 +240,15 @@ int cmd_eval(const Args& a) {
   const std::uint64_t seed = a.has("seed") ? static_cast<std::uint64_t>(parse_int_in(a.get("seed"), "--seed", 0, 1L << 62)) : 1;
   const std::string where = a.has("in") ? a.get("in") : "stiffgrad";
   if (where != "stiffgrad" && where != "mujoco") throw UsageError("--in must be stiffgrad or mujoco");
+  learn::EvalSchedule eval;
+  if (a.has("eval-every")) eval.every = static_cast<int>(parse_int_in(a.get("eval-every"), "--eval-every", 1, 100000000));
+  if (a.has("eval-episodes")) eval.episodes = static_cast<int>(parse_int_in(a.get("eval-episodes"), "--eval-episodes", 1, 100000));
   auto task = learn::make_task(spec, task_options(a));
+  std::unique_ptr<learn::Task> eval_task;
+  if (eval.every > 0) {
+    eval_task = learn::make_task(spec, task_options(a));
+    eval.task = eval_task.get();
+  }
   const auto print = [&](const char* sim, const learn::EvalResult& r) {
     std::printf("%s: mean return %.6g, mean episode length %.1f, falls %d/%d, tracking error ", sim, r.mean_return,
                 r.mean_length, r.falls, r.episodes);

@@ -76,7 +76,7 @@ EvalResult evaluate_in_mujoco(Task& task, const PolicyFile& policy, int episodes
       const double te = task.tracking_error(e, t + 1, d->qpos, d->qvel);
       if (std::isfinite(te)) { track += te; ++track_n; }
       if (root_z >= 0 && d->qpos[root_z] < 0.3) fell = true;
-      if (task.terminated(e, t + 1, d->qpos, d->qvel)) break;
+      if (task.fallen(e, t + 1, d->qpos, d->qvel)) break;
     }
     r.mean_return += ret / episodes;
     r.mean_length += static_cast<double>(len) / episodes;

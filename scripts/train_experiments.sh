@@ -8,6 +8,8 @@
 # given explicitly, action-rate penalty 0.8, SHAC's critic ensemble of 3). The *_explicit rows
 # were run before g1-imitate made its servos' velocity gains implicit on the Impulse floor
 # (--explicit-servos keeps the earlier setting).
+# EVAL_ONLY=1: no training, only the evaluations of the policies already in OUT_DIR (runs without
+# OUT_DIR/RUN/policy.sgp are skipped with a message).
 # Usage: scripts/train_experiments.sh [BUILD_DIR] [OUT_DIR] [RUN ...]   (default: every run)
 set -euo pipefail
 BUILD=${1:-build}
@@ -23,11 +25,13 @@ cartpole_ppo     cartpole-swingup ppo      64 1500
 ant_shac         ant-run          shac     32 300
 ant_ppo          ant-run          ppo      32 1200
 ant_shac_bcg     ant-run          shac-bcg 32 300 --tau 20
-g1_shac          $G1              shac     16 150 --critics 1 --action-rate 0
-g1_shac_bcg      $G1              shac-bcg 16 150 --critics 1 --action-rate 0
-g1_ppo           $G1              ppo      16 1500 --action-rate 0
+g1_shac          $G1              shac     16 150 --critics 1 --action-rate 0 --eval-every 10
+g1_shac_bcg      $G1              shac-bcg 16 150 --critics 1 --action-rate 0 --eval-every 10
+g1_ppo           $G1              ppo      16 1500 --action-rate 0 --eval-every 100
 g1_shac_k50      $G1              shac     16 150 --kappa 50 --critics 1 --action-rate 0
 g1_shac_k100     $G1              shac     16 150 --kappa 100 --critics 1 --action-rate 0
+g1_shac_bcg_k50  $G1              shac-bcg 16 150 --kappa 50 --critics 1 --action-rate 0
+g1_shac_bcg_k100 $G1              shac-bcg 16 150 --kappa 100 --critics 1 --action-rate 0
 g1_shac_explicit $G1              shac     16 150 --explicit-servos --critics 1 --action-rate 0
 g1_shac_bcg_explicit $G1          shac-bcg 16 150 --explicit-servos --critics 1 --action-rate 0
 g1_ppo_explicit  $G1              ppo      16 1500 --explicit-servos --action-rate 0
@@ -51,10 +55,15 @@ while read -r name task algo envs iters extra; do
   [[ -z ${name:-} ]] && continue
   if [[ ${#SELECTED[@]} -gt 0 ]] && ! wanted "$name"; then continue; fi
   mkdir -p "$OUT/$name"
-  echo "== $name: train $task --algo $algo --envs $envs --iterations $iters $extra" >&2
-  # shellcheck disable=SC2086  # $extra is a list of options
-  "$SG" train "$task" --algo "$algo" --envs "$envs" --iterations "$iters" --seed 0 --out "$OUT/$name" $extra \
-    > "$OUT/$name/train.txt" 2> "$OUT/$name/progress.txt"
+  if [[ ${EVAL_ONLY:-0} == 1 ]]; then
+    if [[ ! -f $OUT/$name/policy.sgp ]]; then echo "== $name: no policy.sgp, not evaluated" >&2; continue; fi
+    echo "== $name: eval" >&2
+  else
+    echo "== $name: train $task --algo $algo --envs $envs --iterations $iters $extra" >&2
+    # shellcheck disable=SC2086  # $extra is a list of options
+    "$SG" train "$task" --algo "$algo" --envs "$envs" --iterations "$iters" --seed 0 --out "$OUT/$name" $extra \
+      > "$OUT/$name/train.txt" 2> "$OUT/$name/progress.txt"
+  fi
   # the evaluation simulates with the training's contact settings (its --contact / --kappa)
   read -r -a opts <<< "${extra:-}"
   eval_opts=()

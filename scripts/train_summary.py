@@ -2,7 +2,9 @@
 """Summary of scripts/train_experiments.sh's runs as Markdown tables (the README's figures).
 
 Reads OUT/<run>/log.csv (one row per iteration, written by `stiffgrad train`), train.txt (its
-stdout: the throughput line) and eval.txt (`stiffgrad eval --in mujoco`). Usage:
+stdout: the throughput line) and eval.txt (`stiffgrad eval --in mujoco`: episodes to a fall).
+Runs whose policies were not kept have no eval.txt (an evaluation under the earlier protocol,
+episodes ending where training's would, may be in eval_until_track_lost.txt). Usage:
 train_summary.py OUT
 """
 import csv
@@ -14,7 +16,8 @@ import sys
 
 def read_log(path):
     with open(path) as f:
-        return [{k: float(v) for k, v in row.items()} for row in csv.DictReader(f)]
+        # eval_* columns are empty in the rows without an evaluation (train --eval-every)
+        return [{k: float(v) if v != "" else float("nan") for k, v in row.items()} for row in csv.DictReader(f)]
 
 
 def smooth(values, width=5):
@@ -118,7 +121,7 @@ def main(out):
             ev = parse_eval(os.path.join(out, n, "eval.txt"))
             sg, mj = ev.get("stiffgrad", {}), ev.get("mujoco", {})
             cell = lambda e: (f"{e['falls']}, {e['return']:.2f}, {e['length']:.0f}, {e['tracking']}, "
-                              f"{e['penetration_mm']:.2f}" if e else "n/a")
+                              f"{e['penetration_mm']:.2f}" if e else "policy not kept")
             print(f"| {n[3:]} | {int(runs[n][-1]['env_steps'])} | {runs[n][-1]['wall_s']:.0f} | "
                   f"{fmt(runs[n][-1]['mean_return'], '.2f')} | {fmt(final(n, 'mean_tracking_error'), '.3f')} | "
                   f"{cell(sg)} | {cell(mj)} | {fmt(ev.get('delta_d_mm'), '.2f')} |")
@@ -150,8 +153,23 @@ def main(out):
                 if math.isfinite(track):
                     reach_t = first_staying(runs[n], "mean_tracking_error", track)
                     ratio_t = f"{total / reach_t:.1f}x fewer env-steps" if reach_t else "not reached"
-                    print(f"  Tracking error: {ppo[3:]}'s final {track:.3f} m reached for good at {fmt(reach_t, '.0f')} env-steps "
+                    print(f"  Training episodes' tracking error (they end where it passes 0.5 m): {ppo[3:]}'s final "
+                          f"{track:.3f} m reached for good at {fmt(reach_t, '.0f')} env-steps "
                           f"({ratio_t}); {n[3:]} ends at {final(n, 'mean_tracking_error'):.3f} m.")
+                # the paper's Table 2: tracking error after transfer, deterministic episodes in
+                # MuJoCo 2.2.2 run to a fall
+                ev_n = parse_eval(os.path.join(out, n, "eval.txt")).get("mujoco")
+                ev_p = parse_eval(os.path.join(out, ppo, "eval.txt")).get("mujoco")
+                if ev_n and ev_p:
+                    t_n, t_p = float(ev_n["tracking"]), float(ev_p["tracking"])
+                    print(f"  In MuJoCo 2.2.2 (episodes to a fall): {n[3:]} {t_n:.3f} m over {ev_n['length']:.0f} steps, falls "
+                          f"{ev_n['falls']}, after {total / steps:.0f}x fewer env-steps than {ppo[3:]}: {t_p:.3f} m over "
+                          f"{ev_p['length']:.0f} steps, falls {ev_p['falls']}: PPO's tracking "
+                          f"{'reached' if t_n <= t_p else 'not reached'}.")
+        print("\nThe eval columns run each deterministic episode for the task's 300 control steps or to a fall "
+              "(root below 0.3 m); training episodes also end where the tracking error passes 0.5 m. "
+              "'policy not kept': the run's policy file is gone, so it was not evaluated this way "
+              "(its earlier evaluation, whose episodes ended as training's do, is in eval_until_track_lost.txt).")
         if any("_add" in n for n in g1):
             print("\nWith the ADD reward (*_add) the logged return is the discriminator's reward minus the action-rate "
                   "penalty; the eval columns give the task's tracking return of the deterministic policy.")

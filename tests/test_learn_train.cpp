@@ -43,6 +43,44 @@ TEST(Train, ShacImprovesCartpoleSwingup) {
   }
 }
 
+// Evaluation while training (EvalSchedule) runs on its own task and changes nothing in the run:
+// the same records and policy as without it, evaluations after every 2nd and the last iteration,
+// each equal to evaluate_in_stiffgrad of that iteration's policy.
+TEST(Train, EvalScheduleDoesNotChangeTrainingAndMatchesEval) {
+  for (const Algorithm algo : {Algorithm::Shac, Algorithm::Ppo}) {
+    auto task = make_task("cartpole-swingup", sgtest::learn_task_options());
+    auto eval_task = make_task("cartpole-swingup", sgtest::learn_task_options());
+    TrainOptions o = defaults_for("cartpole-swingup", algo);
+    o.nenv = 8;
+    o.iterations = 5;
+    o.threads = 1;
+    const TrainResult plain = train(*task, "cartpole-swingup", o);
+    EvalSchedule schedule;
+    schedule.task = eval_task.get();
+    schedule.every = 2;
+    schedule.episodes = 3;
+    schedule.seed = 4;
+    const TrainResult evaluated = train(*task, "cartpole-swingup", o, {}, schedule);
+    ASSERT_EQ(evaluated.log.size(), plain.log.size());
+    for (std::size_t i = 0; i < plain.log.size(); ++i) {
+      EXPECT_EQ(evaluated.log[i].actor_loss, plain.log[i].actor_loss) << i;
+      EXPECT_EQ(evaluated.log[i].critic_loss, plain.log[i].critic_loss) << i;
+      EXPECT_EQ(evaluated.log[i].mean_step_reward, plain.log[i].mean_step_reward) << i;
+      EXPECT_FALSE(plain.log[i].evaluated);
+      EXPECT_EQ(evaluated.log[i].evaluated, i == 1 || i == 3 || i == 4) << i;
+    }
+    EXPECT_EQ(evaluated.policy.actor_params, plain.policy.actor_params);
+    const EvalResult last = evaluate_in_stiffgrad(*eval_task, evaluated.policy, 3, 4);
+    EXPECT_EQ(evaluated.log.back().eval_return, last.mean_return);
+    EXPECT_EQ(evaluated.log.back().eval_episode_length, last.mean_length);
+    EXPECT_EQ(evaluated.log.back().eval_episodes, 3);
+    EXPECT_NE(evaluated.log[1].eval_return, evaluated.log[4].eval_return);  // the policy changed between them
+    // the trainer's own task cannot be the evaluation's
+    schedule.task = task.get();
+    EXPECT_THROW(train(*task, "cartpole-swingup", o, {}, schedule), std::invalid_argument);
+  }
+}
+
 TEST(Train, PpoRecordsAreConsistent) {
   auto task = make_task("cartpole-swingup", sgtest::learn_task_options());
   TrainOptions o = defaults_for("cartpole-swingup", Algorithm::Ppo);
@@ -148,7 +186,7 @@ double value_after(const std::string& text, const std::string& key) {
 
 TEST(TrainCli, TrainWritesLogPolicyAndFinalLineAndEvalRunsInMujoco) {
   const std::string dir = unique_temp("train_out");
-  const ::Run t = run_cli("train cartpole-swingup --algo shac --envs 8 --iterations 3 --out " + dir +
+  const ::Run t = run_cli("train cartpole-swingup --algo shac --envs 8 --iterations 3 --eval-every 2 --eval-episodes 2 --out " + dir +
                         " --data " + sgtest::shared_data());
   ASSERT_EQ(t.status, 0) << t.err;
   // the last line of stdout
@@ -159,8 +197,15 @@ TEST(TrainCli, TrainWritesLogPolicyAndFinalLineAndEvalRunsInMujoco) {
   std::string header, line;
   std::getline(csv, header);
   EXPECT_EQ(header.rfind("iteration,env_steps,wall_s,mean_return", 0), 0u) << header;
+  EXPECT_NE(header.find(",eval_return,eval_episode_length,eval_falls,eval_tracking_error"), std::string::npos) << header;
   int rows = 0;
-  while (std::getline(csv, line)) ++rows;
+  while (std::getline(csv, line)) {
+    // evaluations after iterations 2 and 3 (the last): the four eval_* fields filled, else empty
+    const bool evaluated = rows >= 1;
+    const std::string tail = line.substr(line.size() - 4);
+    EXPECT_EQ(tail == ",,,,", !evaluated) << line;
+    ++rows;
+  }
   EXPECT_EQ(rows, 3);
   ASSERT_TRUE(std::filesystem::exists(dir + "/policy.sgp"));
   EXPECT_NE(t.err.find("it 3/3"), std::string::npos) << t.err;

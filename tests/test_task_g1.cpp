@@ -622,10 +622,13 @@ TEST(G1ImitateTask, ResetTracksReferenceAndPerturbationsLowerReward) {
       auto qf = q;
       qf[2] = 0.2;
       EXPECT_TRUE(task->terminated(e, 0, qf.data(), v.data()));
-      // far from the reference (1 m sideways) but upright
+      EXPECT_TRUE(task->fallen(e, 0, qf.data(), v.data()));
+      // far from the reference (1 m sideways) but upright: training stops, evaluation goes on
       auto qs = q;
       qs[1] += 1.0;
       EXPECT_TRUE(task->terminated(e, 0, qs.data(), v.data()));
+      EXPECT_FALSE(task->fallen(e, 0, qs.data(), v.data()));
+      EXPECT_FALSE(task->fallen(e, 0, q.data(), v.data()));
       // the observation: root height, unit gravity, next-step targets close to the state
       std::vector<double> obs(sz(task->obs_dim()));
       task->observe(e, 0, q.data(), v.data(), obs.data());

@@ -101,7 +101,7 @@ EvalResult evaluate_in_stiffgrad(Task& task, const PolicyFile& policy, int episo
       const double te = task.tracking_error(e, t + 1, qe, ve);
       if (std::isfinite(te)) { track[e] += te; ++track_n[e]; }
       if (zi >= 0 && qe[zi] < 0.3) fell[e] = 1;
-      if (task.terminated(e, t + 1, qe, ve)) alive[e] = 0;
+      if (task.fallen(e, t + 1, qe, ve)) alive[e] = 0;
       any = any || alive[e];
     }
     if (!any) break;

@@ -72,6 +72,8 @@ class G1ImitateTask final : public Task {
   void adj_reward(int e, int t, const double* qpos, const double* qvel, const double* action, double adj_r,
                   double* adj_qpos, double* adj_qvel, double* adj_action) const override;
   bool terminated(int e, int t, const double* qpos, const double* qvel) const override;
+  // evaluation runs to a fall (root below kMinRootHeight), through losses of track
+  bool fallen(int, int, const double* qpos, const double*) const override { return qpos[2] < kMinRootHeight; }
   int add_dim() const override { return kern::imitation_add_dim(spec_); }
   void add_delta(int e, int t, const double* qpos, const double* qvel, double* delta) const override;
   void adj_add_delta(int e, int t, const double* qpos, const double* qvel, const double* adj_delta, double* adj_qpos,

@@ -165,7 +165,7 @@ TrainerCore::TrainerCore(Task& t, const std::string& spec, const TrainOptions& o
 }
 
 double TrainerCore::seconds_since_start() const {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count() - eval_seconds_;
 }
 
 void TrainerCore::start_horizon() {
@@ -386,6 +386,17 @@ void TrainerCore::finish_iteration(IterationLog log, TrainResult& result,
   log.mean_tracking_error = after.mean_tracking_error;
   log.disc_loss = disc_loss;
   log.network_s += disc_s;
+  if (eval.task && eval.every > 0 && ((log.iteration + 1) % eval.every == 0 || log.iteration + 1 == o.iterations)) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const EvalResult e = evaluate_in_stiffgrad(*eval.task, policy_file(), eval.episodes, eval.seed, o.backend);
+    eval_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    log.evaluated = true;
+    log.eval_return = e.mean_return;
+    log.eval_episode_length = e.mean_length;
+    log.eval_tracking_error = e.tracking_error;
+    log.eval_falls = e.falls;
+    log.eval_episodes = e.episodes;
+  }
   result.log.push_back(log);
   if (on_iteration) on_iteration(log);
 }
@@ -413,15 +424,16 @@ PolicyFile TrainerCore::policy_file() const {
 }
 
 TrainResult train(Task& task, const std::string& task_spec, const TrainOptions& options,
-                  const std::function<void(const IterationLog&)>& on_iteration) {
+                  const std::function<void(const IterationLog&)>& on_iteration, const EvalSchedule& eval) {
+  if (eval.every > 0 && (!eval.task || eval.task == &task || eval.episodes < 1))
+    throw std::invalid_argument("train: an evaluation schedule needs its own task instance and episodes >= 1");
   TrainOptions o = options;
   if (o.algorithm == Algorithm::ShacBcg) o.bundles.enabled = true;
   if (o.algorithm != Algorithm::ShacBcg) o.bundles.enabled = false;
-  // On CUDA the networks, tasks and episode bookkeeping still run on the host: every control
-  // step copies the state down and the controls up, and SHAC's backward pass uses
-  // Rollout::backward_policy's host hook (a copy each way per step). The device-resident path
-  // (Rollout::backward_policy_backend, MlpDevice) is not wired into this trainer yet.
+  // SHAC's policy in the loop runs where the simulator does or on the host (o.policy_loop); PPO's
+  // networks, and every task's rewards and episode bookkeeping, run on the host.
   TrainerCore core(task, task_spec, o);
+  core.eval = eval;
   return o.algorithm == Algorithm::Ppo ? train_ppo(core, on_iteration) : train_shac(core, on_iteration);
 }
 

@@ -97,7 +97,9 @@ class TrainerCore {
   // appended to result and passed to on_iteration
   void finish_iteration(IterationLog log, TrainResult& result, const std::function<void(const IterationLog&)>& on_iteration);
   PolicyFile policy_file() const;
+  // training time since the start, without the time spent in `eval` episodes
   double seconds_since_start() const;
+  EvalSchedule eval;  // train()'s
 
   double* q(int t, int e) { return Q.data() + (static_cast<std::size_t>(t) * nenv + e) * nq; }
   double* v(int t, int e) { return V.data() + (static_cast<std::size_t>(t) * nenv + e) * nv; }
@@ -107,6 +109,7 @@ class TrainerCore {
 
  private:
   std::chrono::steady_clock::time_point start_;
+  double eval_seconds_ = 0;          // spent in evaluations, not training time
   std::vector<double> iteration_rewards_;
   std::vector<double> step_tracking_;  // nenv  this step's tracking errors (NaN: none)
   double tracking_sum_ = 0;

@@ -72,8 +72,13 @@ class Task {
   virtual void adj_reward(int e, int t, const double* qpos, const double* qvel, const double* action,
                           double adj_r, double* adj_qpos, double* adj_qvel, double* adj_action) const = 0;
 
-  // Early termination (a fall) in this state at episode step t.
+  // Early termination of a training episode in this state at episode step t: a fall, or a
+  // state the task does not learn from (an imitation that has lost its reference).
   virtual bool terminated(int e, int t, const double* qpos, const double* qvel) const = 0;
+  // The end of an evaluation episode (`eval`, in stiffgrad and in MuJoCo): a fall only, so that
+  // falls, return and tracking error are measured over the whole episode and not cut short where
+  // training stops learning. Defaults to terminated().
+  virtual bool fallen(int e, int t, const double* qpos, const double* qvel) const { return terminated(e, t, qpos, qvel); }
 
   // ADD reward (the BCG paper's adversarial differential discriminator, stiffgrad/learn/add.hpp):
   // tasks with a reference motion give the difference Δ = f(reference) − f(state) of add_dim()

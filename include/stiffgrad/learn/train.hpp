@@ -63,8 +63,9 @@ struct TrainOptions {
   int critic_ensemble = 1;         // SHAC: critics (each with its target) whose mean is the value
   // SHAC: where the policy in the loop runs. Host: observations, actor and controls on the host,
   // the state crossing every step (on CUDA a host round trip per step, forward and backward).
-  // Backend: where the simulator runs (host/learn/policy_loop.hpp), nothing crossing per step;
-  // needs a task with backend kernels and no bundles. Auto: Backend on CUDA when it can, else Host.
+  // Backend: where the simulator runs (host/learn/policy_loop.hpp), nothing crossing per step
+  // (bundles included); needs a task with backend kernels. Auto: Backend on CUDA when it can,
+  // else Host.
   PolicyLoopKind policy_loop = PolicyLoopKind::Auto;
   // PPO
   int ppo_epochs = 5;
@@ -94,6 +95,21 @@ struct IterationLog {
   double disc_loss = 0;           // ADD: the discriminator's mean minibatch loss (0 without ADD)
   int nonfinite = 0;              // environments whose state or gradient became non-finite (contained)
   double sim_s = 0, adjoint_s = 0, network_s = 0;  // time in forward simulation, adjoint, networks
+  // EvalSchedule's deterministic episodes after this iteration (evaluated false: none, fields NaN)
+  bool evaluated = false;
+  double eval_return = 0, eval_episode_length = 0, eval_tracking_error = 0;
+  int eval_falls = 0, eval_episodes = 0;
+};
+
+// Deterministic evaluation while training (`train --eval-every`): after every `every`-th
+// iteration and after the last, evaluate_in_stiffgrad of the current policy on `task`, a second
+// instance of the training task (evaluation resizes and resets its task, which must not be the
+// trainer's). The episodes count neither in env_steps nor in wall_s, and do not change training.
+struct EvalSchedule {
+  Task* task = nullptr;
+  int every = 0;                  // 0: no evaluation
+  int episodes = 5;
+  std::uint64_t seed = 1;         // the same initial states at every evaluation
 };
 
 struct TrainResult {
@@ -104,7 +120,8 @@ struct TrainResult {
 
 // Trains a policy for `task`; `on_iteration` (may be empty) sees every iteration's record.
 TrainResult train(Task& task, const std::string& task_spec, const TrainOptions& options,
-                  const std::function<void(const IterationLog&)>& on_iteration = {});
+                  const std::function<void(const IterationLog&)>& on_iteration = {},
+                  const EvalSchedule& eval = {});
 
 // A saved policy at run time: normalizer + actor, deterministic action = actor mean.
 class PolicyRunner {
