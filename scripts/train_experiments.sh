@@ -42,6 +42,7 @@ g1_shac_h16_explicit $G1          shac     16 300 --explicit-servos --horizon 16
 g1_shac_soft     $G1              shac     16 150 --contact soft --critics 1 --action-rate 0
 g1_ppo_soft      $G1              ppo      16 1500 --contact soft --action-rate 0
 g1_shac_soft_long $G1             shac     16 600 --contact soft --critics 1 --action-rate 0
+g1_shac_long     $G1              shac     16 600 --critics 1 --action-rate 0 --eval-every 25
 g1_shac_bcg_soft $G1              shac-bcg 16 150 --contact soft --critics 1 --action-rate 0
 g1_shac_soft_add $G1              shac     16 150 --contact soft --reward add
 g1_shac_soft_add_p0 $G1           shac     16 150 --contact soft --reward add --action-rate 0

@@ -201,22 +201,36 @@ PLOTS = [
      ["g1_shac", "g1_ppo", "g1_shac_soft", "g1_shac_bcg_soft", "g1_ppo_soft", "g1_shac_soft_long"]),
     ("g1_kappa_tracking_steps.png", "g1-imitate, SHAC at kappa 50 / 100 / 300", "environment steps", 2, 15,
      ["g1_shac_k50", "g1_shac_k100", "g1_shac"]),
-    ("g1_kappa_bcg_tracking_steps.png", "g1-imitate, servos explicit, SHAC+BCG at kappa 50 / 100 / 300",
+    ("g1_kappa_bcg_tracking_steps.png", "g1-imitate, SHAC+BCG at kappa 50 / 100 / 300",
+     "environment steps", 2, 15, ["g1_shac_bcg_k50", "g1_shac_bcg_k100", "g1_shac_bcg"]),
+    ("g1_kappa_bcg_explicit_tracking_steps.png", "g1-imitate, servos explicit, SHAC+BCG at kappa 50 / 100 / 300",
      "environment steps", 2, 15, ["g1_shac_bcg_k50_explicit", "g1_shac_bcg_k100_explicit", "g1_shac_bcg_explicit"]),
+    # train --eval-every: deterministic episodes to a fall (columns 18 and 20)
+    ("g1_eval_length_steps.png", "g1-imitate:run1_subject2, Impulse floor: deterministic episodes (train --eval-every)",
+     "environment steps", 2, 18, ["g1_shac", "g1_shac_bcg", "g1_ppo", "g1_shac_long"]),
+    ("g1_eval_tracking_steps.png", "g1-imitate:run1_subject2, Impulse floor: deterministic episodes (train --eval-every)",
+     "environment steps", 2, 20, ["g1_shac", "g1_shac_bcg", "g1_ppo", "g1_shac_long"]),
 ]
+EVAL_COLUMNS = (17, 18, 19, 20)
 
 def write_plots(out):
     """OUT/plots.gp: the comparison plots, paths relative to OUT (log.csv columns as `stiffgrad train` writes)."""
-    ylabel = {4: "mean return (last 64 episodes)", 15: "mean tracking error (m)"}
+    ylabel = {4: "mean return (last 64 episodes)", 15: "mean tracking error (m)",
+              18: "episode length to a fall (control steps)", 20: "tracking error to a fall (m)"}
     with open(os.path.join(out, "plots.gp"), "w") as f:
         f.write("# written by scripts/train_summary.py\nset datafile separator ','\nset terminal pngcairo size 800,500 noenhanced\n"
                 "set grid\nset key right bottom\n")
         for png, title, xlabel, x, y, runs in PLOTS:
             present = [r for r in runs if os.path.exists(os.path.join(out, r, "log.csv"))]
+            if y in EVAL_COLUMNS:  # only runs with evaluations, only their evaluated rows
+                present = [r for r in present if any(math.isfinite(row.get("eval_return", float("nan")))
+                                                     for row in read_log(os.path.join(out, r, "log.csv")))]
             if not present:
                 continue
             f.write(f"set output '{png}'\nset title '{title}'\nset xlabel '{xlabel}'\nset ylabel '{ylabel[y]}'\n")
-            f.write("plot " + ", ".join(f"'{r}/log.csv' using {x}:{y} skip 1 with lines lw 2 title '{r}'" for r in present) + "\n")
+            source = (lambda r: f"'< grep -v \",,,,$\" {r}/log.csv'") if y in EVAL_COLUMNS else (lambda r: f"'{r}/log.csv'")
+            style = "linespoints" if y in EVAL_COLUMNS else "lines"
+            f.write("plot " + ", ".join(f"{source(r)} using {x}:{y} skip 1 with {style} lw 2 title '{r}'" for r in present) + "\n")
 
 
 if __name__ == "__main__":
