@@ -128,7 +128,8 @@ def main(out):
         # the return (which grows with both tracking and episode length) is the measure for the
         # tracking-reward runs: episodes start on the reference, so short episodes have small
         # tracking errors
-        for shac_runs, ppo in ((("g1_shac", "g1_shac_bcg", "g1_shac_k50", "g1_shac_k100"), "g1_ppo"),
+        for shac_runs, ppo in ((("g1_shac", "g1_shac_bcg", "g1_shac_k50", "g1_shac_k100", "g1_shac_bcg_k50",
+                                 "g1_shac_bcg_k100", "g1_shac_long"), "g1_ppo"),
                                (("g1_shac_explicit", "g1_shac_bcg_explicit", "g1_shac_h8_explicit",
                                  "g1_shac_h16_explicit"), "g1_ppo_explicit"),
                                (("g1_shac_soft", "g1_shac_bcg_soft", "g1_shac_soft_long"), "g1_ppo_soft")):
