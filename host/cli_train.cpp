@@ -240,15 +240,7 @@ int cmd_eval(const Args& a) {
   const std::uint64_t seed = a.has("seed") ? static_cast<std::uint64_t>(parse_int_in(a.get("seed"), "--seed", 0, 1L << 62)) : 1;
   const std::string where = a.has("in") ? a.get("in") : "stiffgrad";
   if (where != "stiffgrad" && where != "mujoco") throw UsageError("--in must be stiffgrad or mujoco");
-  learn::EvalSchedule eval;
-  if (a.has("eval-every")) eval.every = static_cast<int>(parse_int_in(a.get("eval-every"), "--eval-every", 1, 100000000));
-  if (a.has("eval-episodes")) eval.episodes = static_cast<int>(parse_int_in(a.get("eval-episodes"), "--eval-episodes", 1, 100000));
   auto task = learn::make_task(spec, task_options(a));
-  std::unique_ptr<learn::Task> eval_task;
-  if (eval.every > 0) {
-    eval_task = learn::make_task(spec, task_options(a));
-    eval.task = eval_task.get();
-  }
   const auto print = [&](const char* sim, const learn::EvalResult& r) {
     std::printf("%s: mean return %.6g, mean episode length %.1f, falls %d/%d, tracking error ", sim, r.mean_return,
                 r.mean_length, r.falls, r.episodes);
