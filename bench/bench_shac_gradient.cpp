@@ -17,7 +17,12 @@
 // derivative of the actor loss along one random unit direction against central differences of
 // the loss at steps h = 1e-1 .. 1e-3 (4 environments, a [64] actor): where the loss is smooth the
 // differences converge to the adjoint; where contact makes it rough they do not converge at all.
+// With --variance: the minibatch-to-minibatch consistency of the gradient at H = 8 and 32 for a
+// policy trained on the soft floor (see variance_table), into g1_gradient_variance_itK.csv.
 //   bench_shac_gradient [--quick] [--out DIR] [--seeds N] [--fd]
+//                       [--variance [--samples R] [--train-iterations K] [--train-on soft|impulse]]
+// (the CSV is g1_gradient_variance_itK.csv, or g1_gradient_variance_itK_impulse.csv)
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -142,6 +147,131 @@ int finite_difference_table() {
   return 0;
 }
 
+// The --variance table: how consistent SHAC's actor gradient is from one minibatch to the next
+// on each floor. A policy is first trained for `train_iterations` SHAC iterations on the soft
+// floor (the same policy then serves every setting, so the rows differ only by the contact
+// model); then, per setting and horizon, R independent minibatches (16 environments, fresh
+// reference-state starts and fresh action noise per minibatch, the same R start sets in every
+// row) each give one gradient g_r of the actor loss. Reported: the mean of |g_r|, |mean g|, the
+// mean pairwise cosine of the g_r, and SNR = |mean g|^2 / (sum_r |g_r - mean g|^2 / (R - 1)),
+// the signal-to-noise ratio of one minibatch's gradient (1: signal as large as the noise).
+// Stochastic-gradient steps make progress only where this ratio is not small.
+int variance_table(const std::string& out_dir, int samples, int train_iterations, const std::vector<int>& horizons,
+                   bool train_on_impulse) {
+  const std::string spec = "g1-imitate:run1_subject2";
+  const auto options_for = [&](ContactModel contact, double kappa) {
+    TaskOptions t;
+    t.data_dir = bench::data_dir();
+    t.contact = contact;
+    t.kappa = kappa;
+    return t;
+  };
+  TrainOptions base = defaults_for(spec, Algorithm::Shac);
+  base.nenv = 16;
+  base.critic_ensemble = 1;
+  base.action_rate_penalty = 0;
+  base.iterations = std::max(train_iterations, 1);
+  // the shared policy: SHAC on the soft floor (the setting that trains fastest) or, with
+  // --train-on impulse, on the Impulse floor at κ 300, as in training
+  const char* train_floor = train_on_impulse ? "Impulse (kappa 300)" : "soft";
+  auto train_task = make_task(spec, options_for(train_on_impulse ? ContactModel::Impulse : ContactModel::Soft, 300));
+  TrainerCore trained(*train_task, spec, base);
+  {
+    Shac shac(trained);
+    TrainResult result;
+    for (int it = 0; it < train_iterations; ++it) trained.finish_iteration(shac.iterate(it), result, {});
+    std::printf("policy: %d SHAC iterations on the %s floor (16 envs, seed 0), mean return %.2f, "
+                "mean episode length %.1f\n",
+                train_iterations, train_floor, result.log.empty() ? 0.0 : result.log.back().mean_return,
+                result.log.empty() ? 0.0 : result.log.back().mean_episode_length);
+  }
+  const std::vector<Setting> settings = {
+      {"impulse_k300", ContactModel::Impulse, 300, false, false},
+      {"impulse_k300_bcg", ContactModel::Impulse, 300, true, false},
+      {"impulse_k100", ContactModel::Impulse, 100, false, false},
+      {"impulse_k50", ContactModel::Impulse, 50, false, false},
+      {"soft", ContactModel::Soft, 300, false, false},
+  };
+  const bench::ExperimentOutput out(out_dir);
+  out.create();
+  const std::string csv_file = out.path("g1_gradient_variance_it" + std::to_string(train_iterations) +
+                                        (train_on_impulse ? "_impulse" : "") + ".csv");
+  bench::CsvWriter csv(csv_file, {"setting", "horizon", "train_iterations", "samples", "mean_norm",
+                                  "norm_of_mean", "mean_cosine", "snr", "max_over_median_norm"});
+  std::printf("SHAC actor gradient over %d independent minibatches (16 envs each) on %s\n", samples, spec.c_str());
+  std::printf("%-18s %4s %12s %12s %12s %10s %14s\n", "setting", "H", "mean |g|", "|mean g|", "mean cos",
+              "SNR", "max/median |g|");
+  for (const Setting& s : settings) {
+    for (int H : horizons) {
+      auto task = make_task(spec, options_for(s.contact, s.kappa));
+      TrainOptions o = base;
+      o.horizon = H;
+      if (s.bundles) {
+        const TrainOptions b = defaults_for(spec, Algorithm::ShacBcg);
+        o.algorithm = Algorithm::ShacBcg;
+        o.bundles = b.bundles;
+      }
+      TrainerCore core(*task, spec, o);
+      core.actor = trained.actor;
+      core.log_std = trained.log_std;
+      core.obs_rms = trained.obs_rms;
+      core.ret_rms = trained.ret_rms;
+      core.critics = trained.critics;
+      core.target_critics = trained.target_critics;
+      Shac shac(core);
+      std::vector<std::vector<double>> g(static_cast<std::size_t>(samples));
+      std::vector<double> q(static_cast<std::size_t>(core.nenv) * core.nq), v(static_cast<std::size_t>(core.nenv) * core.nv);
+      for (int r = 0; r < samples; ++r) {
+        core.rng.seed(1000 + static_cast<std::uint64_t>(r));
+        for (int e = 0; e < core.nenv; ++e) {
+          task->reset_env(e, core.rng, q.data() + static_cast<std::size_t>(e) * core.nq,
+                          v.data() + static_cast<std::size_t>(e) * core.nv);
+          core.ep_step[static_cast<std::size_t>(e)] = 0;
+        }
+        core.sim->set_state(q.data(), v.data());
+        shac.actor_pass(true);
+        g[static_cast<std::size_t>(r)].assign(shac.grad().begin(), shac.grad().end());
+      }
+      const std::size_t n = g[0].size();
+      std::vector<double> mean(n, 0.0), norms;
+      for (const auto& gr : g)
+        for (std::size_t i = 0; i < n; ++i) mean[i] += gr[i] / samples;
+      const auto dot = [n](const std::vector<double>& a, const std::vector<double>& b) {
+        double d = 0;
+        for (std::size_t i = 0; i < n; ++i) d += a[i] * b[i];
+        return d;
+      };
+      double spread = 0, mean_norm = 0, cos_sum = 0;
+      int pairs = 0;
+      for (int r = 0; r < samples; ++r) {
+        const auto& gr = g[static_cast<std::size_t>(r)];
+        norms.push_back(std::sqrt(dot(gr, gr)));
+        mean_norm += norms.back() / samples;
+        for (std::size_t i = 0; i < n; ++i) spread += (gr[i] - mean[i]) * (gr[i] - mean[i]);
+        for (int k = 0; k < r; ++k) {
+          const auto& gk = g[static_cast<std::size_t>(k)];
+          cos_sum += dot(gr, gk) / std::max(1e-300, norms.back() * norms[static_cast<std::size_t>(k)]);
+          ++pairs;
+        }
+      }
+      const double norm_of_mean = std::sqrt(dot(mean, mean));
+      const double snr = norm_of_mean * norm_of_mean / std::max(1e-300, spread / (samples - 1));
+      const double mean_cos = pairs ? cos_sum / pairs : 1.0;
+      std::vector<double> sorted = norms;
+      std::sort(sorted.begin(), sorted.end());
+      const double median = sorted[sorted.size() / 2];
+      const double max_over_median = sorted.back() / std::max(1e-300, median);
+      std::printf("%-18s %4d %12.4e %12.4e %12.4f %10.4f %14.2f\n", s.name, H, mean_norm, norm_of_mean, mean_cos,
+                  snr, max_over_median);
+      std::fflush(stdout);
+      csv.row({s.name, std::to_string(H), std::to_string(train_iterations), std::to_string(samples),
+               bench::CsvWriter::num(mean_norm), bench::CsvWriter::num(norm_of_mean), bench::CsvWriter::num(mean_cos),
+               bench::CsvWriter::num(snr), bench::CsvWriter::num(max_over_median)});
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -149,6 +279,10 @@ int main(int argc, char** argv) {
   std::string out_dir = "results/shac_gradient";
   int seeds = 3;
   bool fd = false;
+  bool variance = false;
+  int samples = 8;
+  int train_iterations = 60;
+  bool train_on_impulse = false;
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
@@ -156,14 +290,29 @@ int main(int argc, char** argv) {
       else if (bench::parse_out_flag(argc, argv, i, &out_dir)) {}
       else if (a == "--seeds" && i + 1 < argc) seeds = std::atoi(argv[++i]);
       else if (a == "--fd") fd = true;
-      else throw std::invalid_argument("unknown argument '" + a + "' (--quick --out DIR --seeds N --fd)");
+      else if (a == "--variance") variance = true;
+      else if (a == "--samples" && i + 1 < argc) samples = std::atoi(argv[++i]);
+      else if (a == "--train-iterations" && i + 1 < argc) train_iterations = std::atoi(argv[++i]);
+      else if (a == "--train-on" && i + 1 < argc) {
+        const std::string f = argv[++i];
+        if (f != "soft" && f != "impulse") throw std::invalid_argument("--train-on takes soft or impulse");
+        train_on_impulse = f == "impulse";
+      }
+      else throw std::invalid_argument("unknown argument '" + a +
+                                       "' (--quick --out DIR --seeds N --fd --variance --samples R --train-iterations K\n"
+                                       "  --train-on soft|impulse)");
     }
     if (seeds < 1) throw std::invalid_argument("--seeds must be >= 1");
+    if (samples < 2) throw std::invalid_argument("--samples must be >= 2");
+    if (train_iterations < 0) throw std::invalid_argument("--train-iterations must be >= 0");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_shac_gradient: %s\n", e.what());
     return 2;
   }
   if (fd) return finite_difference_table();
+  if (variance)
+    return variance_table(out_dir, quick ? 3 : samples, quick ? 1 : train_iterations,
+                          quick ? std::vector<int>{4} : std::vector<int>{8, 32}, train_on_impulse);
   const std::vector<Setting> settings = {
       {"impulse_k300_explicit", ContactModel::Impulse, 300, false, false, 400.0, true},
       {"impulse_k300", ContactModel::Impulse, 300, false, false},
