@@ -153,8 +153,9 @@ int finite_difference_table() {
 // model); then, per setting and horizon, R independent minibatches (16 environments, fresh
 // reference-state starts and fresh action noise per minibatch, the same R start sets in every
 // row) each give one gradient g_r of the actor loss. Reported: the mean of |g_r|, |mean g|, the
-// mean pairwise cosine of the g_r, and SNR = |mean g|^2 / (sum_r |g_r - mean g|^2 / (R - 1)),
-// the signal-to-noise ratio of one minibatch's gradient (1: signal as large as the noise).
+// mean pairwise cosine of the g_r, and SNR = |E g|^2 / tr Cov g, the signal-to-noise ratio of one
+// minibatch's gradient (1: signal as large as the noise), estimated without bias as
+// |mean g|^2 / s^2 - 1/R with s^2 = sum_r |g_r - mean g|^2 / (R - 1).
 // Stochastic-gradient steps make progress only where this ratio is not small.
 int variance_table(const std::string& out_dir, int samples, int train_iterations, const std::vector<int>& horizons,
                    bool train_on_impulse) {
@@ -197,7 +198,8 @@ int variance_table(const std::string& out_dir, int samples, int train_iterations
   const std::string csv_file = out.path("g1_gradient_variance_it" + std::to_string(train_iterations) +
                                         (train_on_impulse ? "_impulse" : "") + ".csv");
   bench::CsvWriter csv(csv_file, {"setting", "horizon", "train_iterations", "samples", "mean_norm",
-                                  "norm_of_mean", "mean_cosine", "snr", "max_over_median_norm"});
+                                  "norm_of_mean", "mean_cosine", "snr", "snr_uncorrected",
+                                  "max_over_median_norm"});
   std::printf("SHAC actor gradient over %d independent minibatches (16 envs each) on %s\n", samples, spec.c_str());
   std::printf("%-18s %4s %12s %12s %12s %10s %14s\n", "setting", "H", "mean |g|", "|mean g|", "mean cos",
               "SNR", "max/median |g|");
@@ -255,7 +257,10 @@ int variance_table(const std::string& out_dir, int samples, int train_iterations
         }
       }
       const double norm_of_mean = std::sqrt(dot(mean, mean));
-      const double snr = norm_of_mean * norm_of_mean / std::max(1e-300, spread / (samples - 1));
+      // |mean g|^2 overestimates |E g|^2 by tr Σ / R; s^2 = spread / (R - 1) estimates tr Σ, so
+      // |mean g|^2 / s^2 - 1 / R is the unbiased ratio (near 0, or below, where there is no signal)
+      const double snr_raw = norm_of_mean * norm_of_mean / std::max(1e-300, spread / (samples - 1));
+      const double snr = snr_raw - 1.0 / samples;
       const double mean_cos = pairs ? cos_sum / pairs : 1.0;
       std::vector<double> sorted = norms;
       std::sort(sorted.begin(), sorted.end());
@@ -266,7 +271,7 @@ int variance_table(const std::string& out_dir, int samples, int train_iterations
       std::fflush(stdout);
       csv.row({s.name, std::to_string(H), std::to_string(train_iterations), std::to_string(samples),
                bench::CsvWriter::num(mean_norm), bench::CsvWriter::num(norm_of_mean), bench::CsvWriter::num(mean_cos),
-               bench::CsvWriter::num(snr), bench::CsvWriter::num(max_over_median)});
+               bench::CsvWriter::num(snr), bench::CsvWriter::num(snr_raw), bench::CsvWriter::num(max_over_median)});
     }
   }
   return 0;
