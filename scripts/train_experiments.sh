@@ -10,6 +10,7 @@
 # (--explicit-servos keeps the earlier setting).
 # EVAL_ONLY=1: no training, only the evaluations of the policies already in OUT_DIR (runs without
 # OUT_DIR/RUN/policy.sgp are skipped with a message).
+# A row's own --seed overrides the --seed 0 given to every run (the last one counts).
 # Usage: scripts/train_experiments.sh [BUILD_DIR] [OUT_DIR] [RUN ...]   (default: every run)
 set -euo pipefail
 BUILD=${1:-build}
@@ -45,6 +46,8 @@ g1_shac_soft_long $G1             shac     16 600 --contact soft --critics 1 --a
 g1_shac_long     $G1              shac     16 600 --critics 1 --action-rate 0 --eval-every 25
 g1_shac_lr2e3    $G1              shac     16 150 --actor-lr 2e-3 --critics 1 --action-rate 0 --eval-every 10
 g1_shac_lr1e3    $G1              shac     16 150 --actor-lr 1e-3 --critics 1 --action-rate 0 --eval-every 10
+g1_shac_seed1    $G1              shac     16 150 --critics 1 --action-rate 0 --eval-every 10 --seed 1
+g1_shac_lr2e3_seed1 $G1           shac     16 150 --actor-lr 2e-3 --critics 1 --action-rate 0 --eval-every 10 --seed 1
 g1_shac_n64      $G1              shac     64 150 --critics 1 --action-rate 0 --eval-every 10
 g1_shac_h8       $G1              shac     16 600 --horizon 8 --critics 1 --action-rate 0 --eval-every 40
 g1_shac_h16      $G1              shac     16 300 --horizon 16 --critics 1 --action-rate 0 --eval-every 20
