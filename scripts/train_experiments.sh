@@ -50,6 +50,7 @@ g1_shac_seed1    $G1              shac     16 150 --critics 1 --action-rate 0 --
 g1_shac_lr2e3_seed1 $G1           shac     16 150 --actor-lr 2e-3 --critics 1 --action-rate 0 --eval-every 10 --seed 1
 g1_shac_n64      $G1              shac     64 150 --critics 1 --action-rate 0 --eval-every 10
 g1_shac_lr2e3_n64 $G1             shac     64 150 --actor-lr 2e-3 --critics 1 --action-rate 0 --eval-every 10
+g1_shac_lr2e3_n128 $G1            shac     128 75 --actor-lr 2e-3 --critics 1 --action-rate 0 --eval-every 5
 g1_shac_h8       $G1              shac     16 600 --horizon 8 --critics 1 --action-rate 0 --eval-every 40
 g1_shac_h16      $G1              shac     16 300 --horizon 16 --critics 1 --action-rate 0 --eval-every 20
 g1_shac_bcg_soft $G1              shac-bcg 16 150 --contact soft --critics 1 --action-rate 0

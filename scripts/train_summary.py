@@ -209,10 +209,10 @@ PLOTS = [
     # SHAC's settings on the Impulse floor (servos implicit): actor rate, horizon, batch
     ("g1_shac_settings_return_steps.png", "g1-imitate, Impulse floor: SHAC actor lr, horizon and environments",
      "environment steps", 2, 4, ["g1_shac", "g1_shac_lr2e3", "g1_shac_lr1e3", "g1_shac_h8", "g1_shac_h16",
-                                 "g1_shac_n64", "g1_shac_lr2e3_n64", "g1_shac_long"]),
+                                 "g1_shac_n64", "g1_shac_lr2e3_n64", "g1_shac_lr2e3_n128", "g1_shac_long"]),
     ("g1_shac_settings_eval_length_steps.png", "g1-imitate, Impulse floor: SHAC settings, deterministic episodes",
      "environment steps", 2, 18, ["g1_shac", "g1_shac_lr2e3", "g1_shac_lr1e3", "g1_shac_h8", "g1_shac_h16",
-                                  "g1_shac_n64", "g1_shac_lr2e3_n64", "g1_shac_long"]),
+                                  "g1_shac_n64", "g1_shac_lr2e3_n64", "g1_shac_lr2e3_n128", "g1_shac_long"]),
     # train --eval-every: deterministic episodes to a fall (columns 18 and 20)
     ("g1_eval_length_steps.png", "g1-imitate:run1_subject2, Impulse floor: deterministic episodes (train --eval-every)",
      "environment steps", 2, 18, ["g1_shac", "g1_shac_bcg", "g1_ppo", "g1_shac_long"]),
