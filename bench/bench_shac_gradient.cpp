@@ -18,7 +18,8 @@
 // the loss at steps h = 1e-1 .. 1e-3 (4 environments, a [64] actor): where the loss is smooth the
 // differences converge to the adjoint; where contact makes it rough they do not converge at all.
 // With --variance: the minibatch-to-minibatch consistency of the gradient at H = 8 and 32 for a
-// policy trained on the soft floor (see variance_table), into g1_gradient_variance_itK.csv.
+// policy trained K iterations on the soft floor, or with --train-on impulse on the Impulse floor
+// (see variance_table).
 //   bench_shac_gradient [--quick] [--out DIR] [--seeds N] [--fd]
 //                       [--variance [--samples R] [--train-iterations K] [--train-on soft|impulse]]
 // (the CSV is g1_gradient_variance_itK.csv, or g1_gradient_variance_itK_impulse.csv)
@@ -149,8 +150,8 @@ int finite_difference_table() {
 
 // The --variance table: how consistent SHAC's actor gradient is from one minibatch to the next
 // on each floor. A policy is first trained for `train_iterations` SHAC iterations on the soft
-// floor (the same policy then serves every setting, so the rows differ only by the contact
-// model); then, per setting and horizon, R independent minibatches (16 environments, fresh
+// floor, or on the Impulse floor at κ 300 with `train_on_impulse` (the same policy then serves
+// every setting, so the rows differ only by the contact model); then, per setting and horizon, R independent minibatches (16 environments, fresh
 // reference-state starts and fresh action noise per minibatch, the same R start sets in every
 // row) each give one gradient g_r of the actor loss. Reported: the mean of |g_r|, |mean g|, the
 // mean pairwise cosine of the g_r, and SNR = |E g|^2 / tr Cov g, the signal-to-noise ratio of one
@@ -181,9 +182,9 @@ int variance_table(const std::string& out_dir, int samples, int train_iterations
     Shac shac(trained);
     TrainResult result;
     for (int it = 0; it < train_iterations; ++it) trained.finish_iteration(shac.iterate(it), result, {});
-    std::printf("policy: %d SHAC iterations on the %s floor (16 envs, seed 0), mean return %.2f, "
+    std::printf("policy: %d SHAC iterations on the %s floor (%d envs, seed 0), mean return %.2f, "
                 "mean episode length %.1f\n",
-                train_iterations, train_floor, result.log.empty() ? 0.0 : result.log.back().mean_return,
+                train_iterations, train_floor, base.nenv, result.log.empty() ? 0.0 : result.log.back().mean_return,
                 result.log.empty() ? 0.0 : result.log.back().mean_episode_length);
   }
   const std::vector<Setting> settings = {
@@ -200,7 +201,8 @@ int variance_table(const std::string& out_dir, int samples, int train_iterations
   bench::CsvWriter csv(csv_file, {"setting", "horizon", "train_iterations", "samples", "mean_norm",
                                   "norm_of_mean", "mean_cosine", "snr", "snr_uncorrected",
                                   "max_over_median_norm"});
-  std::printf("SHAC actor gradient over %d independent minibatches (16 envs each) on %s\n", samples, spec.c_str());
+  std::printf("SHAC actor gradient over %d independent minibatches (%d envs each) on %s\n", samples, base.nenv,
+              spec.c_str());
   std::printf("%-18s %4s %12s %12s %12s %10s %14s\n", "setting", "H", "mean |g|", "|mean g|", "mean cos",
               "SNR", "max/median |g|");
   for (const Setting& s : settings) {
