@@ -26,6 +26,7 @@ const char* const kTrainHelp =
     "                       [--contact soft|impulse] [--kappa K] [--episode-steps N] [--data DIR]\n"
     "                       [--actor-lr X] [--critic-lr X] [--ppo-lr X] [--log-std X] [--tau X]\n"
     "                       [--reward task|add] [--action-rate X] [--critics K]\n"
+    "                       [--disc-replay ROWS] [--disc-minibatches M]\n"
     "                       [--policy-loop auto|host|backend] [--explicit-servos]\n"
     "                       [--eval-every N] [--eval-episodes E]\n"
     "TASK: cartpole-swingup, ant-run, g1-imitate:CLIP (CLIP: a file stem in DATA/motions/lafan1_g1,\n"
@@ -38,6 +39,8 @@ const char* const kTrainHelp =
     "(all three), with or without bundles: --policy-loop auto (default: backend on CUDA, host on the\n"
     "CPU), host (state and controls cross every step) or backend. PPO's networks stay on the host.\n"
     "--reward add (g1-imitate): the ADD discriminator's reward in place of the tracking reward;\n"
+    "its replay ring keeps ROWS past fakes (default 65536, 0: none), each of its M (default 4)\n"
+    "updates per iteration pairs a share of the iteration's fakes with as many replayed ones;\n"
     "--action-rate X subtracts X mean_k (a_t,k - a_t-1,k)^2 from every reward; --critics K: SHAC's\n"
     "critic ensemble (g1-imitate default 3, else 1). --explicit-servos (g1-imitate on the Impulse\n"
     "floor): the servos' velocity gains explicit, as before they were made implicit (the earlier\n"
@@ -170,6 +173,8 @@ int cmd_train(const Args& a) {
     }
   }
   if (a.has("action-rate")) o.action_rate_penalty = real("action-rate", 0, 1e6);
+  if (a.has("disc-replay")) o.add.replay_capacity = static_cast<int>(parse_int_in(a.get("disc-replay"), "--disc-replay", 0, 1 << 24));
+  if (a.has("disc-minibatches")) o.add.minibatches = static_cast<int>(parse_int_in(a.get("disc-minibatches"), "--disc-minibatches", 1, 1024));
   if (a.has("critics")) o.critic_ensemble = static_cast<int>(parse_int_in(a.get("critics"), "--critics", 1, 64));
   if (a.has("policy-loop")) {
     try {

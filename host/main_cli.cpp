@@ -479,7 +479,7 @@ int main(int argc, char** argv) {
       if (wants_help(argc, argv)) return std::fputs(kTrainHelp, stdout), 0;
       return cmd_train(parse_args(argc, argv, {"explicit-servos"}, {"algo", "envs", "iterations", "seed", "backend", "out", "horizon",
                                                    "threads", "contact", "kappa", "episode-steps", "data", "actor-lr",
-                                                   "critic-lr", "ppo-lr", "log-std", "tau", "reward", "action-rate", "critics", "policy-loop",
+                                                   "critic-lr", "ppo-lr", "log-std", "tau", "reward", "action-rate", "critics", "disc-replay", "disc-minibatches", "policy-loop",
                                                    "eval-every", "eval-episodes"}));
     }
     if (cmd == "eval") {

@@ -7,7 +7,8 @@
 # with (one critic, no action-rate penalty); the *_add rows use the G1 defaults (BCG's: ADD reward
 # given explicitly, action-rate penalty 0.8, SHAC's critic ensemble of 3). The *_explicit rows
 # were run before g1-imitate made its servos' velocity gains implicit on the Impulse floor
-# (--explicit-servos keeps the earlier setting).
+# (--explicit-servos keeps the earlier setting). The *_add rows run before the discriminator had a
+# replay ring give --disc-replay 0 (the setting they had); the *_replay rows use the default ring.
 # EVAL_ONLY=1: no training, only the evaluations of the policies already in OUT_DIR (runs without
 # OUT_DIR/RUN/policy.sgp are skipped with a message).
 # A row's own --seed overrides the --seed 0 given to every run (the last one counts).
@@ -54,11 +55,13 @@ g1_shac_lr2e3_n128 $G1            shac     128 75 --actor-lr 2e-3 --critics 1 --
 g1_shac_h8       $G1              shac     16 600 --horizon 8 --critics 1 --action-rate 0 --eval-every 40
 g1_shac_h16      $G1              shac     16 300 --horizon 16 --critics 1 --action-rate 0 --eval-every 20
 g1_shac_bcg_soft $G1              shac-bcg 16 150 --contact soft --critics 1 --action-rate 0
-g1_shac_soft_add $G1              shac     16 150 --contact soft --reward add
-g1_shac_soft_add_p0 $G1           shac     16 150 --contact soft --reward add --action-rate 0
-g1_shac_add_explicit $G1          shac     16 150 --explicit-servos --reward add
-g1_shac_bcg_add_explicit $G1      shac-bcg 16 40 --explicit-servos --reward add
-g1_ppo_add_explicit $G1           ppo      16 480 --explicit-servos --reward add
+g1_shac_soft_add $G1              shac     16 150 --contact soft --reward add --disc-replay 0 --eval-every 10
+g1_shac_soft_add_p0 $G1           shac     16 150 --contact soft --reward add --action-rate 0 --disc-replay 0 --eval-every 10
+g1_shac_add_explicit $G1          shac     16 150 --explicit-servos --reward add --disc-replay 0
+g1_shac_bcg_add_explicit $G1      shac-bcg 16 40 --explicit-servos --reward add --disc-replay 0
+g1_ppo_add_explicit $G1           ppo      16 480 --explicit-servos --reward add --disc-replay 0
+g1_shac_soft_add_replay $G1       shac     16 150 --contact soft --reward add --eval-every 10
+g1_shac_soft_add_p0_replay $G1    shac     16 150 --contact soft --reward add --action-rate 0 --eval-every 10
 "
 wanted() { [[ $# -eq 0 ]] && return 0; local n; for n in "${SELECTED[@]}"; do [[ $n == "$1" ]] && return 0; done; return 1; }
 SELECTED=("$@")

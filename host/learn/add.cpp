@@ -33,8 +33,9 @@ AddDiscriminator::AddDiscriminator(int dim, int max_batch, const AddOptions& opt
   if (dim < 1) throw std::invalid_argument("ADD: the task has no reference features (add_dim() = 0)");
   if (max_batch < 1) throw std::invalid_argument("ADD: max_batch must be >= 1");
   if (o_.minibatches < 1) throw std::invalid_argument("ADD: minibatches must be >= 1");
+  if (o_.replay_capacity < 0) throw std::invalid_argument("ADD: replay_capacity must be >= 0");
   opt_ = Adam<double>(net_.num_params(), AdamOptions{o_.lr, 0.9, 0.999, 1e-8});
-  const int rows = max_batch + 1;  // a minibatch and the real sample Δ̃ = 0
+  const int rows = 2 * max_batch + 1;  // a minibatch, as many replayed rows and the real sample Δ̃ = 0
   ws_ = net_.make_workspace(rows);
   mean_abs_.assign(sz(dim), 0.0);
   x_.assign(sz(rows) * dim, 0.0);
@@ -44,7 +45,8 @@ AddDiscriminator::AddDiscriminator(int dim, int max_batch, const AddOptions& opt
   gnorm_.assign(sz(rows), 0.0);
   dz_.assign(sz(rows), 0.0);
   grad_.assign(net_.num_params(), 0.0);
-  batch_.assign(sz(max_batch) * dim, 0.0);
+  batch_.assign(sz(2 * max_batch) * dim, 0.0);
+  replay_.assign(sz(o_.replay_capacity) * dim, 0.0);
 }
 
 void AddDiscriminator::normalize(const double* delta, int n, double* out) const {
@@ -79,7 +81,7 @@ void AddDiscriminator::adj_reward(const double* delta, int n, const double* adj_
 }
 
 double AddDiscriminator::loss(const double* x, int n, double* grad) {
-  if (n < 1 || n > max_batch_) throw std::invalid_argument("ADD: loss needs 1 to max_batch rows");
+  if (n < 1 || n > 2 * max_batch_) throw std::invalid_argument("ADD: loss needs 1 to 2 max_batch rows");
   const int rows = n + 1;  // row n is the real sample 0
   std::copy(x, x + sz(n) * dim_, x_.begin());
   std::fill(x_.begin() + static_cast<std::ptrdiff_t>(n) * dim_, x_.begin() + static_cast<std::ptrdiff_t>(rows) * dim_, 0.0);
@@ -135,15 +137,35 @@ double AddDiscriminator::update(const double* delta, int n, std::mt19937_64& rng
   std::iota(order_.begin(), order_.end(), 0);
   std::shuffle(order_.begin(), order_.end(), rng);
   const int mb = std::max(1, n / o_.minibatches);
+  const int replayed = std::min(mb, replay_size_);  // rows from the ring per minibatch
+  std::uniform_int_distribution<int> pick(0, std::max(0, replay_size_ - 1));
   double total = 0;
   int batches = 0;
   for (int b0 = 0; b0 + mb <= n && batches < o_.minibatches; b0 += mb, ++batches) {
     for (int i = 0; i < mb; ++i) normalize(delta + sz(order_[sz(b0 + i)]) * dim_, 1, batch_.data() + sz(i) * dim_);
-    total += loss(batch_.data(), mb, grad_.data());
+    for (int i = 0; i < replayed; ++i) normalize(replay_row(pick(rng)), 1, batch_.data() + sz(mb + i) * dim_);
+    total += loss(batch_.data(), mb + replayed, grad_.data());
     opt_.step(net_.params(), grad_.data());
   }
+  remember(delta, n);
   absorb(delta, n);
   return batches ? total / batches : 0.0;
+}
+
+const double* AddDiscriminator::replay_row(int i) const {
+  if (i < 0 || i >= replay_size_) throw std::out_of_range("ADD: replay row out of range");
+  // the oldest row sits at replay_next_ once the ring is full, at 0 before
+  const int slot = replay_size_ < o_.replay_capacity ? i : (replay_next_ + i) % o_.replay_capacity;
+  return replay_.data() + sz(slot) * dim_;
+}
+
+void AddDiscriminator::remember(const double* delta, int n) {
+  if (o_.replay_capacity == 0) return;
+  for (int i = 0; i < n; ++i) {
+    std::copy(delta + sz(i) * dim_, delta + sz(i + 1) * dim_, replay_.begin() + static_cast<std::ptrdiff_t>(replay_next_) * dim_);
+    replay_next_ = (replay_next_ + 1) % o_.replay_capacity;
+    replay_size_ = std::min(replay_size_ + 1, o_.replay_capacity);
+  }
 }
 
 void AddDiscriminator::absorb(const double* delta, int n) {

@@ -14,6 +14,13 @@
 // The penalty's parameter gradient (∂g/∂θ)ᵀ g, g = ∇ₓD(x), is a mixed second derivative; it
 // equals the directional derivative of ∇_θ D(x + ε g) at ε = 0, taken here by a central
 // difference in the input (two more first-order passes per row, in double; error O(ε²)).
+//
+// Replay (AMP/ADD practice, MimicKit's disc_buffer_size): the raw Δ rows of past iterations are
+// kept in a ring of `replay_capacity` rows, and each minibatch of an update adds as many rows
+// drawn uniformly from it as it has current rows (fewer while the ring holds fewer). The rows are
+// normalized with the statistics of the update, so old fakes are judged on today's scale. Without
+// it the discriminator sees only the current policy's fakes and can forget those it has already
+// separated, which lets the policy cycle; with it the fake class is the recent policies' mixture.
 #pragma once
 
 #include <cstdint>
@@ -33,11 +40,13 @@ struct AddOptions {
   double grad_penalty = 2.0;          // weight of the gradient penalty
   int minibatches = 4;                // updates per iteration, each on a share of its samples
   double penalty_step = 1e-4;         // ε ‖g‖ of the penalty's central difference (normalized units)
+  int replay_capacity = 65536;        // rows of past fakes kept (0: no replay); sized at construction
 };
 
 class AddDiscriminator {
  public:
-  // dim: Task::add_dim(); max_batch: the most rows one call sees.
+  // dim: Task::add_dim(); max_batch: the most rows one call of reward, adj_reward or update sees
+  // (loss takes up to 2 max_batch rows: a minibatch with as many replayed ones).
   AddDiscriminator(int dim, int max_batch, const AddOptions& options, std::uint64_t seed);
 
   int dim() const { return dim_; }
@@ -55,13 +64,20 @@ class AddDiscriminator {
   // The loss L above over n normalized fake rows x and, when grad is not null, its gradient
   // with respect to net().params() (overwritten, num_params).
   double loss(const double* x, int n, double* grad);
-  // One iteration's training on n raw fake rows: `minibatches` Adam steps on shuffled shares,
-  // then the rows enter mean|Δ| (so rewards and their adjoints within an iteration see the same
-  // statistics). Returns the mean minibatch loss.
+  // One iteration's training on n raw fake rows: `minibatches` Adam steps on shuffled shares of
+  // them, each with as many rows replayed from earlier iterations (see Replay above); then the
+  // rows enter the replay ring and mean|Δ| (so rewards and their adjoints within an iteration see
+  // the same statistics). Returns the mean minibatch loss.
   double update(const double* delta, int n, std::mt19937_64& rng);
+
+  // The replay ring: rows held (at most replay_capacity) and row i (raw Δ, dim values; i counts
+  // from the oldest row held).
+  int replay_size() const { return replay_size_; }
+  const double* replay_row(int i) const;
 
  private:
   void absorb(const double* delta, int n);  // rows into mean|Δ|
+  void remember(const double* delta, int n);  // rows into the replay ring
 
   int dim_, max_batch_;
   AddOptions o_;
@@ -73,6 +89,8 @@ class AddDiscriminator {
   // scratch, sized at construction for max_batch + 1 rows
   std::vector<double> x_, z_, dz_, g_, xp_, gnorm_, grad_, batch_;
   std::vector<int> order_;
+  std::vector<double> replay_;     // replay_capacity x dim  raw Δ rows, a ring
+  int replay_size_ = 0, replay_next_ = 0;  // rows held; the slot the next row goes to
 };
 
 }  // namespace stiffgrad::learn
