@@ -51,6 +51,8 @@ g1_shac_seed1    $G1              shac     16 150 --critics 1 --action-rate 0 --
 g1_shac_lr2e3_seed1 $G1           shac     16 150 --actor-lr 2e-3 --critics 1 --action-rate 0 --eval-every 10 --seed 1
 g1_shac_n64      $G1              shac     64 150 --critics 1 --action-rate 0 --eval-every 10
 g1_shac_lr2e3_n64 $G1             shac     64 150 --actor-lr 2e-3 --critics 1 --action-rate 0 --eval-every 10
+g1_shac_lr2e3_n64_c3 $G1          shac     64 150 --actor-lr 2e-3 --critics 3 --action-rate 0 --eval-every 10
+g1_shac_lr2e3_n64_seed1 $G1       shac     64 150 --actor-lr 2e-3 --critics 1 --action-rate 0 --eval-every 10 --seed 1
 g1_shac_lr2e3_n128 $G1            shac     128 75 --actor-lr 2e-3 --critics 1 --action-rate 0 --eval-every 5
 g1_shac_h8       $G1              shac     16 600 --horizon 8 --critics 1 --action-rate 0 --eval-every 40
 g1_shac_h16      $G1              shac     16 300 --horizon 16 --critics 1 --action-rate 0 --eval-every 20
@@ -62,6 +64,10 @@ g1_shac_bcg_add_explicit $G1      shac-bcg 16 40 --explicit-servos --reward add 
 g1_ppo_add_explicit $G1           ppo      16 480 --explicit-servos --reward add --disc-replay 0
 g1_shac_soft_add_replay $G1       shac     16 150 --contact soft --reward add --eval-every 10
 g1_shac_soft_add_p0_replay $G1    shac     16 150 --contact soft --reward add --action-rate 0 --eval-every 10
+g1_shac_soft_add_replay_m1 $G1    shac     16 150 --contact soft --reward add --disc-minibatches 1 --eval-every 10
+g1_shac_soft_add_replay_long $G1  shac     16 600 --contact soft --reward add --eval-every 40
+g1_shac_add      $G1              shac     16 150 --reward add --disc-replay 0 --eval-every 10
+g1_shac_add_replay $G1            shac     16 150 --reward add --eval-every 10
 "
 wanted() { [[ $# -eq 0 ]] && return 0; local n; for n in "${SELECTED[@]}"; do [[ $n == "$1" ]] && return 0; done; return 1; }
 SELECTED=("$@")

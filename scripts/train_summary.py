@@ -213,6 +213,11 @@ PLOTS = [
     ("g1_shac_settings_eval_length_steps.png", "g1-imitate, Impulse floor: SHAC settings, deterministic episodes",
      "environment steps", 2, 18, ["g1_shac", "g1_shac_lr2e3", "g1_shac_lr1e3", "g1_shac_h8", "g1_shac_h16",
                                   "g1_shac_n64", "g1_shac_lr2e3_n64", "g1_shac_lr2e3_n128", "g1_shac_long"]),
+    # the ADD discriminator with and without its replay ring (train --eval-every: column 17)
+    ("g1_add_replay_eval_return_steps.png", "g1-imitate, ADD reward: discriminator with / without replay, deterministic episodes",
+     "environment steps", 2, 17, ["g1_shac_soft_add", "g1_shac_soft_add_replay", "g1_shac_soft_add_p0",
+                                  "g1_shac_soft_add_p0_replay", "g1_shac_soft_add_replay_m1", "g1_shac_add",
+                                  "g1_shac_add_replay"]),
     # train --eval-every: deterministic episodes to a fall (columns 18 and 20)
     ("g1_eval_length_steps.png", "g1-imitate:run1_subject2, Impulse floor: deterministic episodes (train --eval-every)",
      "environment steps", 2, 18, ["g1_shac", "g1_shac_bcg", "g1_ppo", "g1_shac_long"]),
@@ -224,6 +229,7 @@ EVAL_COLUMNS = (17, 18, 19, 20)
 def write_plots(out):
     """OUT/plots.gp: the comparison plots, paths relative to OUT (log.csv columns as `stiffgrad train` writes)."""
     ylabel = {4: "mean return (last 64 episodes)", 15: "mean tracking error (m)",
+              17: "tracking return to a fall (task reward)",
               18: "episode length to a fall (control steps)", 20: "tracking error to a fall (m)"}
     with open(os.path.join(out, "plots.gp"), "w") as f:
         f.write("# written by scripts/train_summary.py\nset datafile separator ','\nset terminal pngcairo size 800,500 noenhanced\n"
@@ -235,7 +241,9 @@ def write_plots(out):
                                                      for row in read_log(os.path.join(out, r, "log.csv")))]
             if not present:
                 continue
-            f.write(f"set output '{png}'\nset title '{title}'\nset xlabel '{xlabel}'\nset ylabel '{ylabel[y]}'\n")
+            key = "left top" if y == 17 else "right bottom"  # returns that fall back would sit under the key
+            f.write(f"set output '{png}'\nset title '{title}'\nset xlabel '{xlabel}'\nset ylabel '{ylabel[y]}'\n"
+                    f"set key {key}\n")
             source = (lambda r: f"'< grep -v \",,,,$\" {r}/log.csv'") if y in EVAL_COLUMNS else (lambda r: f"'{r}/log.csv'")
             style = "linespoints" if y in EVAL_COLUMNS else "lines"
             f.write("plot " + ", ".join(f"{source(r)} using {x}:{y} skip 1 with {style} lw 2 title '{r}'" for r in present) + "\n")
