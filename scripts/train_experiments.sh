@@ -66,6 +66,11 @@ g1_shac_soft_add_replay $G1       shac     16 150 --contact soft --reward add --
 g1_shac_soft_add_p0_replay $G1    shac     16 150 --contact soft --reward add --action-rate 0 --eval-every 10
 g1_shac_soft_add_replay_m1 $G1    shac     16 150 --contact soft --reward add --disc-minibatches 1 --eval-every 10
 g1_shac_soft_add_replay_long $G1  shac     16 600 --contact soft --reward add --eval-every 40
+g1_shac_soft_add_seed1 $G1        shac     16 150 --contact soft --reward add --disc-replay 0 --eval-every 10 --seed 1
+g1_shac_soft_add_replay_seed1 $G1 shac     16 150 --contact soft --reward add --eval-every 10 --seed 1
+g1_shac_soft_add_seed2 $G1        shac     16 150 --contact soft --reward add --disc-replay 0 --eval-every 10 --seed 2
+g1_shac_soft_add_replay_seed2 $G1 shac     16 150 --contact soft --reward add --eval-every 10 --seed 2
+g1_shac_bcg_add_replay $G1        shac-bcg 16 150 --reward add --eval-every 10
 g1_shac_add      $G1              shac     16 150 --reward add --disc-replay 0 --eval-every 10
 g1_shac_add_replay $G1            shac     16 150 --reward add --eval-every 10
 "

@@ -86,7 +86,7 @@ class AddDiscriminator {
   Mlp<double>::Workspace ws_;
   std::vector<double> mean_abs_;   // dim  running mean of |Δ|
   double count_ = 0;
-  // scratch, sized at construction for max_batch + 1 rows
+  // scratch, sized at construction for 2 max_batch + 1 rows (a minibatch, its replayed rows, the real one)
   std::vector<double> x_, z_, dz_, g_, xp_, gnorm_, grad_, batch_;
   std::vector<int> order_;
   std::vector<double> replay_;     // replay_capacity x dim  raw Δ rows, a ring
