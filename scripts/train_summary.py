@@ -209,10 +209,12 @@ PLOTS = [
     # SHAC's settings on the Impulse floor (servos implicit): actor rate, horizon, batch
     ("g1_shac_settings_return_steps.png", "g1-imitate, Impulse floor: SHAC actor lr, horizon and environments",
      "environment steps", 2, 4, ["g1_shac", "g1_shac_lr2e3", "g1_shac_lr1e3", "g1_shac_h8", "g1_shac_h16",
-                                 "g1_shac_n64", "g1_shac_lr2e3_n64", "g1_shac_lr2e3_n128", "g1_shac_long"]),
+                                 "g1_shac_n64", "g1_shac_lr2e3_n64", "g1_shac_lr2e3_n64_seed1",
+                                 "g1_shac_lr2e3_n64_c3", "g1_shac_lr2e3_n128", "g1_shac_long"]),
     ("g1_shac_settings_eval_length_steps.png", "g1-imitate, Impulse floor: SHAC settings, deterministic episodes",
      "environment steps", 2, 18, ["g1_shac", "g1_shac_lr2e3", "g1_shac_lr1e3", "g1_shac_h8", "g1_shac_h16",
-                                  "g1_shac_n64", "g1_shac_lr2e3_n64", "g1_shac_lr2e3_n128", "g1_shac_long"]),
+                                  "g1_shac_n64", "g1_shac_lr2e3_n64", "g1_shac_lr2e3_n64_seed1",
+                                  "g1_shac_lr2e3_n64_c3", "g1_shac_lr2e3_n128", "g1_shac_long"]),
     # the ADD discriminator with and without its replay ring (train --eval-every: column 17)
     ("g1_add_replay_eval_return_steps.png", "g1-imitate, ADD reward: discriminator with / without replay, deterministic episodes",
      "environment steps", 2, 17, ["g1_shac_soft_add", "g1_shac_soft_add_replay", "g1_shac_soft_add_p0",
