@@ -30,11 +30,12 @@ SG_HD SG_INLINE void begin_impulse_block(const ModelView<Real>& m, const Data<Re
   }
 }
 
-// Fills d.efc_J, efc_type, efc_id, efc_pos (dist of contacts and limits), the blocks' mu and
-// sigma, and d.nefc = 3 x blocks. Needs fwd_position and fwd_collision. Returns
+// Fills d.efc_J, efc_type, efc_id, efc_pos (dist of contacts and limits), the blocks' mu,
+// sigma and width dim (1: rows 1 and 2 empty, 3), and d.nefc = 3 x blocks. Needs fwd_position and fwd_collision. Returns
 // kEnvConstraintOverflow when the blocks did not fit (the excess is dropped), else 0.
 template <class Real, class L>
-SG_HD int impulse_rows(const ModelView<Real>& m, const Data<Real, L>& d, View<Real, L> mu, View<Real, L> sigma) {
+SG_HD int impulse_rows(const ModelView<Real>& m, const Data<Real, L>& d, View<Real, L> mu, View<Real, L> sigma,
+                       View<Real, L> dim) {
   const int capacity = m.nefc_max / 3;
   const Real h = m.timestep;
   int nb = 0, status = 0;
@@ -49,6 +50,7 @@ SG_HD int impulse_rows(const ModelView<Real>& m, const Data<Real, L>& d, View<Re
       unit_row(m, d, 3 * nb, i, Real(1));
       begin_impulse_block(m, d, nb, kCnstrFrictionDof, i, Real(0));
       mu[nb] = -h * m.dof_frictionloss[i];
+      dim[nb] = Real(1);
       sigma[nb++] = Real(1);
     }
   if (m.limit_enabled)
@@ -62,6 +64,7 @@ SG_HD int impulse_rows(const ModelView<Real>& m, const Data<Real, L>& d, View<Re
         unit_row(m, d, 3 * nb, da, side == 0 ? Real(1) : Real(-1));
         begin_impulse_block(m, d, nb, kCnstrLimitJoint, j, dist);
         mu[nb] = Real(0);
+        dim[nb] = Real(1);
         sigma[nb++] = Real(1);
       }
     }
@@ -80,6 +83,7 @@ SG_HD int impulse_rows(const ModelView<Real>& m, const Data<Real, L>& d, View<Re
     }
     const int c = sg_int(d.contact_pair[k]);
     mu[nb] = m.cpair_condim[c] > 1 ? m.cpair_friction[5 * c] : Real(0);
+    dim[nb] = Real(3);
     sigma[nb++] = impulse_activation(-d.contact_dist[k], m.impulse_kappa);
   }
   d.nefc[0] = Real(3 * nb);

@@ -7,13 +7,20 @@
 // c (3K), friction coefficients mu (K) and the activations σ_i (soft mode, kernels below):
 //   start       P_i = −(G_ii + ε I)⁻¹ c_i   (ε = 1e-6 tr G_ii, ours), or 0 for a nearly singular
 //               G_ii (ours: impulse_start_is_solve)
+//   steps       r_i = 1 / (1 + Σ_j det G_ij) if in (0, 1 / tr G_ii], else 1 / tr G_ii (the fallback
+//               is ours); G is constant during the solve, so r_i is computed once, not per sweep
 //   per sweep, for i = 0 .. K−1:
-//     r_i = 1 / (1 + Σ_j det G_ij) if in (0, 1 / tr G_ii], else 1 / tr G_ii   (the fallback is ours)
 //     y   = P_i − r_i (Σ_j w_ij G_ij P_j + c_i),  w_ii = 1, w_ij = σ_j (soft) or 1
 //     P_i = proj_μi(y): 0 when y_n ≤ 0, else the tangent clipped to ‖P_t‖ ≤ μ_i P_n
 //   output      out_i = σ_i P_i (soft) or P_i.
 // The soft activation σ_i = 1 / (1 + exp(−κ d_i)) of the penetration d_i (> 0 penetrating), its
-// exponent clamped to [−100, 50]. A fixed number of sweeps (default 10): the result is a
+// exponent clamped to [−100, 50].
+// Blocks may be 1-D (a joint limit or a dof's friction loss: kernels/impulse_rows.hpp): the block's
+// rows 1 and 2 are empty, so G_ij's rows 1, 2 (i 1-D) and columns 1, 2 (j 1-D) are zero but for the
+// unit pad on G_ii's diagonal, and P_i's components 1 and 2 stay zero. `dim` (K, may be null: all
+// 3-D) gives each block's width; the residual and its adjoint skip those structural zeros, which
+// leaves every result as it was (each skipped term adds an exact zero) at a fraction of the cost:
+// the G1's 29 friction-loss blocks outnumber its contacts two to one. A fixed number of sweeps (default 10): the result is a
 // deterministic function of the inputs and its reverse mode is exact for that computation
 // (impulse_solve_adjoint.hpp replays the sweeps backward from the recorded P_i before each update).
 #pragma once
@@ -102,24 +109,36 @@ SG_HD SG_INLINE void impulse_project(const Real y[3], Real mu, Real out[3]) {
   }
 }
 
+// The width of block j: 1 (rows 1 and 2 empty) or 3.
+template <class Real, class L>
+SG_HD SG_INLINE int impulse_block_dim(View<Real, L> dim, int j) {
+  return dim.p ? sg_int(dim[j]) : 3;
+}
+
 // The weight w_ij of block (i, j) in contact i's residual.
 template <class Real, class L>
 SG_HD SG_INLINE Real impulse_weight(View<Real, L> sigma, bool soft, int i, int j) {
   return (soft && j != i) ? sigma[j] : Real(1);
 }
 
-// contact i's residual Σ_j w_ij G_ij P_j + c_i.
+// contact i's residual Σ_j w_ij G_ij P_j + c_i. A padded row a of a 1-D block holds only its pad
+// G_ii,aa (w_ii = 1); a 1-D block j contributes its column 0 alone.
 template <class Real, class L>
 SG_HD SG_INLINE void impulse_residual(int K, View<Real, L> G, View<Real, L> c, View<Real, L> sigma, bool soft,
-                                      View<Real, L> P, int i, Real res[3]) {
-  const int n = 3 * K;
+                                      View<Real, L> dim, View<Real, L> P, int i, Real res[3]) {
+  const int n = 3 * K, di = impulse_block_dim(dim, i);
   for (int a = 0; a < 3; ++a) {
     Real s = c[3 * i + a];
-    for (int j = 0; j < K; ++j) {
-      const Real w = impulse_weight(sigma, soft, i, j);
-      Real g(0);
-      for (int b = 0; b < 3; ++b) g += G[(3 * i + a) * n + 3 * j + b] * P[3 * j + b];
-      s += w * g;
+    if (a >= di) {
+      s += G[(3 * i + a) * n + 3 * i + a] * P[3 * i + a];
+    } else {
+      for (int j = 0; j < K; ++j) {
+        const Real w = impulse_weight(sigma, soft, i, j);
+        const int dj = impulse_block_dim(dim, j);
+        Real g(0);
+        for (int b = 0; b < dj; ++b) g += G[(3 * i + a) * n + 3 * j + b] * P[3 * j + b];
+        s += w * g;
+      }
     }
     res[a] = s;
   }
@@ -164,11 +183,14 @@ SG_HD SG_INLINE void block_solve3(Real* A, const Real b[3], Real x[3]) {
 }
 
 // The solve. sigma (K) must hold the activations when `soft` (impulse_activation of each
-// contact's penetration). `record` (sweeps x 3K, may be null): P_i before each update.
+// contact's penetration); dim (K, may be null) the blocks' widths. `step` (K): scratch, left
+// holding the steps r_i. `record` (sweeps x 3K, may be null): P_i before each update.
 template <class Real, class L>
 SG_HD void impulse_solve(int K, View<Real, L> G, View<Real, L> c, View<Real, L> mu, View<Real, L> sigma, bool soft,
-                         int sweeps, View<Real, L> P, View<Real, L> out, View<Real, L> record) {
+                         View<Real, L> dim, int sweeps, View<Real, L> step, View<Real, L> P, View<Real, L> out,
+                         View<Real, L> record) {
   const int n = 3 * K;
+  for (int i = 0; i < K; ++i) step[i] = impulse_step(K, G, i);
   for (int i = 0; i < K; ++i) {
     const Real ci[3] = {-c[3 * i], -c[3 * i + 1], -c[3 * i + 2]};
     Real A[9], p[3] = {Real(0), Real(0), Real(0)};
@@ -180,9 +202,9 @@ SG_HD void impulse_solve(int K, View<Real, L> G, View<Real, L> c, View<Real, L> 
     for (int i = 0; i < K; ++i) {
       if (record.p)
         for (int a = 0; a < 3; ++a) record[s * n + 3 * i + a] = P[3 * i + a];
-      const Real r = impulse_step(K, G, i);
+      const Real r = step[i];
       Real res[3], y[3], p[3];
-      impulse_residual(K, G, c, sigma, soft, P, i, res);
+      impulse_residual(K, G, c, sigma, soft, dim, P, i, res);
       for (int a = 0; a < 3; ++a) y[a] = P[3 * i + a] - r * res[a];
       impulse_project(y, mu[i], p);
       for (int a = 0; a < 3; ++a) P[3 * i + a] = p[a];

@@ -37,26 +37,35 @@ SG_HD SG_INLINE void adj_impulse_project(const Real y[3], Real mu, const Real ou
 
 // Given the forward's inputs, its final P and record, and out_bar (3K), accumulates
 // G_bar (3K x 3K), c_bar (3K), mu_bar (K), sigma_bar (K). P is used as scratch (left at the
-// start value); P_bar (3K) is workspace.
+// start value); P_bar (3K), step and source (K each) are workspace. The structural zeros of
+// 1-D blocks (`dim`, as in impulse_residual) are skipped: their terms are exact zeros, so every
+// live adjoint is bit for bit the one of the loop that visits them, in the same order.
 template <class Real, class L>
 SG_HD void adj_impulse_solve(int K, View<Real, L> G, View<Real, L> c, View<Real, L> mu, View<Real, L> sigma,
-                             bool soft, int sweeps, View<Real, L> P, View<Real, L> record, View<Real, L> out_bar,
-                             View<Real, L> G_bar, View<Real, L> c_bar, View<Real, L> mu_bar, View<Real, L> sigma_bar,
-                             View<Real, L> P_bar) {
+                             bool soft, View<Real, L> dim, int sweeps, View<Real, L> P, View<Real, L> record,
+                             View<Real, L> out_bar, View<Real, L> G_bar, View<Real, L> c_bar, View<Real, L> mu_bar,
+                             View<Real, L> sigma_bar, View<Real, L> P_bar, View<Real, L> step, View<Real, L> source) {
   const int n = 3 * K;
-  // out_i = σ_i P_i (soft) or P_i
-  for (int i = 0; i < K; ++i)
+  // out_i = σ_i P_i (soft) or P_i. The steps r_i (and which of the two formulas each took) are
+  // those of every sweep: G is constant.
+  for (int i = 0; i < K; ++i) {
+    step[i] = impulse_step(K, G, i);
+    Real s_src(1);
+    for (int j = 0; j < K; ++j) s_src += block_det3(G.at(3 * i * n + 3 * j), n);
+    source[i] = impulse_step_is_source(Real(1) / s_src, Real(1) / impulse_block_trace(G, n, i)) ? Real(1) : Real(0);
     for (int a = 0; a < 3; ++a) {
       const Real ob = out_bar[3 * i + a];
       P_bar[3 * i + a] = soft ? sigma[i] * ob : ob;
       if (soft) sigma_bar[i] += ob * P[3 * i + a];
     }
+  }
   for (int s = sweeps - 1; s >= 0; --s)
     for (int i = K - 1; i >= 0; --i) {
       for (int a = 0; a < 3; ++a) P[3 * i + a] = record[s * n + 3 * i + a];  // the P this update saw
-      const Real r = impulse_step(K, G, i);
+      const Real r = step[i];
+      const int di = impulse_block_dim(dim, i);
       Real res[3], y[3];
-      impulse_residual(K, G, c, sigma, soft, P, i, res);
+      impulse_residual(K, G, c, sigma, soft, dim, P, i, res);
       for (int a = 0; a < 3; ++a) y[a] = P[3 * i + a] - r * res[a];
       const Real pb[3] = {P_bar[3 * i], P_bar[3 * i + 1], P_bar[3 * i + 2]};
       Real yb[3];
@@ -69,13 +78,19 @@ SG_HD void adj_impulse_solve(int K, View<Real, L> G, View<Real, L> c, View<Real,
         res_bar[a] = -r * yb[a];
         r_bar -= yb[a] * res[a];
       }
-      // res = Σ_j w_ij G_ij P_j + c_i
+      // res = Σ_j w_ij G_ij P_j + c_i; a padded row of a 1-D block holds its pad alone
       for (int a = 0; a < 3; ++a) c_bar[3 * i + a] += res_bar[a];
+      for (int a = di; a < 3; ++a) {
+        const int gi = (3 * i + a) * n + 3 * i + a;
+        G_bar[gi] += res_bar[a] * P[3 * i + a];
+        P_bar[3 * i + a] += G[gi] * res_bar[a];
+      }
       for (int j = 0; j < K; ++j) {
         const Real w = impulse_weight(sigma, soft, i, j);
+        const int dj = impulse_block_dim(dim, j);
         Real gp(0);
-        for (int a = 0; a < 3; ++a)
-          for (int b = 0; b < 3; ++b) {
+        for (int a = 0; a < di; ++a)
+          for (int b = 0; b < dj; ++b) {
             const int gi = (3 * i + a) * n + 3 * j + b;
             gp += res_bar[a] * G[gi] * P[3 * j + b];
             G_bar[gi] += w * res_bar[a] * P[3 * j + b];
@@ -83,12 +98,12 @@ SG_HD void adj_impulse_solve(int K, View<Real, L> G, View<Real, L> c, View<Real,
           }
         if (soft && j != i) sigma_bar[j] += gp;
       }
-      // r = 1 / (1 + Σ_j det G_ij): ∂r/∂G_ij = −r² cof(G_ij); or the cap r = 1 / tr G_ii
-      Real s_src(1);
-      for (int j = 0; j < K; ++j) s_src += block_det3(G.at(3 * i * n + 3 * j), n);
-      if (impulse_step_is_source(Real(1) / s_src, Real(1) / impulse_block_trace(G, n, i))) {
+      // r = 1 / (1 + Σ_j det G_ij): ∂r/∂G_ij = −r² cof(G_ij); or the cap r = 1 / tr G_ii. A block
+      // G_ij (j ≠ i) with a 1-D side has two zero rows or columns: all its cofactors are zero.
+      if (source[i] != Real(0)) {
         const Real det_bar = -r * r * r_bar;
         for (int j = 0; j < K; ++j) {
+          if (j != i && (di < 3 || impulse_block_dim(dim, j) < 3)) continue;
           Real C[9];
           block_cofactor3(G.at(3 * i * n + 3 * j), n, C);
           for (int a = 0; a < 3; ++a)

@@ -52,7 +52,9 @@ SG_HD void impulse_delassus(const ModelView<Real>& m, const Data<Real, L>& d, co
   for (int r = 0; r < n; ++r) {
     const int chain = row_chain(d, r);
     for (int s = 0; s <= r; ++s) {
-      const Real g = row_dot(m, d.efc_J, r, chain, w.Y.at(s * nv));
+      // an empty row (a 1-D block's rows 1, 2) has Y_s = 0: its entries are exact zeros
+      const bool empty = chain == kChainEmpty || row_chain(d, s) == kChainEmpty;
+      const Real g = empty ? Real(0) : row_dot(m, d.efc_J, r, chain, w.Y.at(s * nv));
       w.G[r * n + s] = g;
       w.G[s * n + r] = g;
     }
@@ -84,10 +86,10 @@ SG_HD int impulse_substep(const ModelView<Real>& m, const Data<Real, L>& d) {
   ltdl_solve(m, d.qLD, d.qacc_smooth);
 
   int status = fwd_collision(m, d);
-  status |= impulse_rows(m, d, w.mu, w.sigma);
+  status |= impulse_rows(m, d, w.mu, w.sigma, w.dim);
   const int n = sg_int(d.nefc[0]);
   impulse_delassus(m, d, w, n);
-  impulse_solve(n / 3, w.G, w.c, w.mu, w.sigma, /*soft=*/true, m.impulse_sweeps, w.P, w.out, w.record);
+  impulse_solve(n / 3, w.G, w.c, w.mu, w.sigma, /*soft=*/true, w.dim, m.impulse_sweeps, w.step, w.P, w.out, w.record);
   d.solver_niter[0] = Real(m.impulse_sweeps);
 
   for (int i = 0; i < nv; ++i) {

@@ -66,8 +66,8 @@ SG_HD void adj_impulse_substep(const ModelView<Real>& m, const DataLayout& o, co
   }
 
   // out = impulse_solve(G, c, mu, σ); σ_b = σ(−κ dist_k) of each contact block
-  adj_impulse_solve(n / 3, w.G, w.c, w.mu, w.sigma, /*soft=*/true, m.impulse_sweeps, w.P, w.record, wb.out, wb.G,
-                    wb.c, wb.mu, wb.sigma, wb.P);
+  adj_impulse_solve(n / 3, w.G, w.c, w.mu, w.sigma, /*soft=*/true, w.dim, m.impulse_sweeps, w.P, w.record, wb.out,
+                    wb.G, wb.c, wb.mu, wb.sigma, wb.P, w.step, wb.step);  // wb.step: which steps are the source's
   for (int b = 0; b < n / 3; ++b) {
     if (impulse_block_is_1d(d, b)) continue;
     const int k = sg_int(d.efc_id[3 * b]);
@@ -81,6 +81,8 @@ SG_HD void adj_impulse_substep(const ModelView<Real>& m, const DataLayout& o, co
     const int chain = row_chain(d, r);
     if (chain == kChainEmpty) continue;
     for (int s = 0; s < n; ++s) {
+      // an empty row s has Y_s = 0 and no use for Ȳ_s (its Λ_s is skipped below)
+      if (row_chain(d, s) == kChainEmpty) continue;
       const Real g = wb.G[r * n + s];
       for_each_row_entry(m, chain, [&](int slot, int col) {
         a.efc_J[r * nv + slot] += g * w.Y[s * nv + col];

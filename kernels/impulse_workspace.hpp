@@ -7,13 +7,15 @@
 //   c        n       free velocity J (v + h M̃⁻¹ τ)
 //   mu       nb      friction (contacts), 0 (limits), −h f (friction loss: a box)
 //   sigma    nb      soft activation σ(κ d) (contacts), 1 otherwise
+//   dim      nb      block width: 3 (contacts) or 1 (limits, friction loss: rows 1, 2 empty)
+//   step     nb      the Gauss–Seidel steps r_i (kernels/impulse_solve.hpp)
 //   P, out   n, n    the Gauss–Seidel iterate; the impulses applied (σ P)
 //   record   sweeps x n   P_i before each update (the reverse mode's replay)
 //   q0, qmid nq, nq  the substep's start and midpoint positions
 //   v0, v1   nv, nv  the start and end velocities
 //   bodies   24 nbody  spatial scratch of the mass-matrix product's adjoint (kernels/crba_adjoint.hpp)
 // The adjoint buffer has the same layout: its copy holds the adjoints of G, Y, c, mu, sigma, P
-// (then out's adjoint), and the same scratch.
+// (then out's adjoint), in step which of the steps' two formulas each took, and the same scratch.
 #pragma once
 
 #include "kernels/view.hpp"
@@ -22,12 +24,12 @@ namespace stiffgrad::kern {
 
 SG_HD SG_INLINE constexpr int impulse_workspace_size(int nq, int nv, int nbody, int nefc_max, int sweeps) {
   const int n = nefc_max, nb = nefc_max / 3;
-  return n * n + n * nv + n + 2 * nb + 2 * n + sweeps * n + 2 * nq + 2 * nv + 24 * nbody;
+  return n * n + n * nv + n + 4 * nb + 2 * n + sweeps * n + 2 * nq + 2 * nv + 24 * nbody;
 }
 
 template <class Real, class L>
 struct ImpulseWorkspace {
-  View<Real, L> G, Y, c, mu, sigma, P, out, record, q0, qmid, v0, v1, bodies;
+  View<Real, L> G, Y, c, mu, sigma, dim, step, P, out, record, q0, qmid, v0, v1, bodies;
 
   static SG_HD ImpulseWorkspace bind(View<Real, L> base, int nq, int nv, int nbody, int nefc_max, int sweeps) {
     const int n = nefc_max, nb = nefc_max / 3;
@@ -35,6 +37,7 @@ struct ImpulseWorkspace {
     int o = 0;
     auto take = [&](int k) { const View<Real, L> v = base.at(o); o += k; return v; };
     w.G = take(n * n); w.Y = take(n * nv); w.c = take(n); w.mu = take(nb); w.sigma = take(nb);
+    w.dim = take(nb); w.step = take(nb);
     w.P = take(n); w.out = take(n); w.record = take(sweeps * n);
     w.q0 = take(nq); w.qmid = take(nq); w.v0 = take(nv); w.v1 = take(nv);
     w.bodies = take(24 * nbody);
