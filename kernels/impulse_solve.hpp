@@ -132,11 +132,15 @@ SG_HD SG_INLINE void impulse_residual(int K, View<Real, L> G, View<Real, L> c, V
     if (a >= di) {
       s += G[(3 * i + a) * n + 3 * i + a] * P[3 * i + a];
     } else {
+      const View<Real, L> row = G.at((3 * i + a) * n);
       for (int j = 0; j < K; ++j) {
         const Real w = impulse_weight(sigma, soft, i, j);
-        const int dj = impulse_block_dim(dim, j);
-        Real g(0);
-        for (int b = 0; b < dj; ++b) g += G[(3 * i + a) * n + 3 * j + b] * P[3 * j + b];
+        // Σ_b G_ij,ab P_j,b in the order b = 0, 1, 2 (the first product is the sum's start)
+        Real g = row[3 * j] * P[3 * j];
+        if (impulse_block_dim(dim, j) == 3) {
+          g += row[3 * j + 1] * P[3 * j + 1];
+          g += row[3 * j + 2] * P[3 * j + 2];
+        }
         s += w * g;
       }
     }

@@ -47,7 +47,8 @@ SG_HD void impulse_delassus(const ModelView<Real>& m, const Data<Real, L>& d, co
     const int chain = row_chain(d, r);
     if (chain == kChainEmpty) continue;
     for_each_row_entry(m, chain, [&](int slot, int col) { y[col] = d.efc_J[r * nv + slot]; });
-    ltdl_solve(m, d.qLD, y);
+    if (chain == kChainDense) ltdl_solve(m, d.qLD, y);
+    else ltdl_solve_chain(m, d.qLD, y, chain);  // the row's own pattern: chain = its deepest dof
   }
   for (int r = 0; r < n; ++r) {
     const int chain = row_chain(d, r);

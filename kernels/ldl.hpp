@@ -37,16 +37,10 @@ SG_HD void ltdl_factor_in(const ModelView<Real>& m, View<Real, L> H) {
   }
 }
 
-// x <- H^-1 x using the factor from ltdl_factor_in.
+// The second half of a solve with the factor: x <- L^-1 D^-1 x (diagonal, then base to tip).
 template <bool kCompact, class Real, class L>
-SG_HD void ltdl_solve_in(const ModelView<Real>& m, View<Real, L> LD, View<Real, L> x) {
+SG_HD SG_INLINE void ltdl_solve_d_l(const ModelView<Real>& m, View<Real, L> LD, View<Real, L> x) {
   const int nv = m.nv;
-  // L^T z = x, tip to base
-  for (int k = nv - 1; k >= 0; --k) {
-    const Real xk = x[k];
-    const int* ch = m.dof_chain + m.dof_chainadr[k];
-    for (int s = 1; s < m.dof_chainnum[k]; ++s) x[ch[s]] -= LD[ltdl_index<kCompact>(m, k, s, ch[s])] * xk;
-  }
   for (int k = 0; k < nv; ++k) x[k] = x[k] / LD[ltdl_index<kCompact>(m, k, 0, k)];
   // L x = z, base to tip
   for (int k = 0; k < nv; ++k) {
@@ -57,6 +51,35 @@ SG_HD void ltdl_solve_in(const ModelView<Real>& m, View<Real, L> LD, View<Real, 
   }
 }
 
+// x <- H^-1 x using the factor from ltdl_factor_in.
+template <bool kCompact, class Real, class L>
+SG_HD void ltdl_solve_in(const ModelView<Real>& m, View<Real, L> LD, View<Real, L> x) {
+  const int nv = m.nv;
+  // L^T z = x, tip to base
+  for (int k = nv - 1; k >= 0; --k) {
+    const Real xk = x[k];
+    const int* ch = m.dof_chain + m.dof_chainadr[k];
+    for (int s = 1; s < m.dof_chainnum[k]; ++s) x[ch[s]] -= LD[ltdl_index<kCompact>(m, k, s, ch[s])] * xk;
+  }
+  ltdl_solve_d_l<kCompact>(m, LD, x);
+}
+
+// ltdl_solve_in for an x that is zero off the chain of dof `leaf` (leaf, parent, ..., root; a
+// constraint row's pattern, kernels/row_sparsity.hpp). The tip-to-base sweep moves values only
+// from a dof to its ancestors, so off the chain it would subtract exact zeros: it visits the
+// chain alone, in the same order, and the result is the full solve's.
+template <bool kCompact, class Real, class L>
+SG_HD void ltdl_solve_chain_in(const ModelView<Real>& m, View<Real, L> LD, View<Real, L> x, int leaf) {
+  const int* chain = m.dof_chain + m.dof_chainadr[leaf];
+  for (int p = 0; p < m.dof_chainnum[leaf]; ++p) {
+    const int k = chain[p];
+    const Real xk = x[k];
+    const int* ch = m.dof_chain + m.dof_chainadr[k];
+    for (int s = 1; s < m.dof_chainnum[k]; ++s) x[ch[s]] -= LD[ltdl_index<kCompact>(m, k, s, ch[s])] * xk;
+  }
+  ltdl_solve_d_l<kCompact>(m, LD, x);
+}
+
 // The dense storage (qM, qLD).
 template <class Real, class L>
 SG_HD SG_INLINE void ltdl_factor(const ModelView<Real>& m, View<Real, L> H) {
@@ -65,6 +88,10 @@ SG_HD SG_INLINE void ltdl_factor(const ModelView<Real>& m, View<Real, L> H) {
 template <class Real, class L>
 SG_HD SG_INLINE void ltdl_solve(const ModelView<Real>& m, View<Real, L> LD, View<Real, L> x) {
   ltdl_solve_in<false>(m, LD, x);
+}
+template <class Real, class L>
+SG_HD SG_INLINE void ltdl_solve_chain(const ModelView<Real>& m, View<Real, L> LD, View<Real, L> x, int leaf) {
+  ltdl_solve_chain_in<false>(m, LD, x, leaf);
 }
 
 }  // namespace stiffgrad::kern
