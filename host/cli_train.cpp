@@ -175,6 +175,11 @@ int cmd_train(const Args& a) {
   if (a.has("action-rate")) o.action_rate_penalty = real("action-rate", 0, 1e6);
   if (a.has("disc-replay")) o.add.replay_capacity = static_cast<int>(parse_int_in(a.get("disc-replay"), "--disc-replay", 0, 1 << 24));
   if (a.has("disc-minibatches")) o.add.minibatches = static_cast<int>(parse_int_in(a.get("disc-minibatches"), "--disc-minibatches", 1, 1024));
+  // the discriminator's settings would be ignored without its reward: say so rather than run
+  // a training the user did not ask for
+  for (const char* key : {"disc-replay", "disc-minibatches"})
+    if (a.has(key) && o.reward != learn::RewardKind::Add)
+      throw UsageError(std::string("--") + key + " sets the ADD discriminator: it needs --reward add");
   if (a.has("critics")) o.critic_ensemble = static_cast<int>(parse_int_in(a.get("critics"), "--critics", 1, 64));
   if (a.has("policy-loop")) {
     try {

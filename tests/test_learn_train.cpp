@@ -242,6 +242,11 @@ TEST(TrainCli, BadInputsGetClearErrors) {
   r = run_cli("train cartpole-swingup --algo ppo --policy-loop backend --data " + sgtest::shared_data());
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--policy-loop backend runs with --algo shac or shac-bcg"), std::string::npos) << r.err;
+  for (const char* opt : {"--disc-replay 0", "--disc-minibatches 2"}) {
+    r = run_cli(std::string("train cartpole-swingup --algo shac ") + opt + " --data " + sgtest::shared_data());
+    EXPECT_EQ(r.status, 2) << opt;
+    EXPECT_NE(r.err.find("sets the ADD discriminator: it needs --reward add"), std::string::npos) << r.err;
+  }
   r = run_cli("train g1-imitate:no_such_clip --algo shac --data " + sgtest::shared_data());
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("no_such_clip"), std::string::npos) << r.err;
