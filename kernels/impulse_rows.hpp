@@ -31,8 +31,9 @@ SG_HD SG_INLINE void begin_impulse_block(const ModelView<Real>& m, const Data<Re
 }
 
 // Fills d.efc_J, efc_type, efc_id, efc_pos (dist of contacts and limits), the blocks' mu,
-// sigma and width dim (1: rows 1 and 2 empty, 3), and d.nefc = 3 x blocks. Needs fwd_position and fwd_collision. Returns
-// kEnvConstraintOverflow when the blocks did not fit (the excess is dropped), else 0.
+// sigma and width dim (1: rows 1 and 2 empty, 3), and d.nefc = 3 x blocks. Needs fwd_position
+// and fwd_collision. Returns kEnvConstraintOverflow when the blocks did not fit (the excess is
+// dropped), else 0.
 template <class Real, class L>
 SG_HD int impulse_rows(const ModelView<Real>& m, const Data<Real, L>& d, View<Real, L> mu, View<Real, L> sigma,
                        View<Real, L> dim) {
