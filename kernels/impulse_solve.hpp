@@ -14,15 +14,16 @@
 //     P_i = proj_μi(y): 0 when y_n ≤ 0, else the tangent clipped to ‖P_t‖ ≤ μ_i P_n
 //   output      out_i = σ_i P_i (soft) or P_i.
 // The soft activation σ_i = 1 / (1 + exp(−κ d_i)) of the penetration d_i (> 0 penetrating), its
-// exponent clamped to [−100, 50].
-// Blocks may be 1-D (a joint limit or a dof's friction loss: kernels/impulse_rows.hpp): the block's
-// rows 1 and 2 are empty, so G_ij's rows 1, 2 (i 1-D) and columns 1, 2 (j 1-D) are zero but for the
-// unit pad on G_ii's diagonal, and P_i's components 1 and 2 stay zero. `dim` (K, may be null: all
-// 3-D) gives each block's width; the residual and its adjoint skip those structural zeros, which
-// leaves every result as it was (each skipped term adds an exact zero) at a fraction of the cost:
-// the G1's 29 friction-loss blocks outnumber its contacts two to one. A fixed number of sweeps (default 10): the result is a
+// exponent clamped to [−100, 50]. A fixed number of sweeps (default 10): the result is a
 // deterministic function of the inputs and its reverse mode is exact for that computation
 // (impulse_solve_adjoint.hpp replays the sweeps backward from the recorded P_i before each update).
+//
+// Blocks may be 1-D (a joint limit or a dof's friction loss: kernels/impulse_rows.hpp): the
+// block's rows 1 and 2 are empty, so G_ij's rows 1, 2 (i 1-D) and columns 1, 2 (j 1-D) are zero
+// but for the unit pad on G_ii's diagonal, and P_i's components 1 and 2 stay zero. `dim` (K, may
+// be null: all 3-D) gives each block's width; the residual and its adjoint skip those structural
+// zeros, which leaves every result as it was (each skipped term adds an exact zero) at a fraction
+// of the cost: the G1's 29 friction-loss blocks outnumber its contacts two to one.
 #pragma once
 
 #include "kernels/config.hpp"
