@@ -47,12 +47,11 @@ SG_HD void adj_impulse_solve(int K, View<Real, L> G, View<Real, L> c, View<Real,
                              View<Real, L> sigma_bar, View<Real, L> P_bar, View<Real, L> step, View<Real, L> source) {
   const int n = 3 * K;
   // out_i = σ_i P_i (soft) or P_i. The steps r_i (and which of the two formulas each took) are
-  // those of every sweep: G is constant.
+  // those of every sweep: G is constant. impulse_step returns the cap 1 / tr G_ii itself unless
+  // the source's step lies strictly below it, so the step tells which formula it is.
   for (int i = 0; i < K; ++i) {
     step[i] = impulse_step(K, G, i);
-    Real s_src(1);
-    for (int j = 0; j < K; ++j) s_src += block_det3(G.at(3 * i * n + 3 * j), n);
-    source[i] = impulse_step_is_source(Real(1) / s_src, Real(1) / impulse_block_trace(G, n, i)) ? Real(1) : Real(0);
+    source[i] = step[i] != Real(1) / impulse_block_trace(G, n, i) ? Real(1) : Real(0);
     for (int a = 0; a < 3; ++a) {
       const Real ob = out_bar[3 * i + a];
       P_bar[3 * i + a] = soft ? sigma[i] * ob : ob;

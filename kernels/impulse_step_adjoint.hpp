@@ -45,11 +45,9 @@ SG_HD void clear_impulse_adjoint_scratch(const ModelView<Real>& m, const DataLay
   for (int i = o.tree_origin; i < o.imp_ws; ++i) adj_buffer[i] = Real(0);
   for (int i = 0; i < n * n; ++i) wb.G[i] = Real(0);
   for (int i = 0; i < n * m.nv; ++i) wb.Y[i] = Real(0);
-  const int ne = m.nefc_max;
-  const int rest = impulse_workspace_size(m.nq, m.nv, m.nbody, ne, m.impulse_sweeps) - ne * ne - ne * m.nv;
-  for (int i = 0; i < rest; ++i) wb.c[i] = Real(0);  // c, mu, sigma, ..., bodies follow Y
-  for (int i = o.imp_ws + impulse_workspace_size(m.nq, m.nv, m.nbody, ne, m.impulse_sweeps); i < o.rk_y0; ++i)
-    adj_buffer[i] = Real(0);
+  const int ne = m.nefc_max, size = impulse_workspace_size(m.nq, m.nv, m.nbody, ne, m.impulse_sweeps);
+  for (int i = 0; i < size - ne * ne - ne * m.nv; ++i) wb.c[i] = Real(0);  // c, mu, sigma, ..., bodies follow Y
+  for (int i = o.imp_ws + size; i < o.rk_y0; ++i) adj_buffer[i] = Real(0);
 }
 
 // Adjoint of impulse_substep(), with the contract of adj_substep (kernels/step_adjoint.hpp): on

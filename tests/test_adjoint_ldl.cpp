@@ -1,4 +1,6 @@
-// Dot-product test of adj_ltdl_solve: x = H^-1 b for the factor of a real model's M + h D.
+// Dot-product test of adj_ltdl_solve: x = H^-1 b for the factor of a real model's M + h D; and
+// ltdl_solve_chain, the solve of a right side that lives on one dof's chain, equals the full
+// solve bit for bit.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -50,6 +52,36 @@ TEST(AdjointLdl, SolveDotProduct) {
       EXPECT_NEAR(r, 0.0, 1e-10 * (1 + std::abs(b[i]))) << path << " row " << i;
     }
   }
+}
+
+// Every dof's chain, with a random right side on it (a constraint row's pattern) and with the unit
+// vector of the leaf (a limit or friction-loss row): the chain solve skips only exact zeros.
+TEST(AdjointLdl, ChainSolveEqualsTheFullSolve) {
+  int chains = 0;
+  for (const std::string path : {sgtest::humanoid_xml(), sgtest::shared_data() + "/models/unitree_g1/scene_mjx.xml"}) {
+    const auto model = load_mjcf(path);
+    ModelArrays<double> arrays(*model);
+    const auto m = arrays.host_view();
+    const auto layout = kern::DataLayout::make(m);
+    std::vector<double> buf(layout.size);
+    const auto d = kern::Data<double, CL>::bind({buf.data(), {}}, layout);
+    std::mt19937_64 rng(5);
+    std::normal_distribution<double> n01;
+    for (int i = 0; i < m.nq; ++i) d.qpos[i] = model->qpos0[i];
+    for (int i = 0; i < m.nv; ++i) d.qvel[i] = n01(rng);
+    kern::fwd_dynamics(m, d, m.timestep);
+    for (int leaf = 0; leaf < m.nv; ++leaf)
+      for (const bool unit : {false, true}) {
+        std::vector<double> b(m.nv, 0.0);
+        for (int p = 0; p < m.dof_chainnum[leaf]; ++p) b[m.dof_chain[m.dof_chainadr[leaf] + p]] = unit ? (p == 0) : n01(rng);
+        std::vector<double> full = b, chain = b;
+        kern::ltdl_solve(m, d.qLD, kern::View<double, CL>{full.data(), {}});
+        kern::ltdl_solve_chain(m, d.qLD, kern::View<double, CL>{chain.data(), {}}, leaf);
+        EXPECT_TRUE(chain == full) << path << " leaf " << leaf << (unit ? " unit" : " random");
+        ++chains;
+      }
+  }
+  EXPECT_GT(chains, 100);
 }
 
 }  // namespace
