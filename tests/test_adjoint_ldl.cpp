@@ -18,20 +18,34 @@ namespace {
 using namespace stiffgrad;
 using CL = kern::Contiguous;
 
-TEST(AdjointLdl, SolveDotProduct) {
-  for (const std::string path : {sgtest::humanoid_xml(), sgtest::shared_data() + "/models/unitree_g1/scene_mjx.xml",
-                                 sgtest::shared_data() + "/models/dm_control/cartpole.xml"}) {
-    const auto model = load_mjcf(path);
-    ModelArrays<double> arrays(*model);
-    const auto m = arrays.host_view();
+// A model at qpos0 with random velocities after fwd_dynamics, which leaves the factor of
+// M + h D in d.qLD.
+struct Factored {
+  std::shared_ptr<const Model> model;
+  ModelArrays<double> arrays;
+  kern::ModelView<double> m;
+  std::vector<double> buf;
+  kern::Data<double, CL> d;
+  Factored(const std::string& path, std::mt19937_64& rng)
+      : model(load_mjcf(path)), arrays(*model), m(arrays.host_view()) {
     const auto layout = kern::DataLayout::make(m);
-    std::vector<double> buf(layout.size);
-    const auto d = kern::Data<double, CL>::bind({buf.data(), {}}, layout);
-    std::mt19937_64 rng(3);
+    buf.resize(static_cast<std::size_t>(layout.size));
+    d = kern::Data<double, CL>::bind({buf.data(), {}}, layout);
     std::normal_distribution<double> n01;
     for (int i = 0; i < m.nq; ++i) d.qpos[i] = model->qpos0[i];
     for (int i = 0; i < m.nv; ++i) d.qvel[i] = n01(rng);
-    kern::fwd_dynamics(m, d, m.timestep);  // leaves the factor of M + h D in qLD
+    kern::fwd_dynamics(m, d, m.timestep);
+  }
+};
+
+TEST(AdjointLdl, SolveDotProduct) {
+  for (const std::string path : {sgtest::humanoid_xml(), sgtest::shared_data() + "/models/unitree_g1/scene_mjx.xml",
+                                 sgtest::shared_data() + "/models/dm_control/cartpole.xml"}) {
+    std::mt19937_64 rng(3);
+    std::normal_distribution<double> n01;
+    const Factored f(path, rng);
+    const auto& m = f.m;
+    const auto& d = f.d;
     std::vector<double> b(m.nv), w(m.nv);
     for (double& x : b) x = n01(rng);
     for (double& x : w) x = n01(rng);
@@ -59,17 +73,11 @@ TEST(AdjointLdl, SolveDotProduct) {
 TEST(AdjointLdl, ChainSolveEqualsTheFullSolve) {
   int chains = 0;
   for (const std::string path : {sgtest::humanoid_xml(), sgtest::shared_data() + "/models/unitree_g1/scene_mjx.xml"}) {
-    const auto model = load_mjcf(path);
-    ModelArrays<double> arrays(*model);
-    const auto m = arrays.host_view();
-    const auto layout = kern::DataLayout::make(m);
-    std::vector<double> buf(layout.size);
-    const auto d = kern::Data<double, CL>::bind({buf.data(), {}}, layout);
     std::mt19937_64 rng(5);
     std::normal_distribution<double> n01;
-    for (int i = 0; i < m.nq; ++i) d.qpos[i] = model->qpos0[i];
-    for (int i = 0; i < m.nv; ++i) d.qvel[i] = n01(rng);
-    kern::fwd_dynamics(m, d, m.timestep);
+    const Factored f(path, rng);
+    const auto& m = f.m;
+    const auto& d = f.d;
     for (int leaf = 0; leaf < m.nv; ++leaf)
       for (const bool unit : {false, true}) {
         std::vector<double> b(m.nv, 0.0);
