@@ -28,7 +28,7 @@ const char* const kTrainHelp =
     "                       [--reward task|add] [--action-rate X] [--critics K]\n"
     "                       [--disc-replay ROWS] [--disc-minibatches M]\n"
     "                       [--policy-loop auto|host|backend] [--explicit-servos]\n"
-    "                       [--eval-every N] [--eval-episodes E]\n"
+    "                       [--servo-targets home|reference] [--eval-every N] [--eval-episodes E]\n"
     "TASK: cartpole-swingup, ant-run, g1-imitate:CLIP (CLIP: a file stem in DATA/motions/lafan1_g1,\n"
     "e.g. run1_subject2). Defaults: 64 environments, 500 iterations of a 32-step horizon, seed 0,\n"
     "the CPU backend, DIR train_TASK_ALGO, the Impulse contact model at kappa 300 for contact tasks.\n"
@@ -45,6 +45,8 @@ const char* const kTrainHelp =
     "critic ensemble (g1-imitate default 3, else 1). --explicit-servos (g1-imitate on the Impulse\n"
     "floor): the servos' velocity gains explicit, as before they were made implicit (the earlier\n"
     "runs' setting; explicit, SHAC's gradient grows ~1.8x per control step).\n"
+    "--servo-targets (g1-imitate): what a zero action holds the servos at, the home pose (default,\n"
+    "the paper's setting) or the reference's joint angles of the next step (a residual policy).\n"
     "--eval-every N: after every N-th iteration and the last, E (default 5) deterministic episodes\n"
     "as `stiffgrad eval` runs them in stiffgrad (to a fall, fixed initial states), logged in the\n"
     "eval_* columns (empty in other rows); neither their steps nor their time count as training's.\n"
@@ -56,6 +58,7 @@ const char* const kTrainHelp =
 const char* const kEvalHelp =
     "usage: stiffgrad eval POLICY.sgp [--task TASK] [--episodes N] [--in stiffgrad|mujoco] [--seed S]\n"
     "                      [--contact soft|impulse] [--kappa K] [--explicit-servos] [--data DIR]\n"
+    "                      [--servo-targets home|reference]\n"
     "Runs the saved policy's deterministic action (the actor's mean) for N episodes (default 5)\n"
     "from the task's initial-state distribution, in stiffgrad or in MuJoCo 2.2.2 (libmujoco, the\n"
     "task's MuJoCo model file). An episode runs the task's full length or until a fall (imitation:\n"
@@ -64,7 +67,8 @@ const char* const kEvalHelp =
     "as n/N), mean tracking error (imitation tasks) and mean largest contact penetration; with\n"
     "--in mujoco also the same policy in stiffgrad and the difference of mean penetration\n"
     "between the two simulators (delta_d = MuJoCo - stiffgrad). TASK defaults to the policy's;\n"
-    "--contact, --kappa and --explicit-servos set stiffgrad's model as for train (give the training's).\n";
+    "--contact, --kappa, --explicit-servos and --servo-targets set the task as for train (give the\n"
+    "training's).\n";
 
 namespace {
 
@@ -74,7 +78,7 @@ std::string data_dir(const Args& a) {
   return SG_DEFAULT_DATA;
 }
 
-learn::TaskOptions task_options(const Args& a) {
+learn::TaskOptions task_options(const Args& a, const std::string& spec) {
   learn::TaskOptions t;
   t.data_dir = data_dir(a);
   if (a.has("contact") && !parse_contact_model(a.get("contact"), &t.contact))
@@ -84,6 +88,13 @@ learn::TaskOptions task_options(const Args& a) {
     if (!(t.kappa > 0)) throw UsageError("--kappa must be a positive number");
   }
   t.explicit_servos = a.has("explicit-servos");
+  if (a.has("servo-targets")) {
+    const std::string v = a.get("servo-targets");
+    if (v == "home") t.servo_targets = learn::TaskOptions::ServoTargets::Home;
+    else if (v == "reference") t.servo_targets = learn::TaskOptions::ServoTargets::Reference;
+    else throw UsageError("--servo-targets must be home or reference");
+    if (spec.rfind("g1-imitate:", 0) != 0) throw UsageError("--servo-targets applies to g1-imitate tasks only");
+  }
   if (a.has("episode-steps")) t.episode_steps = static_cast<int>(parse_int_in(a.get("episode-steps"), "--episode-steps", 1, 100000000));
   return t;
 }
@@ -194,10 +205,10 @@ int cmd_train(const Args& a) {
   learn::EvalSchedule eval;
   if (a.has("eval-every")) eval.every = static_cast<int>(parse_int_in(a.get("eval-every"), "--eval-every", 1, 100000000));
   if (a.has("eval-episodes")) eval.episodes = static_cast<int>(parse_int_in(a.get("eval-episodes"), "--eval-episodes", 1, 100000));
-  auto task = learn::make_task(spec, task_options(a));
+  auto task = learn::make_task(spec, task_options(a, spec));
   std::unique_ptr<learn::Task> eval_task;
   if (eval.every > 0) {
-    eval_task = learn::make_task(spec, task_options(a));
+    eval_task = learn::make_task(spec, task_options(a, spec));
     eval.task = eval_task.get();
   }
   std::filesystem::create_directories(dir);
@@ -250,7 +261,7 @@ int cmd_eval(const Args& a) {
   const std::uint64_t seed = a.has("seed") ? static_cast<std::uint64_t>(parse_int_in(a.get("seed"), "--seed", 0, 1L << 62)) : 1;
   const std::string where = a.has("in") ? a.get("in") : "stiffgrad";
   if (where != "stiffgrad" && where != "mujoco") throw UsageError("--in must be stiffgrad or mujoco");
-  auto task = learn::make_task(spec, task_options(a));
+  auto task = learn::make_task(spec, task_options(a, spec));
   const auto print = [&](const char* sim, const learn::EvalResult& r) {
     std::printf("%s: mean return %.6g, mean episode length %.1f, falls %d/%d, tracking error ", sim, r.mean_return,
                 r.mean_length, r.falls, r.episodes);

@@ -9,6 +9,7 @@
 # were run before g1-imitate made its servos' velocity gains implicit on the Impulse floor
 # (--explicit-servos keeps the earlier setting). The *_add rows run before the discriminator had a
 # replay ring give --disc-replay 0 (the setting they had); the *_replay rows use the default ring.
+# The *_ref rows hold a zero action at the reference's next joint angles (--servo-targets reference).
 # EVAL_ONLY=1: no training, only the evaluations of the policies already in OUT_DIR (runs without
 # OUT_DIR/RUN/policy.sgp are skipped with a message).
 # A row's own --seed overrides the --seed 0 given to every run (the last one counts).
@@ -73,6 +74,9 @@ g1_shac_soft_add_replay_seed2 $G1 shac     16 150 --contact soft --reward add --
 g1_shac_bcg_add_replay $G1        shac-bcg 16 150 --reward add --eval-every 10
 g1_shac_add      $G1              shac     16 150 --reward add --disc-replay 0 --eval-every 10
 g1_shac_add_replay $G1            shac     16 150 --reward add --eval-every 10
+g1_shac_ref      $G1              shac     16 150 --critics 1 --action-rate 0 --eval-every 10 --servo-targets reference
+g1_shac_lr2e3_n64_ref $G1         shac     64 150 --actor-lr 2e-3 --critics 1 --action-rate 0 --eval-every 10 --servo-targets reference
+g1_ppo_ref       $G1              ppo      16 1500 --action-rate 0 --eval-every 100 --servo-targets reference
 "
 wanted() { [[ $# -eq 0 ]] && return 0; local n; for n in "${SELECTED[@]}"; do [[ $n == "$1" ]] && return 0; done; return 1; }
 SELECTED=("$@")
@@ -89,11 +93,12 @@ while read -r name task algo envs iters extra; do
     "$SG" train "$task" --algo "$algo" --envs "$envs" --iterations "$iters" --seed 0 --out "$OUT/$name" $extra \
       > "$OUT/$name/train.txt" 2> "$OUT/$name/progress.txt"
   fi
-  # the evaluation simulates with the training's contact settings (its --contact / --kappa)
+  # the evaluation simulates with the training's task settings (its --contact / --kappa /
+  # --explicit-servos / --servo-targets)
   read -r -a opts <<< "${extra:-}"
   eval_opts=()
   for ((i = 0; i < ${#opts[@]}; i++)); do
-    if [[ ${opts[i]} == --kappa || ${opts[i]} == --contact ]]; then eval_opts+=("${opts[i]}" "${opts[i + 1]}"); ((i++)) || true
+    if [[ ${opts[i]} == --kappa || ${opts[i]} == --contact || ${opts[i]} == --servo-targets ]]; then eval_opts+=("${opts[i]}" "${opts[i + 1]}"); ((i++)) || true
     elif [[ ${opts[i]} == --explicit-servos ]]; then eval_opts+=("${opts[i]}"); fi
   done
   "$SG" eval "$OUT/$name/policy.sgp" --in mujoco --episodes 5 "${eval_opts[@]}" > "$OUT/$name/eval.txt"

@@ -38,9 +38,12 @@ struct Run {
   TrainResult result;
 };
 
-Run make_run(const std::string& spec, TrainOptions o, int episode_steps, PolicyLoopKind loop) {
+Run make_run(const std::string& spec, TrainOptions o, int episode_steps, PolicyLoopKind loop,
+             TaskOptions::ServoTargets targets) {
   Run r;
-  r.task = make_task(spec, sgtest::learn_task_options(episode_steps));
+  TaskOptions t = sgtest::learn_task_options(episode_steps);
+  t.servo_targets = targets;
+  r.task = make_task(spec, t);
   o.policy_loop = loop;
   r.core = std::make_unique<TrainerCore>(*r.task, spec, o);
   std::mt19937_64 g(5);  // the same non-trivial normalizer statistics in both
@@ -53,9 +56,10 @@ Run make_run(const std::string& spec, TrainOptions o, int episode_steps, PolicyL
 }
 
 // Returns the bundles started per environment-step, summed over the iterations.
-double expect_same_iterations(const std::string& spec, TrainOptions o, int episode_steps, int iterations) {
-  Run host = make_run(spec, o, episode_steps, PolicyLoopKind::Host);
-  Run backend = make_run(spec, o, episode_steps, PolicyLoopKind::Backend);
+double expect_same_iterations(const std::string& spec, TrainOptions o, int episode_steps, int iterations,
+                              TaskOptions::ServoTargets targets = TaskOptions::ServoTargets::Home) {
+  Run host = make_run(spec, o, episode_steps, PolicyLoopKind::Host, targets);
+  Run backend = make_run(spec, o, episode_steps, PolicyLoopKind::Backend, targets);
   EXPECT_FALSE(host.shac->backend_loop());
   EXPECT_TRUE(backend.shac->backend_loop());
   int episodes = 0;
@@ -116,7 +120,8 @@ TEST(PolicyLoop, AntOnImpulseFloorIterationsEqualTheHostLoopBitwise) {
   expect_same_iterations("ant-run", o, 12, 4);
 }
 
-TEST(PolicyLoop, G1ImitationIterationsEqualTheHostLoopBitwise) {
+// Three G1 environments, 6-step horizons, episodes of 10 steps, 4 iterations.
+void expect_same_g1_iterations(TaskOptions::ServoTargets targets) {
   if (!sgtest::file_exists(sgtest::shared_data() + "/motions/lafan1_g1/run1_subject2.csv"))
     FAIL() << "no G1 motion data under " << sgtest::shared_data();
   TrainOptions o = defaults_for("g1-imitate:run1_subject2", Algorithm::Shac);
@@ -125,7 +130,17 @@ TEST(PolicyLoop, G1ImitationIterationsEqualTheHostLoopBitwise) {
   o.actor_hidden = {32};
   o.critic_hidden = {32};
   o.critic_iterations = 2;
-  expect_same_iterations("g1-imitate:run1_subject2", o, 10, 4);
+  expect_same_iterations("g1-imitate:run1_subject2", o, 10, 4, targets);
+}
+
+TEST(PolicyLoop, G1ImitationIterationsEqualTheHostLoopBitwise) {
+  expect_same_g1_iterations(TaskOptions::ServoTargets::Home);
+}
+
+TEST(PolicyLoop, G1WithReferenceServoTargetsIterationsEqualTheHostLoopBitwise) {
+  // the servo map reads each environment's reference row (kActionServoReference) in the
+  // backend loop, the task's own reference on the host
+  expect_same_g1_iterations(TaskOptions::ServoTargets::Reference);
 }
 
 TEST(PolicyLoop, AntWithBundlesIterationsEqualTheHostLoopBitwise) {

@@ -21,8 +21,11 @@ using namespace stiffgrad::learn;
 // difference with step h (the networks run in float: the loss carries ~1e-7 relative rounding,
 // so h is large and the bound is set by h² truncation, measured and printed).
 void check_actor_gradient(const std::string& spec, TrainOptions o, int episode_steps, double h, double bound,
-                          bool expect_contact = false, double lift = 0.0) {
-  auto task = make_task(spec, sgtest::learn_task_options(episode_steps));
+                          bool expect_contact = false, double lift = 0.0,
+                          TaskOptions::ServoTargets targets = TaskOptions::ServoTargets::Home) {
+  TaskOptions task_options = sgtest::learn_task_options(episode_steps);
+  task_options.servo_targets = targets;
+  auto task = make_task(spec, task_options);
   TrainerCore core(*task, spec, o);
   // non-trivial normalizer statistics
   {
@@ -175,6 +178,16 @@ TEST(ShacGradient, G1BackendPolicyLoopMatchesFiniteDifferences) {
   // measured: 5.9e-4 at h = 1e-2, 2.1e-3 at 3e-3, 7.0e-3 at 1e-3: the float networks' rounding
   // grows as h shrinks, so the stencil's step is the largest of them
   check_actor_gradient("g1-imitate:run1_subject2", o, 0, 1e-2, 2e-3, false, 0.3);
+}
+
+TEST(ShacGradient, G1ReferenceServoTargetsBackendPolicyLoopMatchesFiniteDifferences) {
+  // the servo targets read from each environment's reference row in the backend loop
+  if (!sgtest::file_exists(sgtest::shared_data() + "/motions/lafan1_g1/run1_subject2.csv"))
+    FAIL() << "no G1 motion data under " << sgtest::shared_data();
+  TrainOptions o = small_g1_options();
+  o.action_rate_penalty = 0;
+  o.policy_loop = PolicyLoopKind::Backend;
+  check_actor_gradient("g1-imitate:run1_subject2", o, 0, 1e-2, 2e-3, false, 0.3, TaskOptions::ServoTargets::Reference);
 }
 
 }  // namespace

@@ -247,6 +247,12 @@ TEST(TrainCli, BadInputsGetClearErrors) {
     EXPECT_EQ(r.status, 2) << opt;
     EXPECT_NE(r.err.find("sets the ADD discriminator: it needs --reward add"), std::string::npos) << r.err;
   }
+  r = run_cli("train g1-imitate:run1_subject2 --algo shac --servo-targets ref --data " + sgtest::shared_data());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--servo-targets must be home or reference"), std::string::npos) << r.err;
+  r = run_cli("train cartpole-swingup --algo shac --servo-targets reference --data " + sgtest::shared_data());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--servo-targets applies to g1-imitate tasks only"), std::string::npos) << r.err;
   r = run_cli("train g1-imitate:no_such_clip --algo shac --data " + sgtest::shared_data());
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("no_such_clip"), std::string::npos) << r.err;

@@ -497,6 +497,32 @@ TEST(G1ImitateTask, AddDeltaVanishesOnTheReferenceAndItsAdjointMatchesCentralDif
   std::printf("[g1] ADD delta central differences (h 1e-6) worst error / largest gradient %.2e\n", worst);
 }
 
+// adj_action_to_ctrl of environment e at step t, at action a, against central differences of
+// action_to_ctrl along each action with a random adjoint; returns how many entries have a zero
+// adjoint (clamped).
+int expect_action_adjoint_matches_central_differences(const G1ImitateTask& task, int e, int t,
+                                                      const std::vector<double>& a, std::mt19937_64& g) {
+  const int nu = task.act_dim();
+  std::normal_distribution<double> N(0.0, 3.0);
+  std::vector<double> w(sz(nu)), ga(sz(nu), 0.0);
+  for (double& x : w) x = N(g);
+  task.adj_action_to_ctrl(e, t, a.data(), w.data(), ga.data());
+  int clamped = 0;
+  for (int i = 0; i < nu; ++i) {
+    const double h = 1e-6;
+    auto ap = a, am = a;
+    ap[sz(i)] += h; am[sz(i)] -= h;
+    std::vector<double> cp(sz(nu)), cm(sz(nu));
+    task.action_to_ctrl(e, t, ap.data(), cp.data());
+    task.action_to_ctrl(e, t, am.data(), cm.data());
+    double fd = 0;
+    for (int k = 0; k < nu; ++k) fd += w[sz(k)] * (cp[sz(k)] - cm[sz(k)]) / (2 * h);
+    EXPECT_NEAR(ga[sz(i)], fd, 1e-7) << "step " << t << " action " << i;
+    clamped += ga[sz(i)] == 0.0;
+  }
+  return clamped;
+}
+
 TEST(G1ImitateTask, ActionMapAndItsAdjoint) {
   REQUIRE_G1_DATA();
   auto task = make();
@@ -512,26 +538,73 @@ TEST(G1ImitateTask, ActionMapAndItsAdjoint) {
   std::mt19937_64 g(3);
   std::normal_distribution<double> N(0.0, 3.0);
   for (double& x : a) x = N(g);  // some beyond the control range
-  std::vector<double> w(sz(nu)), ga(sz(nu), 0.0);
-  for (double& x : w) x = N(g);
-  task->adj_action_to_ctrl(0, 0, a.data(), w.data(), ga.data());
-  int clamped = 0;
+  const int clamped = expect_action_adjoint_matches_central_differences(*task, 0, 0, a, g);
+  task->action_to_ctrl(0, 0, a.data(), c.data());
   for (int i = 0; i < nu; ++i) {
-    const double h = 1e-6;
-    auto ap = a, am = a;
-    ap[sz(i)] += h; am[sz(i)] -= h;
-    std::vector<double> cp(sz(nu)), cm(sz(nu));
-    task->action_to_ctrl(0, 0, ap.data(), cp.data());
-    task->action_to_ctrl(0, 0, am.data(), cm.data());
-    double fd = 0;
-    for (int k = 0; k < nu; ++k) fd += w[sz(k)] * (cp[sz(k)] - cm[sz(k)]) / (2 * h);
-    EXPECT_NEAR(ga[sz(i)], fd, 1e-7) << i;
-    if (ga[sz(i)] == 0.0) ++clamped;
-    task->action_to_ctrl(0, 0, a.data(), c.data());
     EXPECT_GE(c[sz(i)], m.actuator_ctrlrange[sz(2 * i)]);
     EXPECT_LE(c[sz(i)], m.actuator_ctrlrange[sz(2 * i + 1)]);
   }
   EXPECT_GT(clamped, 0) << "the test should reach the clamp";
+}
+
+TEST(G1ImitateTask, ReferenceServoTargetsFollowTheClipAndTheirAdjoint) {
+  // --servo-targets reference: ctrl = (reference joint angle at step t + 1) + 0.25 a, clamped.
+  // The zero action's controls are read against the CSV's own frames: with the episode started
+  // at clip time 0, step t + 1 = 5k lies on frame 3k (30 fps, control 0.02 s).
+  REQUIRE_G1_DATA();
+  stiffgrad::learn::TaskOptions o;
+  o.data_dir = sgtest::shared_data();
+  o.servo_targets = stiffgrad::learn::TaskOptions::ServoTargets::Reference;
+  G1ImitateTask task("run1_subject2", o);
+  const auto& m = *task.model();
+  const int nu = task.act_dim();
+  task.resize(2);
+  task.set_start_time(1, 0.0);
+  const auto rows = read_csv(clip_path("run1_subject2"));
+  std::vector<double> a(sz(nu), 0.0), c(sz(nu));
+  int clamped_at_zero = 0;
+  for (int t : {4, 9, 49}) {
+    const auto frame = row_qpos(rows[sz(3 * (t + 1) / 5)]);
+    task.action_to_ctrl(1, t, a.data(), c.data());
+    for (int i = 0; i < nu; ++i) {
+      const double lo = m.actuator_ctrlrange[sz(2 * i)], hi = m.actuator_ctrlrange[sz(2 * i + 1)];
+      const double target = frame[sz(m.jnt_qposadr[sz(m.actuator_trnid[sz(i)])])];
+      clamped_at_zero += target < lo || target > hi;
+      EXPECT_NEAR(c[sz(i)], std::min(hi, std::max(lo, target)), 1e-12) << "step " << t << " actuator " << i;
+    }
+  }
+  EXPECT_LT(clamped_at_zero, nu) << "the reference should mostly lie inside the control ranges";
+  // a unit action moves each unclamped target by 0.25 rad
+  std::vector<double> one(sz(nu), 0.0), c1(sz(nu));
+  task.action_to_ctrl(1, 9, a.data(), c.data());
+  for (int i = 0; i < nu; ++i) {
+    one.assign(sz(nu), 0.0);
+    one[sz(i)] = 0.01;
+    task.action_to_ctrl(1, 9, one.data(), c1.data());
+    if (c[sz(i)] > m.actuator_ctrlrange[sz(2 * i)] + 0.01 && c[sz(i)] < m.actuator_ctrlrange[sz(2 * i + 1)] - 0.01)
+      EXPECT_NEAR(c1[sz(i)] - c[sz(i)], 0.0025, 1e-12) << i;
+  }
+  // the home map differs (the reference moves; home does not)
+  const auto home = make();
+  home->resize(2);
+  std::vector<double> ch(sz(nu));
+  home->action_to_ctrl(1, 9, a.data(), ch.data());
+  double moved = 0;
+  for (int i = 0; i < nu; ++i) moved = std::max(moved, std::fabs(ch[sz(i)] - c[sz(i)]));
+  EXPECT_GT(moved, 0.05);
+  // adjoint against central differences, with clamped entries
+  std::mt19937_64 g(4);
+  std::normal_distribution<double> N(0.0, 3.0);
+  for (double& x : a) x = N(g);
+  const int clamped = expect_action_adjoint_matches_central_differences(task, 1, 9, a, g);
+  EXPECT_GT(clamped, 0) << "the test should reach the clamp";
+  EXPECT_LT(clamped, nu) << "the test should leave some targets unclamped";
+  // the backend kernel's description names the same map and the joints' qpos entries
+  const auto desc = task.kernel_desc();
+  EXPECT_EQ(desc.action_map, stiffgrad::kern::tasks::kActionServoReference);
+  ASSERT_EQ(desc.ctrl_ref_index.size(), sz(nu));
+  for (int i = 0; i < nu; ++i) EXPECT_EQ(desc.ctrl_ref_index[sz(i)], m.jnt_qposadr[sz(m.actuator_trnid[sz(i)])]);
+  EXPECT_EQ(home->kernel_desc().action_map, stiffgrad::kern::tasks::kActionServo);
 }
 
 // ------------------------------------------------------------------------ Task: behaviour

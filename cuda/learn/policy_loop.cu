@@ -69,7 +69,7 @@ __global__ void act_kernel(const LoopArgs a, int t, const float* mu, const float
   const int e = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   if (e >= a.N) return;
   const std::size_t row = (sz(t) * a.N + e) * a.k.na;
-  kern::policy_act_env(a.k, mu + row, log_std, eps + row, act + row, VS{ctrl + e, LS{a.N}});
+  kern::policy_act_env(a.k, mu + row, log_std, eps + row, ref_row(a, t, e), act + row, VS{ctrl + e, LS{a.N}});
 }
 
 __global__ void adj_act_kernel(const LoopArgs a, int t, const int* steps_active, const double* act,
@@ -78,8 +78,8 @@ __global__ void adj_act_kernel(const LoopArgs a, int t, const int* steps_active,
   const int e = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   if (e >= a.N) return;
   const std::size_t row = (sz(t) * a.N + e) * a.k.na;
-  const bool ok = kern::policy_adj_act_env(a.k, t < steps_active[e], act + row, dA + row, VSc{adj_ctrl + e, LS{a.N}},
-                                           log_std, eps + row, a.scratch + sz(e) * a.scratch_dim,
+  const bool ok = kern::policy_adj_act_env(a.k, t < steps_active[e], act + row, dA + row, ref_row(a, t, e),
+                                           VSc{adj_ctrl + e, LS{a.N}}, log_std, eps + row, a.scratch + sz(e) * a.scratch_dim,
                                            d_mu + sz(e) * a.k.na, terms + row);
   nonfinite[sz(t) * a.N + e] = ok ? 0 : 1;
 }
@@ -126,6 +126,7 @@ class PolicyLoopCuda final : public PolicyLoop {
     dev(ctrl_limited_, setup_.ctrl_limited, "policy loop: ctrl_limited");
     dev(ctrl_range_, setup_.ctrl_range, "policy loop: ctrl_range");
     dev(ctrl_offset_, setup_.ctrl_offset, "policy loop: ctrl_offset");
+    dev(ctrl_ref_index_, setup_.ctrl_ref_index, "policy loop: ctrl_ref_index");
     dev(key_body_, setup_.key_body, "policy loop: key bodies");
     dev(model_reals_, setup_.arrays->reals(), "policy loop: model reals");
     dev(model_ints_, setup_.arrays->ints(), "policy loop: model ints");
@@ -133,6 +134,7 @@ class PolicyLoopCuda final : public PolicyLoop {
     args_.k.ctrl_limited = ctrl_limited_.get();
     args_.k.ctrl_range = ctrl_range_.get();
     args_.k.ctrl_offset = ctrl_offset_.get();
+    args_.k.ctrl_ref_index = ctrl_ref_index_.get();
     args_.k.imitation.key_body = key_body_.get();
     args_.m = setup_.arrays->bind(model_reals_.get(), model_ints_.get());
     args_.layout = setup_.layout;
@@ -272,7 +274,7 @@ class PolicyLoopCuda final : public PolicyLoop {
   MlpDevice net_;
   std::vector<MlpDevice::Workspace> ws_;
   LoopArgs args_{};
-  DeviceArray<int> ctrl_limited_, key_body_, model_ints_, STATUS_, steps_active_, nonfinite_;
+  DeviceArray<int> ctrl_limited_, ctrl_ref_index_, key_body_, model_ints_, STATUS_, steps_active_, nonfinite_;
   DeviceArray<double> ctrl_range_, ctrl_offset_, model_reals_, data_, scratch_, mean_, std_;
   DeviceArray<double> Q_, V_, OBS_, A_, dA_, REF_, CTRL_;
   DeviceArray<float> X_, MU_, EPS_, log_std_, d_mu_, dx_, terms_, grad_;

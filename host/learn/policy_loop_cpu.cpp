@@ -48,6 +48,7 @@ class PolicyLoopCpu final : public PolicyLoop {
     k_.ctrl_limited = setup_.ctrl_limited.data();
     k_.ctrl_range = setup_.ctrl_range.data();
     k_.ctrl_offset = setup_.ctrl_offset.data();
+    k_.ctrl_ref_index = setup_.ctrl_ref_index.data();
     k_.imitation.key_body = setup_.key_body.data();
     view_ = setup_.arrays->host_view();
     // per-thread scratch, sized for the team every loop below asks for (num_threads(threads_))
@@ -100,8 +101,8 @@ class PolicyLoopCpu final : public PolicyLoop {
 #pragma omp parallel for schedule(static) num_threads(threads_)
     for (int e = 0; e < N_; ++e) {
       const std::size_t row = (sz(t) * N_ + e) * k_.na;
-      kern::policy_act_env(k_, mu + sz(e) * k_.na, log_std_.data(), EPS_.data() + row, A_.data() + row,
-                           VS{CTRL_.data() + e, em});
+      kern::policy_act_env(k_, mu + sz(e) * k_.na, log_std_.data(), EPS_.data() + row, ref_row(t, e),
+                           A_.data() + row, VS{CTRL_.data() + e, em});
     }
     return CTRL_.data();
   }
@@ -141,7 +142,7 @@ class PolicyLoopCpu final : public PolicyLoop {
     for (int e = 0; e < N_; ++e) {
       const std::size_t row = (sz(t) * N_ + e) * na;
       const bool ok = kern::policy_adj_act_env(k_, t < steps_active_[sz(e)], A_.data() + row, dA_.data() + row,
-                                               VSc{adj_ctrl + e, em}, log_std_.data(), EPS_.data() + row,
+                                               ref_row(t, e), VSc{adj_ctrl + e, em}, log_std_.data(), EPS_.data() + row,
                                                scratch(thread_index()), d_mu_.data() + sz(e) * na, terms_.data() + row);
       nonfinite_[sz(t) * N_ + e] = ok ? 0 : 1;
     }

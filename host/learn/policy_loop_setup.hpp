@@ -40,6 +40,12 @@ struct PolicyLoopSetup {
     ctrl_range = desc.ctrl_range;
     ctrl_offset = desc.ctrl_offset;
     if (ctrl_offset.empty()) ctrl_offset.assign(static_cast<std::size_t>(m.nu), 0.0);
+    ctrl_ref_index = desc.ctrl_ref_index;
+    if (ctrl_ref_index.empty()) ctrl_ref_index.assign(static_cast<std::size_t>(m.nu), 0);
+    if (kernel.action_map == kern::tasks::kActionServoReference)
+      for (int i : ctrl_ref_index)
+        if (i < 0 || i >= kernel.ref_dim)
+          throw std::invalid_argument("policy loop: a servo target outside the task's reference row");
     key_body = desc.key_body;
     if (key_body.empty()) key_body.push_back(0);  // a valid pointer for tasks without key bodies
     kernel.imitation.njoint = desc.njoint;
@@ -73,7 +79,7 @@ struct PolicyLoopSetup {
   bool normalize;
   double clip = 5.0;
   kern::tasks::TaskKernel kernel;  // sizes and kind; its pointers are set by the loop
-  std::vector<int> ctrl_limited;
+  std::vector<int> ctrl_limited, ctrl_ref_index;
   std::vector<double> ctrl_range, ctrl_offset;
   std::vector<int> key_body;
   std::unique_ptr<ModelArrays<double>> arrays;

@@ -36,11 +36,11 @@ kern::tasks::TaskKernel squash_kernel(const Model& m) {
 }  // namespace
 
 void squash_action(const Model& m, const double* action, double* ctrl) {
-  kern::tasks::task_action_to_ctrl(squash_kernel(m), action, ctrl);
+  kern::tasks::task_action_to_ctrl(squash_kernel(m), action, nullptr, ctrl);
 }
 
 void adj_squash_action(const Model& m, const double* action, const double* adj_ctrl, double* adj_action) {
-  kern::tasks::adj_task_action_to_ctrl(squash_kernel(m), action, adj_ctrl, adj_action);
+  kern::tasks::adj_task_action_to_ctrl(squash_kernel(m), action, nullptr, adj_ctrl, adj_action);
 }
 
 TaskKernelDesc squash_kernel_desc(const Model& m, int kind) {

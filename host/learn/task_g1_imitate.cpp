@@ -63,6 +63,7 @@ G1ImitateTask::G1ImitateTask(const std::string& clip, const TaskOptions& options
   for (int i = 0; i < m.nu; ++i) {
     const int jnt = m.actuator_trnid[sz(i)];
     q_default_.push_back(q_home[sz(m.jnt_qposadr[sz(jnt)])]);
+    ctrl_qposadr_.push_back(m.jnt_qposadr[sz(jnt)]);
     ctrl_limited_.push_back(m.actuator_ctrllimited[sz(i)]);
     ctrl_range_.push_back(m.actuator_ctrlrange[sz(2 * i)]);
     ctrl_range_.push_back(m.actuator_ctrlrange[sz(2 * i + 1)]);
@@ -156,31 +157,45 @@ void G1ImitateTask::adj_observe(int e, int t, const double* qpos, const double* 
 kern::tasks::TaskKernel G1ImitateTask::action_kernel() const {
   kern::tasks::TaskKernel k;
   k.nu = k.na = model_->nu;
-  k.action_map = kern::tasks::kActionServo;
+  k.action_map = action_map();
   k.ctrl_limited = ctrl_limited_.data();
   k.ctrl_range = ctrl_range_.data();
   k.ctrl_offset = q_default_.data();
+  k.ctrl_ref_index = ctrl_qposadr_.data();
   k.action_scale = kActionScale;
   return k;
 }
 
-void G1ImitateTask::action_to_ctrl(int, int, const double* action, double* ctrl) const {
-  kern::tasks::task_action_to_ctrl(action_kernel(), action, ctrl);
+int G1ImitateTask::action_map() const {
+  return options_.servo_targets == TaskOptions::ServoTargets::Reference ? kern::tasks::kActionServoReference
+                                                                        : kern::tasks::kActionServo;
 }
 
-void G1ImitateTask::adj_action_to_ctrl(int, int, const double* action, const double* adj_ctrl,
+const double* G1ImitateTask::action_reference(int e, int t) const {
+  if (action_map() != kern::tasks::kActionServoReference) return nullptr;
+  Work& w = work(e);
+  prepare_reference(e, t + 1, w);  // the action of step t drives toward step t + 1's pose
+  return w.ref_qpos.data();        // the first nq entries of observation_reference's row
+}
+
+void G1ImitateTask::action_to_ctrl(int e, int t, const double* action, double* ctrl) const {
+  kern::tasks::task_action_to_ctrl(action_kernel(), action, action_reference(e, t), ctrl);
+}
+
+void G1ImitateTask::adj_action_to_ctrl(int e, int t, const double* action, const double* adj_ctrl,
                                        double* adj_action) const {
-  kern::tasks::adj_task_action_to_ctrl(action_kernel(), action, adj_ctrl, adj_action);
+  kern::tasks::adj_task_action_to_ctrl(action_kernel(), action, action_reference(e, t), adj_ctrl, adj_action);
 }
 
 TaskKernelDesc G1ImitateTask::kernel_desc() const {
   TaskKernelDesc d;
   d.kind = kern::tasks::kTaskKernelImitation;
   d.ref_dim = model_->nq + 3 * spec_.nkey;
-  d.action_map = kern::tasks::kActionServo;
+  d.action_map = action_map();
   d.ctrl_limited = ctrl_limited_;
   d.ctrl_range = ctrl_range_;
   d.ctrl_offset = q_default_;
+  d.ctrl_ref_index = ctrl_qposadr_;
   d.action_scale = kActionScale;
   d.njoint = spec_.njoint;
   d.key_body = key_body_;

@@ -6,7 +6,10 @@
 //               Impulse (which requires it), ImplicitDampingEuler with Soft (the servos' kv).
 //   Actions     29 position-servo targets: ctrl = q_home + 0.25 rad · action, hard-clamped to
 //               each actuator's ctrlrange (zero gradient outside it). q_home: the `home`
-//               keyframe's joint angles (qpos0 without one).
+//               keyframe's joint angles (qpos0 without one). With TaskOptions::servo_targets
+//               Reference: ctrl = q̂(t + 1) + 0.25 rad · action at episode step t, the
+//               reference's joint angles at the step the action drives to (a residual policy;
+//               a zero action replays the reference's targets open loop).
 //   Episodes    reference-state initialization: a start time uniform in
 //               [0, duration − (T + 1)·0.02 s]; the state is the reference there. Episode step t
 //               reads the reference at start + 0.02 t. T = max_episode_steps =
@@ -104,6 +107,10 @@ class G1ImitateTask final : public Task {
   };
   Work& work(int e) const { return work_[static_cast<std::size_t>(e)]; }
   kern::tasks::TaskKernel action_kernel() const;  // the servo action map (host pointers)
+  int action_map() const;                         // kern::tasks::ActionMapKind of the options
+  // The reference row the action map reads at episode step t of environment e (the reference
+  // qpos at t + 1; null with home targets). Per-environment workspace, as observe's.
+  const double* action_reference(int e, int t) const;
   kern::Data<double, kern::Contiguous> bind(std::vector<double>& buf) const;
   // ref_qpos, ref_qvel and ref_key of w at episode step t of environment e.
   void prepare_reference(int e, int t, Work& w) const;
@@ -122,6 +129,7 @@ class G1ImitateTask final : public Task {
   kern::ImitationSpec spec_{};
   std::vector<double> q_default_, ctrl_range_;  // nu, 2 nu (lo, hi)
   std::vector<int> ctrl_limited_;
+  std::vector<int> ctrl_qposadr_;  // nu  qpos address of each actuator's joint
   int max_steps_ = 0;
   std::vector<double> start_;   // nenv  clip time of episode step 0
   mutable std::vector<Work> work_;  // nenv  per-environment workspace (concurrent calls per env)

@@ -48,13 +48,14 @@ SG_HD void policy_observe_env(const tasks::TaskKernel& k, const ModelView<double
     x[j] = static_cast<float>(n.normalize ? normalize_value(obs[j], n.mean[j], n.std_dev[j], n.clip) : obs[j]);
 }
 
-// a = μ + exp(log σ) ε (double) and the controls (ctrl: a view of environment e's nu controls).
+// a = μ + exp(log σ) ε (double) and the controls (ctrl: a view of environment e's nu controls;
+// `ref`: the reference row the observation of this step read).
 template <class C>
 SG_HD void policy_act_env(const tasks::TaskKernel& k, const float* mu, const float* log_std, const float* eps,
-                          double* a, C ctrl) {
+                          const double* ref, double* a, C ctrl) {
   for (int j = 0; j < k.na; ++j)
     a[j] = static_cast<double>(mu[j]) + sg_exp(static_cast<double>(log_std[j])) * eps[j];
-  tasks::task_action_to_ctrl(k, a, ctrl);
+  tasks::task_action_to_ctrl(k, a, ref, ctrl);
 }
 
 // The action's adjoint at step t of an active environment: adj_a (na scratch) = dA (the loss's
@@ -64,12 +65,12 @@ SG_HD void policy_act_env(const tasks::TaskKernel& k, const float* mu, const flo
 // t) contributes zeros.
 template <class AC>
 SG_HD bool policy_adj_act_env(const tasks::TaskKernel& k, bool active, const double* a, const double* dA,
-                              const AC& adj_ctrl, const float* log_std, const float* eps, double* adj_a,
-                              float* d_mu, float* log_std_terms) {
+                              const double* ref, const AC& adj_ctrl, const float* log_std, const float* eps,
+                              double* adj_a, float* d_mu, float* log_std_terms) {
   for (int j = 0; j < k.na; ++j) { d_mu[j] = 0.0f; log_std_terms[j] = 0.0f; }
   if (!active) return true;
   for (int j = 0; j < k.na; ++j) adj_a[j] = dA[j];
-  tasks::adj_task_action_to_ctrl(k, a, adj_ctrl, adj_a);
+  tasks::adj_task_action_to_ctrl(k, a, ref, adj_ctrl, adj_a);
   bool finite = true;
   for (int j = 0; j < k.na; ++j) finite = finite && sg_isfinite(adj_a[j]);
   if (!finite) return false;

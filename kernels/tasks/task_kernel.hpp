@@ -31,6 +31,11 @@ enum ActionMapKind : int {
   // ctrl_i = offset_i + scale a_i, clamped to the ctrlrange of a limited actuator (position
   // servos around a home pose; no gradient where clamped).
   kActionServo = 1,
+  // ctrl_i = ref[ctrl_ref_index_i] + scale a_i, clamped as kActionServo: position servos around
+  // the task's reference row (imitation: the next step's reference joint angle), so a zero
+  // action replays the reference's targets and the policy learns the correction (no gradient
+  // where clamped; the reference is a constant).
+  kActionServoReference = 2,
 };
 
 struct TaskKernel {
@@ -43,19 +48,28 @@ struct TaskKernel {
   const int* ctrl_limited = nullptr;   // nu
   const double* ctrl_range = nullptr;  // 2 nu: lo, hi
   const double* ctrl_offset = nullptr; // nu: kActionServo's offsets
-  double action_scale = 1.0;           // kActionServo's scale
+  const int* ctrl_ref_index = nullptr; // nu: kActionServoReference's entries of the reference row
+  double action_scale = 1.0;           // the servo maps' scale
   ImitationSpec imitation;             // kTaskKernelImitation (key_body: backend memory)
 };
 
 // ---- action map
 
+// The servo maps' target of actuator i at zero action: its offset, or its entry of the
+// reference row `ref` (ref_dim; may be null for the other maps).
+SG_HD SG_INLINE double task_servo_center(const TaskKernel& k, const double* ref, int i) {
+  return k.action_map == kActionServoReference ? ref[k.ctrl_ref_index[i]] : k.ctrl_offset[i];
+}
+
+// ctrl (nu) of an action (na). `ref`: the task's reference row at this step (read by
+// kActionServoReference only; null is fine for the other maps).
 template <class C>
-SG_HD void task_action_to_ctrl(const TaskKernel& k, const double* action, C ctrl) {
+SG_HD void task_action_to_ctrl(const TaskKernel& k, const double* action, const double* ref, C ctrl) {
   for (int i = 0; i < k.nu; ++i) {
     const bool limited = k.ctrl_limited[i] != 0;
     const double lo = k.ctrl_range[2 * i], hi = k.ctrl_range[2 * i + 1];
-    if (k.action_map == kActionServo) {
-      double c = k.ctrl_offset[i] + k.action_scale * action[i];
+    if (k.action_map == kActionServo || k.action_map == kActionServoReference) {
+      double c = task_servo_center(k, ref, i) + k.action_scale * action[i];
       if (limited) c = c < lo ? lo : (c > hi ? hi : c);
       ctrl[i] = c;
     } else {
@@ -64,14 +78,15 @@ SG_HD void task_action_to_ctrl(const TaskKernel& k, const double* action, C ctrl
   }
 }
 
-// adj_action (na) += (∂ctrl/∂action)ᵀ adj_ctrl.
+// adj_action (na) += (∂ctrl/∂action)ᵀ adj_ctrl (the reference row as in task_action_to_ctrl).
 template <class AC>
-SG_HD void adj_task_action_to_ctrl(const TaskKernel& k, const double* action, const AC& adj_ctrl, double* adj_action) {
+SG_HD void adj_task_action_to_ctrl(const TaskKernel& k, const double* action, const double* ref, const AC& adj_ctrl,
+                                   double* adj_action) {
   for (int i = 0; i < k.nu; ++i) {
     const bool limited = k.ctrl_limited[i] != 0;
     const double lo = k.ctrl_range[2 * i], hi = k.ctrl_range[2 * i + 1];
-    if (k.action_map == kActionServo) {
-      const double c = k.ctrl_offset[i] + k.action_scale * action[i];
+    if (k.action_map == kActionServo || k.action_map == kActionServoReference) {
+      const double c = task_servo_center(k, ref, i) + k.action_scale * action[i];
       if (limited && (c < lo || c > hi)) continue;  // clamped
       adj_action[i] += k.action_scale * adj_ctrl[i];
     } else if (limited) {

@@ -24,10 +24,13 @@ struct Pass {
   std::vector<float> grad;
 };
 
-Pass actor_pass(const std::string& spec, TrainOptions o, Backend backend, PolicyLoopKind loop) {
+Pass actor_pass(const std::string& spec, TrainOptions o, Backend backend, PolicyLoopKind loop,
+                TaskOptions::ServoTargets targets) {
   o.backend = backend;
   o.policy_loop = loop;
-  auto task = make_task(spec, sgtest::learn_task_options());
+  TaskOptions t = sgtest::learn_task_options();
+  t.servo_targets = targets;
+  auto task = make_task(spec, t);
   TrainerCore core(*task, spec, o);
   Shac shac(core);
   EXPECT_EQ(shac.backend_loop(), loop == PolicyLoopKind::Backend);
@@ -37,9 +40,11 @@ Pass actor_pass(const std::string& spec, TrainOptions o, Backend backend, Policy
   return p;
 }
 
-void compare(const std::string& spec, TrainOptions o, double bound) {
+void compare(const std::string& spec, TrainOptions o, double bound,
+             TaskOptions::ServoTargets targets = TaskOptions::ServoTargets::Home) {
   for (const PolicyLoopKind loop : {PolicyLoopKind::Host, PolicyLoopKind::Backend}) {
-    const Pass cpu = actor_pass(spec, o, Backend::Cpu, PolicyLoopKind::Host), gpu = actor_pass(spec, o, Backend::Cuda, loop);
+    const Pass cpu = actor_pass(spec, o, Backend::Cpu, PolicyLoopKind::Host, targets),
+               gpu = actor_pass(spec, o, Backend::Cuda, loop, targets);
     ASSERT_EQ(cpu.grad.size(), gpu.grad.size());
     double err = 0, norm = 1e-30;
     for (std::size_t i = 0; i < cpu.grad.size(); ++i) {
@@ -71,6 +76,7 @@ TEST(GpuTrain, ShacActorGradientMatchesTheCpuBackend) {
   g.actor_hidden = {64};
   g.critic_hidden = {32};
   compare("g1-imitate:run1_subject2", g, 1e-3);
+  compare("g1-imitate:run1_subject2", g, 1e-3, TaskOptions::ServoTargets::Reference);
 }
 
 TEST(GpuTrain, ShacBcgAndPpoRunOnCuda) {

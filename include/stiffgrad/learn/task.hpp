@@ -21,7 +21,8 @@ struct TaskKernelDesc {
   std::vector<int> ctrl_limited;    // nu
   std::vector<double> ctrl_range;   // 2 nu
   std::vector<double> ctrl_offset;  // nu (servo map)
-  double action_scale = 1.0;        // servo map
+  std::vector<int> ctrl_ref_index;  // nu (reference servo map: entries of the reference row)
+  double action_scale = 1.0;        // servo maps
   int njoint = 0;                   // imitation: hinge joints after the root
   std::vector<int> key_body;        // imitation: key body ids
 };
@@ -117,6 +118,9 @@ struct TaskOptions {
   // g1-imitate on the Impulse floor: the servos' velocity gains explicit (SemiImplicitEuler), the
   // setting of the earlier training runs, in place of implicit (ImplicitDampingEuler)
   bool explicit_servos = false;
+  // g1-imitate: the servo targets a zero action gives. Home (the paper's setting): the home
+  // pose; Reference: the reference's joint angles at the step the action drives to.
+  enum class ServoTargets { Home, Reference } servo_targets = ServoTargets::Home;
 };
 
 // Tasks by name: "cartpole-swingup", "ant-run", "g1-imitate:CLIP" (CLIP a file stem in
