@@ -28,7 +28,8 @@ const char* const kTrainHelp =
     "                       [--reward task|add] [--action-rate X] [--critics K]\n"
     "                       [--disc-replay ROWS] [--disc-minibatches M]\n"
     "                       [--policy-loop auto|host|backend] [--explicit-servos]\n"
-    "                       [--servo-targets home|reference] [--eval-every N] [--eval-episodes E]\n"
+    "                       [--servo-targets home|reference] [--action-scale X]\n"
+    "                       [--eval-every N] [--eval-episodes E]\n"
     "TASK: cartpole-swingup, ant-run, g1-imitate:CLIP (CLIP: a file stem in DATA/motions/lafan1_g1,\n"
     "e.g. run1_subject2). Defaults: 64 environments, 500 iterations of a 32-step horizon, seed 0,\n"
     "the CPU backend, DIR train_TASK_ALGO, the Impulse contact model at kappa 300 for contact tasks.\n"
@@ -46,7 +47,8 @@ const char* const kTrainHelp =
     "floor): the servos' velocity gains explicit, as before they were made implicit (the earlier\n"
     "runs' setting; explicit, SHAC's gradient grows ~1.8x per control step).\n"
     "--servo-targets (g1-imitate): what a zero action holds the servos at, the home pose (default,\n"
-    "the paper's setting) or the reference's joint angles of the next step (a residual policy).\n"
+    "the paper's setting) or the reference's joint angles of the next step (a residual policy);\n"
+    "--action-scale X: the servo target's change per unit action (rad, default 0.25).\n"
     "--eval-every N: after every N-th iteration and the last, E (default 5) deterministic episodes\n"
     "as `stiffgrad eval` runs them in stiffgrad (to a fall, fixed initial states), logged in the\n"
     "eval_* columns (empty in other rows); neither their steps nor their time count as training's.\n"
@@ -58,7 +60,7 @@ const char* const kTrainHelp =
 const char* const kEvalHelp =
     "usage: stiffgrad eval POLICY.sgp [--task TASK] [--episodes N] [--in stiffgrad|mujoco] [--seed S]\n"
     "                      [--contact soft|impulse] [--kappa K] [--explicit-servos] [--data DIR]\n"
-    "                      [--servo-targets home|reference]\n"
+    "                      [--servo-targets home|reference] [--action-scale X]\n"
     "Runs the saved policy's deterministic action (the actor's mean) for N episodes (default 5)\n"
     "from the task's initial-state distribution, in stiffgrad or in MuJoCo 2.2.2 (libmujoco, the\n"
     "task's MuJoCo model file). An episode runs the task's full length or until a fall (imitation:\n"
@@ -67,8 +69,8 @@ const char* const kEvalHelp =
     "as n/N), mean tracking error (imitation tasks) and mean largest contact penetration; with\n"
     "--in mujoco also the same policy in stiffgrad and the difference of mean penetration\n"
     "between the two simulators (delta_d = MuJoCo - stiffgrad). TASK defaults to the policy's;\n"
-    "--contact, --kappa, --explicit-servos and --servo-targets set the task as for train (give the\n"
-    "training's).\n";
+    "--contact, --kappa, --explicit-servos, --servo-targets and --action-scale set the task as for\n"
+    "train (give the training's).\n";
 
 namespace {
 
@@ -93,8 +95,16 @@ learn::TaskOptions task_options(const Args& a, const std::string& spec) {
     if (v == "home") t.servo_targets = learn::TaskOptions::ServoTargets::Home;
     else if (v == "reference") t.servo_targets = learn::TaskOptions::ServoTargets::Reference;
     else throw UsageError("--servo-targets must be home or reference");
-    if (spec.rfind("g1-imitate:", 0) != 0) throw UsageError("--servo-targets applies to g1-imitate tasks only");
   }
+  if (a.has("action-scale")) {
+    char* end = nullptr;
+    t.action_scale = std::strtod(a.get("action-scale").c_str(), &end);
+    if (!end || *end || !(t.action_scale > 0 && t.action_scale <= 10))
+      throw UsageError("--action-scale must be a number in (0, 10] (rad per unit action)");
+  }
+  for (const char* key : {"servo-targets", "action-scale"})
+    if (a.has(key) && spec.rfind("g1-imitate:", 0) != 0)
+      throw UsageError(std::string("--") + key + " applies to g1-imitate tasks only");
   if (a.has("episode-steps")) t.episode_steps = static_cast<int>(parse_int_in(a.get("episode-steps"), "--episode-steps", 1, 100000000));
   return t;
 }

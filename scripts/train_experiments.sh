@@ -77,6 +77,9 @@ g1_shac_add_replay $G1            shac     16 150 --reward add --eval-every 10
 g1_shac_ref      $G1              shac     16 150 --critics 1 --action-rate 0 --eval-every 10 --servo-targets reference
 g1_shac_lr2e3_n64_ref $G1         shac     64 150 --actor-lr 2e-3 --critics 1 --action-rate 0 --eval-every 10 --servo-targets reference
 g1_ppo_ref       $G1              ppo      16 1500 --action-rate 0 --eval-every 100 --servo-targets reference
+g1_shac_ref_s05  $G1              shac     16 150 --critics 1 --action-rate 0 --eval-every 10 --servo-targets reference --action-scale 0.5
+g1_shac_ref_s1   $G1              shac     16 150 --critics 1 --action-rate 0 --eval-every 10 --servo-targets reference --action-scale 1
+g1_shac_s1       $G1              shac     16 150 --critics 1 --action-rate 0 --eval-every 10 --action-scale 1
 "
 wanted() { [[ $# -eq 0 ]] && return 0; local n; for n in "${SELECTED[@]}"; do [[ $n == "$1" ]] && return 0; done; return 1; }
 SELECTED=("$@")
@@ -94,11 +97,11 @@ while read -r name task algo envs iters extra; do
       > "$OUT/$name/train.txt" 2> "$OUT/$name/progress.txt"
   fi
   # the evaluation simulates with the training's task settings (its --contact / --kappa /
-  # --explicit-servos / --servo-targets)
+  # --explicit-servos / --servo-targets / --action-scale)
   read -r -a opts <<< "${extra:-}"
   eval_opts=()
   for ((i = 0; i < ${#opts[@]}; i++)); do
-    if [[ ${opts[i]} == --kappa || ${opts[i]} == --contact || ${opts[i]} == --servo-targets ]]; then eval_opts+=("${opts[i]}" "${opts[i + 1]}"); ((i++)) || true
+    if [[ ${opts[i]} == --kappa || ${opts[i]} == --contact || ${opts[i]} == --servo-targets || ${opts[i]} == --action-scale ]]; then eval_opts+=("${opts[i]}" "${opts[i + 1]}"); ((i++)) || true
     elif [[ ${opts[i]} == --explicit-servos ]]; then eval_opts+=("${opts[i]}"); fi
   done
   "$SG" eval "$OUT/$name/policy.sgp" --in mujoco --episodes 5 "${eval_opts[@]}" > "$OUT/$name/eval.txt"

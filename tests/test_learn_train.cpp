@@ -253,6 +253,12 @@ TEST(TrainCli, BadInputsGetClearErrors) {
   r = run_cli("train cartpole-swingup --algo shac --servo-targets reference --data " + sgtest::shared_data());
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--servo-targets applies to g1-imitate tasks only"), std::string::npos) << r.err;
+  r = run_cli("train g1-imitate:run1_subject2 --algo shac --action-scale 0 --data " + sgtest::shared_data());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--action-scale must be a number in (0, 10]"), std::string::npos) << r.err;
+  r = run_cli("train ant-run --algo shac --action-scale 0.5 --data " + sgtest::shared_data());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--action-scale applies to g1-imitate tasks only"), std::string::npos) << r.err;
   r = run_cli("train g1-imitate:no_such_clip --algo shac --data " + sgtest::shared_data());
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("no_such_clip"), std::string::npos) << r.err;

@@ -584,6 +584,30 @@ TEST(G1ImitateTask, ReferenceServoTargetsFollowTheClipAndTheirAdjoint) {
     if (c[sz(i)] > m.actuator_ctrlrange[sz(2 * i)] + 0.01 && c[sz(i)] < m.actuator_ctrlrange[sz(2 * i + 1)] - 0.01)
       EXPECT_NEAR(c1[sz(i)] - c[sz(i)], 0.0025, 1e-12) << i;
   }
+  // TaskOptions::action_scale sets the step per unit action (kernel description included)
+  {
+    stiffgrad::learn::TaskOptions o2 = o;
+    o2.action_scale = 0.6;
+    G1ImitateTask scaled("run1_subject2", o2);
+    scaled.resize(2);
+    scaled.set_start_time(1, 0.0);
+    std::vector<double> cs(sz(nu)), cs1(sz(nu));
+    scaled.action_to_ctrl(1, 9, a.data(), cs.data());
+    int moved_by_scale = 0;
+    for (int i = 0; i < nu; ++i) {
+      EXPECT_EQ(cs[sz(i)], c[sz(i)]) << "a zero action does not depend on the scale";
+      one.assign(sz(nu), 0.0);
+      one[sz(i)] = 0.01;
+      scaled.action_to_ctrl(1, 9, one.data(), cs1.data());
+      if (c[sz(i)] > m.actuator_ctrlrange[sz(2 * i)] + 0.01 && c[sz(i)] < m.actuator_ctrlrange[sz(2 * i + 1)] - 0.01) {
+        EXPECT_NEAR(cs1[sz(i)] - cs[sz(i)], 0.006, 1e-12) << i;
+        ++moved_by_scale;
+      }
+    }
+    EXPECT_GT(moved_by_scale, nu / 2);
+    EXPECT_EQ(scaled.kernel_desc().action_scale, 0.6);
+    EXPECT_EQ(task.kernel_desc().action_scale, G1ImitateTask::kActionScale);
+  }
   // the home map differs (the reference moves; home does not)
   const auto home = make();
   home->resize(2);

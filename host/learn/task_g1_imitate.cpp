@@ -162,7 +162,7 @@ kern::tasks::TaskKernel G1ImitateTask::action_kernel() const {
   k.ctrl_range = ctrl_range_.data();
   k.ctrl_offset = q_default_.data();
   k.ctrl_ref_index = ctrl_qposadr_.data();
-  k.action_scale = kActionScale;
+  k.action_scale = action_scale();
   return k;
 }
 
@@ -196,7 +196,7 @@ TaskKernelDesc G1ImitateTask::kernel_desc() const {
   d.ctrl_range = ctrl_range_;
   d.ctrl_offset = q_default_;
   d.ctrl_ref_index = ctrl_qposadr_;
-  d.action_scale = kActionScale;
+  d.action_scale = action_scale();
   d.njoint = spec_.njoint;
   d.key_body = key_body_;
   return d;

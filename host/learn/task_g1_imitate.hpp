@@ -4,7 +4,8 @@
 //   Simulation  model timestep 0.005 s, 4 substeps (control 0.02 s), TaskOptions' contact model
 //               (default Impulse, κ = TaskOptions::kappa); integrator SemiImplicitEuler with
 //               Impulse (which requires it), ImplicitDampingEuler with Soft (the servos' kv).
-//   Actions     29 position-servo targets: ctrl = q_home + 0.25 rad · action, hard-clamped to
+//   Actions     29 position-servo targets: ctrl = q_home + 0.25 rad · action (the scale:
+//               TaskOptions::action_scale where > 0), hard-clamped to
 //               each actuator's ctrlrange (zero gradient outside it). q_home: the `home`
 //               keyframe's joint angles (qpos0 without one). With TaskOptions::servo_targets
 //               Reference: ctrl = q̂(t + 1) + 0.25 rad · action at episode step t, the
@@ -46,7 +47,7 @@ class G1ImitateTask final : public Task {
  public:
   static constexpr double kTimestep = 0.005;
   static constexpr int kSubsteps = 4;
-  static constexpr double kActionScale = 0.25;   // rad per unit action
+  static constexpr double kActionScale = 0.25;   // rad per unit action (TaskOptions::action_scale: another)
   static constexpr int kMaxEpisodeSteps = 300;   // 6 s
   static constexpr double kMinRootHeight = 0.3;  // m
   static constexpr double kMaxKeyError = 0.5;    // m, mean key-body distance
@@ -93,6 +94,8 @@ class G1ImitateTask final : public Task {
   const std::vector<std::string>& key_body_names() const { return key_names_; }
   const kern::ImitationSpec& spec() const { return spec_; }
   const std::vector<double>& default_ctrl() const { return q_default_; }
+  // rad per unit action: TaskOptions::action_scale, or kActionScale where that is 0
+  double action_scale() const { return options_.action_scale > 0 ? options_.action_scale : kActionScale; }
   double start_time(int e) const { return start_[static_cast<std::size_t>(e)]; }
   void set_start_time(int e, double s) { start_[static_cast<std::size_t>(e)] = s; }
   // Clip time of episode step t of environment e.

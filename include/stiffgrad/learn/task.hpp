@@ -121,6 +121,8 @@ struct TaskOptions {
   // g1-imitate: the servo targets a zero action gives. Home (the paper's setting): the home
   // pose; Reference: the reference's joint angles at the step the action drives to.
   enum class ServoTargets { Home, Reference } servo_targets = ServoTargets::Home;
+  // g1-imitate: servo target (rad) per unit action; 0: the task's own (0.25 rad)
+  double action_scale = 0.0;
 };
 
 // Tasks by name: "cartpole-swingup", "ant-run", "g1-imitate:CLIP" (CLIP a file stem in
