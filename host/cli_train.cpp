@@ -60,7 +60,7 @@ const char* const kTrainHelp =
 const char* const kEvalHelp =
     "usage: stiffgrad eval POLICY.sgp [--task TASK] [--episodes N] [--in stiffgrad|mujoco] [--seed S]\n"
     "                      [--contact soft|impulse] [--kappa K] [--explicit-servos] [--data DIR]\n"
-    "                      [--servo-targets home|reference] [--action-scale X]\n"
+    "                      [--servo-targets home|reference] [--action-scale X] [--episode-steps N]\n"
     "Runs the saved policy's deterministic action (the actor's mean) for N episodes (default 5)\n"
     "from the task's initial-state distribution, in stiffgrad or in MuJoCo 2.2.2 (libmujoco, the\n"
     "task's MuJoCo model file). An episode runs the task's full length or until a fall (imitation:\n"
@@ -69,8 +69,9 @@ const char* const kEvalHelp =
     "as n/N), mean tracking error (imitation tasks) and mean largest contact penetration; with\n"
     "--in mujoco also the same policy in stiffgrad and the difference of mean penetration\n"
     "between the two simulators (delta_d = MuJoCo - stiffgrad). TASK defaults to the policy's;\n"
-    "--contact, --kappa, --explicit-servos, --servo-targets and --action-scale set the task as for\n"
-    "train (give the training's).\n";
+    "The task's options (--contact, --kappa, --episode-steps, --explicit-servos, --servo-targets,\n"
+    "--action-scale) default to those the policy file records from its training; given here, they\n"
+    "override them (with a note on stderr).\n";
 
 namespace {
 
@@ -80,8 +81,9 @@ std::string data_dir(const Args& a) {
   return SG_DEFAULT_DATA;
 }
 
-learn::TaskOptions task_options(const Args& a, const std::string& spec) {
-  learn::TaskOptions t;
+// The task's options from the command line over `base` (the defaults, or for `eval` those the
+// policy was trained with).
+learn::TaskOptions task_options(const Args& a, const std::string& spec, learn::TaskOptions t = {}) {
   t.data_dir = data_dir(a);
   if (a.has("contact") && !parse_contact_model(a.get("contact"), &t.contact))
     throw UsageError("--contact must be soft or impulse");
@@ -89,7 +91,7 @@ learn::TaskOptions task_options(const Args& a, const std::string& spec) {
     t.kappa = std::strtod(a.get("kappa").c_str(), nullptr);
     if (!(t.kappa > 0)) throw UsageError("--kappa must be a positive number");
   }
-  t.explicit_servos = a.has("explicit-servos");
+  if (a.has("explicit-servos")) t.explicit_servos = true;
   if (a.has("servo-targets")) {
     const std::string v = a.get("servo-targets");
     if (v == "home") t.servo_targets = learn::TaskOptions::ServoTargets::Home;
@@ -215,10 +217,11 @@ int cmd_train(const Args& a) {
   learn::EvalSchedule eval;
   if (a.has("eval-every")) eval.every = static_cast<int>(parse_int_in(a.get("eval-every"), "--eval-every", 1, 100000000));
   if (a.has("eval-episodes")) eval.episodes = static_cast<int>(parse_int_in(a.get("eval-episodes"), "--eval-episodes", 1, 100000));
-  auto task = learn::make_task(spec, task_options(a, spec));
+  const learn::TaskOptions topts = task_options(a, spec);
+  auto task = learn::make_task(spec, topts);
   std::unique_ptr<learn::Task> eval_task;
   if (eval.every > 0) {
-    eval_task = learn::make_task(spec, task_options(a, spec));
+    eval_task = learn::make_task(spec, topts);
     eval.task = eval_task.get();
   }
   std::filesystem::create_directories(dir);
@@ -249,7 +252,9 @@ int cmd_train(const Args& a) {
     progress.update(l);
   }, eval);
   std::fclose(log);
-  learn::save_policy(dir + "/policy.sgp", r.policy);
+  learn::PolicyFile policy = r.policy;
+  policy.task_options = learn::format_task_options(topts);  // `eval` runs the policy on this task
+  learn::save_policy(dir + "/policy.sgp", policy);
   write_plots(dir, algo == learn::Algorithm::ShacBcg);
   const double wall = r.log.empty() ? 0 : r.log.back().wall_s;
   const long long steps = r.log.empty() ? 0 : r.log.back().env_steps;
@@ -271,7 +276,22 @@ int cmd_eval(const Args& a) {
   const std::uint64_t seed = a.has("seed") ? static_cast<std::uint64_t>(parse_int_in(a.get("seed"), "--seed", 0, 1L << 62)) : 1;
   const std::string where = a.has("in") ? a.get("in") : "stiffgrad";
   if (where != "stiffgrad" && where != "mujoco") throw UsageError("--in must be stiffgrad or mujoco");
-  auto task = learn::make_task(spec, task_options(a, spec));
+  // the training's task options (policy files before version 2 have none: the defaults), then
+  // the command line's
+  learn::TaskOptions trained;
+  try {
+    learn::parse_task_options(policy.task_options, &trained);
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(a.positional[0] + ": " + e.what());
+  }
+  const learn::TaskOptions topts = task_options(a, spec, trained);
+  if (policy.task_options.empty())
+    std::fprintf(stderr, "eval: note: %s does not record its task options (an older file): using the defaults and "
+                         "the command line's\n", a.positional[0].c_str());
+  else if (learn::format_task_options(topts) != policy.task_options)
+    std::fprintf(stderr, "eval: note: the policy was trained with %s, evaluating with %s\n", policy.task_options.c_str(),
+                 learn::format_task_options(topts).c_str());
+  auto task = learn::make_task(spec, topts);
   const auto print = [&](const char* sim, const learn::EvalResult& r) {
     std::printf("%s: mean return %.6g, mean episode length %.1f, falls %d/%d, tracking error ", sim, r.mean_return,
                 r.mean_length, r.falls, r.episodes);

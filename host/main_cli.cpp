@@ -484,7 +484,7 @@ int main(int argc, char** argv) {
     }
     if (cmd == "eval") {
       if (wants_help(argc, argv)) return std::fputs(kEvalHelp, stdout), 0;
-      return cmd_eval(parse_args(argc, argv, {"explicit-servos"}, {"task", "episodes", "in", "seed", "data", "contact", "kappa", "servo-targets", "action-scale"}));
+      return cmd_eval(parse_args(argc, argv, {"explicit-servos"}, {"task", "episodes", "in", "seed", "data", "contact", "kappa", "episode-steps", "servo-targets", "action-scale"}));
     }
     std::fprintf(stderr, "stiffgrad: unknown command '%s'\n%s", cmd.c_str(), kUsage);
     return 2;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "stiffgrad/learn/policy_file.hpp"
+#include "stiffgrad/learn/task.hpp"
 
 namespace {
 
@@ -30,6 +31,7 @@ PolicyFile sample_policy() {
   PolicyFile p;
   p.task = "g1-imitate:run1_subject2";
   p.algorithm = "shac";
+  p.task_options = "contact=impulse kappa=300 servo-targets=reference";
   p.actor_sizes = {5, 4, 3};
   for (std::size_t i = 0; i < kParams543; ++i) p.actor_params.push_back(0.1f * static_cast<float>(i) - 1.3f);
   // Values whose bits a lossy writer would change.
@@ -77,6 +79,7 @@ TEST(PolicyFile, RoundTripIsBitExact) {
   const PolicyFile q = load_policy(path);
   EXPECT_EQ(q.task, p.task);
   EXPECT_EQ(q.algorithm, p.algorithm);
+  EXPECT_EQ(q.task_options, p.task_options);
   EXPECT_EQ(q.actor_sizes, p.actor_sizes);
   EXPECT_TRUE(same_bits(q.actor_params, p.actor_params));
   EXPECT_TRUE(same_bits(q.log_std, p.log_std));
@@ -86,12 +89,13 @@ TEST(PolicyFile, RoundTripIsBitExact) {
   EXPECT_TRUE(std::memcmp(&q.obs_clip, &p.obs_clip, sizeof(double)) == 0);
 
   // The size is what the format in policy_file.hpp implies: nothing more, nothing less.
-  const std::size_t expected_bytes = 8 + 4 + (4 + p.task.size()) + (4 + p.algorithm.size()) + 4 + 4 * 3 + 8 +
-                                     4 * kParams543 + 4 + 4 * 3 + 4 + 8 * 5 * 2 + 8 + 8 + 8;
+  const std::size_t expected_bytes = 8 + 4 + (4 + p.task.size()) + (4 + p.algorithm.size()) +
+                                     (4 + p.task_options.size()) + 4 + 4 * 3 + 8 + 4 * kParams543 + 4 + 4 * 3 + 4 +
+                                     8 * 5 * 2 + 8 + 8 + 8;
   const std::vector<char> bytes = read_bytes(path);
   EXPECT_EQ(bytes.size(), expected_bytes);
   EXPECT_EQ(std::string(bytes.data(), 8), "SGPOLICY");
-  EXPECT_EQ(bytes[8], 1);  // version 1, little-endian
+  EXPECT_EQ(bytes[8], 2);  // version 2, little-endian
   EXPECT_EQ(bytes[9] | bytes[10] | bytes[11], 0);
 
   // Empty log_std and no normalizer are allowed too.
@@ -105,6 +109,81 @@ TEST(PolicyFile, RoundTripIsBitExact) {
   EXPECT_TRUE(r.obs_mean.empty() && r.obs_var.empty());
   EXPECT_TRUE(same_bits(r.actor_params, p.actor_params));
   std::remove(path.c_str());
+}
+
+// FNV-1a 64 (offset basis 0xcbf29ce484222325, prime 0x100000001b3), written out here.
+std::uint64_t fnv1a(const std::vector<char>& b, std::size_t n) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (std::size_t i = 0; i < n; ++i) {
+    h ^= static_cast<unsigned char>(b[i]);
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+TEST(PolicyFile, VersionOneFilesStillLoad) {
+  // a version-1 file, built from a version-2 one: version 1, no task-options string, the hash
+  // recomputed; it loads with empty task options and everything else unchanged
+  const std::string path = temp_path("v1.sgp");
+  const PolicyFile p = sample_policy();
+  save_policy(path, p);
+  std::vector<char> b = read_bytes(path);
+  const std::size_t options_at = 8 + 4 + (4 + p.task.size()) + (4 + p.algorithm.size());
+  ASSERT_EQ(static_cast<unsigned char>(b[options_at]), p.task_options.size());
+  b.erase(b.begin() + static_cast<std::ptrdiff_t>(options_at),
+          b.begin() + static_cast<std::ptrdiff_t>(options_at + 4 + p.task_options.size()));
+  b[8] = 1;
+  const std::size_t body = b.size() - 8;
+  const std::uint64_t h = fnv1a(b, body);
+  for (int i = 0; i < 8; ++i) b[body + static_cast<std::size_t>(i)] = static_cast<char>(h >> (8 * i));
+  write_bytes(path, b);
+  const PolicyFile q = load_policy(path);
+  EXPECT_TRUE(q.task_options.empty());
+  EXPECT_EQ(q.task, p.task);
+  EXPECT_EQ(q.algorithm, p.algorithm);
+  EXPECT_TRUE(same_bits(q.actor_params, p.actor_params));
+  EXPECT_TRUE(same_bits(q.obs_var, p.obs_var));
+  // a version this build does not know is refused, naming the file
+  b[8] = 3;
+  write_bytes(path, b);
+  expect_load_error(path, "version 3");
+  std::remove(path.c_str());
+}
+
+TEST(TaskOptionsWords, RoundTripAndErrors) {
+  TaskOptions o;
+  o.contact = stiffgrad::ContactModel::Soft;
+  o.kappa = 0.1 + 0.2;  // not a short decimal: the words must keep every bit
+  o.episode_steps = 17;
+  o.explicit_servos = true;
+  o.servo_targets = TaskOptions::ServoTargets::Reference;
+  o.action_scale = 1.0 / 3.0;
+  const std::string words = format_task_options(o);
+  TaskOptions r;
+  parse_task_options(words, &r);
+  EXPECT_EQ(r.contact, o.contact);
+  EXPECT_EQ(r.kappa, o.kappa);
+  EXPECT_EQ(r.episode_steps, o.episode_steps);
+  EXPECT_EQ(r.explicit_servos, o.explicit_servos);
+  EXPECT_EQ(r.servo_targets, o.servo_targets);
+  EXPECT_EQ(r.action_scale, o.action_scale);
+  EXPECT_EQ(format_task_options(r), words);
+  EXPECT_EQ(format_task_options(TaskOptions{}).find("servo-targets=home"), format_task_options(TaskOptions{}).find("servo-targets="));
+  // words it does not name are left as they were
+  TaskOptions partial = o;
+  parse_task_options("kappa=50", &partial);
+  EXPECT_EQ(partial.kappa, 50.0);
+  EXPECT_EQ(partial.servo_targets, TaskOptions::ServoTargets::Reference);
+  for (const char* bad : {"kappa=", "kappa=abc", "contact=rubber", "servo-targets=ref", "explicit-servos=2",
+                          "episode-steps=1.5", "colour=red", "kappa"}) {
+    TaskOptions t;
+    try {
+      parse_task_options(bad, &t);
+      ADD_FAILURE() << bad << ": accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(bad), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(PolicyFile, DamagedFilesAreRejectedNamingThePath) {

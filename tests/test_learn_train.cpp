@@ -223,6 +223,35 @@ TEST(TrainCli, TrainWritesLogPolicyAndFinalLineAndEvalRunsInMujoco) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(TrainCli, EvalRunsThePolicyOnTheTaskItsFileRecords) {
+  // a G1 policy trained with its servo targets at the reference: the file records the task's
+  // options, eval uses them without being told, and an override is applied with a note
+  if (!sgtest::file_exists(sgtest::shared_data() + "/motions/lafan1_g1/run1_subject2.csv"))
+    FAIL() << "no G1 motion data under " << sgtest::shared_data();
+  const std::string dir = unique_temp("train_g1_ref");
+  const ::Run t = run_cli("train g1-imitate:run1_subject2 --algo shac --envs 2 --iterations 1 --horizon 4 "
+                          "--servo-targets reference --kappa 200 --out " + dir + " --data " + sgtest::shared_data());
+  ASSERT_EQ(t.status, 0) << t.err;
+  const PolicyFile p = load_policy(dir + "/policy.sgp");
+  TaskOptions recorded;
+  parse_task_options(p.task_options, &recorded);
+  EXPECT_EQ(recorded.servo_targets, TaskOptions::ServoTargets::Reference) << p.task_options;
+  EXPECT_EQ(recorded.kappa, 200.0) << p.task_options;
+  const std::string eval = "eval " + dir + "/policy.sgp --episodes 1 --data " + sgtest::shared_data();
+  const ::Run plain = run_cli(eval);
+  const ::Run told = run_cli(eval + " --servo-targets reference --kappa 200");
+  const ::Run home = run_cli(eval + " --servo-targets home");
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  ASSERT_EQ(told.status, 0) << told.err;
+  ASSERT_EQ(home.status, 0) << home.err;
+  EXPECT_EQ(plain.out, told.out) << "eval did not use the recorded options";
+  EXPECT_EQ(plain.err.find("eval: note"), std::string::npos) << plain.err;
+  EXPECT_NE(home.out, plain.out) << "the override changed nothing";
+  EXPECT_NE(home.err.find("eval: note: the policy was trained with"), std::string::npos) << home.err;
+  EXPECT_NE(home.err.find("servo-targets=home"), std::string::npos) << home.err;
+  std::filesystem::remove_all(dir);
+}
+
 TEST(TrainCli, BadInputsGetClearErrors) {
   ::Run r = run_cli("train no-such-task --algo shac --data " + sgtest::shared_data());
   EXPECT_EQ(r.status, 1);

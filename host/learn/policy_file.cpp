@@ -14,7 +14,7 @@ namespace stiffgrad::learn {
 namespace {
 
 constexpr char kMagic[8] = {'S', 'G', 'P', 'O', 'L', 'I', 'C', 'Y'};
-constexpr std::uint32_t kVersion = 1;
+constexpr std::uint32_t kVersion = 2;  // 2 added the task options; 1 is still read
 
 // FNV-1a, 64-bit (Fowler, Noll, Vo): offset basis and prime from the reference.
 std::uint64_t fnv1a64(const unsigned char* data, std::size_t n) {
@@ -137,14 +137,15 @@ void save_policy(const std::string& path, const PolicyFile& policy) {
     throw std::invalid_argument("save_policy: " + path + ": " + what);
   });
   constexpr std::size_t kMax32 = std::numeric_limits<std::uint32_t>::max();
-  if (policy.task.size() > kMax32 || policy.algorithm.size() > kMax32)
-    throw std::invalid_argument("save_policy: " + path + ": task or algorithm string too long");
+  if (policy.task.size() > kMax32 || policy.algorithm.size() > kMax32 || policy.task_options.size() > kMax32)
+    throw std::invalid_argument("save_policy: " + path + ": task, algorithm or task options string too long");
 
   Writer w;
   w.bytes(kMagic, sizeof kMagic);
   w.u32(kVersion);
   w.string(policy.task);
   w.string(policy.algorithm);
+  w.string(policy.task_options);
   w.u32(static_cast<std::uint32_t>(policy.actor_sizes.size()));
   for (int s : policy.actor_sizes) w.i32(s);
   w.u64(policy.actor_params.size());
@@ -193,12 +194,13 @@ PolicyFile load_policy(const std::string& path) {
   Reader r(path, buf, body_end);
   r.skip(sizeof kMagic, "magic");  // checked above
   const std::uint32_t version = r.u32("version");
-  if (version != kVersion)
-    r.fail("version " + std::to_string(version) + ", this build reads version " + std::to_string(kVersion));
+  if (version != 1 && version != kVersion)
+    r.fail("version " + std::to_string(version) + ", this build reads versions 1 to " + std::to_string(kVersion));
 
   PolicyFile p;
   p.task = r.string("task spec");
   p.algorithm = r.string("algorithm");
+  if (version >= 2) p.task_options = r.string("task options");
   const std::uint32_t num_sizes = r.u32("actor size count");
   r.need(4ull * num_sizes, "actor sizes");
   p.actor_sizes.resize(num_sizes);

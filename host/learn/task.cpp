@@ -1,6 +1,9 @@
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <limits>
+#include <sstream>
 #include <stdexcept>
 
 #include "host/learn/task_common.hpp"
@@ -50,6 +53,50 @@ TaskKernelDesc squash_kernel_desc(const Model& m, int kind) {
   d.ctrl_limited = m.actuator_ctrllimited;
   d.ctrl_range = m.actuator_ctrlrange;
   return d;
+}
+
+std::string format_task_options(const TaskOptions& o) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "contact=%s kappa=%.17g episode-steps=%d explicit-servos=%d servo-targets=%s action-scale=%.17g",
+                contact_model_name(o.contact), o.kappa, o.episode_steps, o.explicit_servos ? 1 : 0,
+                o.servo_targets == TaskOptions::ServoTargets::Reference ? "reference" : "home", o.action_scale);
+  return buf;
+}
+
+void parse_task_options(const std::string& text, TaskOptions* o) {
+  std::istringstream words(text);
+  std::string word;
+  while (words >> word) {
+    const std::size_t eq = word.find('=');
+    const std::string key = word.substr(0, eq), value = eq == std::string::npos ? "" : word.substr(eq + 1);
+    const auto bad = [&] { return std::invalid_argument("task options: bad value in '" + word + "'"); };
+    const auto number = [&] {
+      char* end = nullptr;
+      const double x = std::strtod(value.c_str(), &end);
+      if (value.empty() || *end || !std::isfinite(x)) throw bad();
+      return x;
+    };
+    if (key == "contact") {
+      if (!parse_contact_model(value, &o->contact)) throw bad();
+    } else if (key == "kappa") {
+      o->kappa = number();
+    } else if (key == "episode-steps") {
+      const double x = number();
+      if (x != std::floor(x) || x < 0 || x > 1e9) throw bad();
+      o->episode_steps = static_cast<int>(x);
+    } else if (key == "explicit-servos") {
+      if (value != "0" && value != "1") throw bad();
+      o->explicit_servos = value == "1";
+    } else if (key == "servo-targets") {
+      if (value == "home") o->servo_targets = TaskOptions::ServoTargets::Home;
+      else if (value == "reference") o->servo_targets = TaskOptions::ServoTargets::Reference;
+      else throw bad();
+    } else if (key == "action-scale") {
+      o->action_scale = number();
+    } else {
+      throw std::invalid_argument("task options: unknown key in '" + word + "'");
+    }
+  }
 }
 
 std::string task_data_file(const TaskOptions& options, const std::string& relative) {

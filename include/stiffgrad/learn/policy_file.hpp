@@ -11,11 +11,13 @@ namespace stiffgrad::learn {
 // layout in learn/mlp.hpp) with its Gaussian log-std. The deterministic action is the actor's
 // output on the normalized observation.
 //
-// File format (little-endian, version 1):
+// File format (little-endian, version 2; load_policy also reads version 1, which has no
+// task options):
 //   8 bytes  magic "SGPOLICY"
-//   u32      version (1)
+//   u32      version (2)
 //   string   task spec  (u32 length, then bytes)
 //   string   algorithm  (u32 length, then bytes)
+//   string   task options (version 2: format_task_options's words, learn/task.hpp)
 //   u32 L, then L x i32  actor sizes {in, hidden..., out}
 //   u64 P, then P x f32  actor parameters
 //   u32 k, then k x f32  log_std
@@ -32,6 +34,7 @@ namespace stiffgrad::learn {
 struct PolicyFile {
   std::string task;
   std::string algorithm;
+  std::string task_options;  // the training's TaskOptions (format_task_options); empty: not recorded
   std::vector<int> actor_sizes;
   std::vector<float> actor_params;
   std::vector<float> log_std;

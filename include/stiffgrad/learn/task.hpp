@@ -125,6 +125,14 @@ struct TaskOptions {
   double action_scale = 0.0;
 };
 
+// TaskOptions as words `key=value` separated by spaces, keys the command line's option names
+// (contact, kappa, episode-steps, explicit-servos, servo-targets, action-scale; data_dir is
+// left out): what a policy file keeps so that `eval` runs the policy on the task it was trained on.
+std::string format_task_options(const TaskOptions& options);
+// Sets the fields `text` names (format_task_options's words), leaving the others; throws
+// std::invalid_argument naming an unknown key or a bad value.
+void parse_task_options(const std::string& text, TaskOptions* options);
+
 // Tasks by name: "cartpole-swingup", "ant-run", "g1-imitate:CLIP" (CLIP a file stem in
 // data_dir/motions/lafan1_g1, e.g. run1_subject2). std::invalid_argument for an unknown name,
 // std::runtime_error (naming the file) for missing data.
