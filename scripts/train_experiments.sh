@@ -80,6 +80,7 @@ g1_ppo_ref       $G1              ppo      16 1500 --action-rate 0 --eval-every 
 g1_shac_ref_s05  $G1              shac     16 150 --critics 1 --action-rate 0 --eval-every 10 --servo-targets reference --action-scale 0.5
 g1_shac_ref_seed1 $G1             shac     16 150 --critics 1 --action-rate 0 --eval-every 10 --servo-targets reference --seed 1
 g1_ppo_ref_seed1 $G1              ppo      16 1500 --action-rate 0 --eval-every 100 --servo-targets reference --seed 1
+g1_shac_lr2e3_n64_ref_long $G1    shac     64 300 --actor-lr 2e-3 --critics 1 --action-rate 0 --eval-every 20 --servo-targets reference
 g1_shac_bcg_ref  $G1              shac-bcg 16 150 --critics 1 --action-rate 0 --eval-every 10 --servo-targets reference
 "
 wanted() { [[ $# -eq 0 ]] && return 0; local n; for n in "${SELECTED[@]}"; do [[ $n == "$1" ]] && return 0; done; return 1; }

@@ -133,7 +133,8 @@ def main(out):
                                (("g1_shac_explicit", "g1_shac_bcg_explicit", "g1_shac_h8_explicit",
                                  "g1_shac_h16_explicit"), "g1_ppo_explicit"),
                                (("g1_shac_soft", "g1_shac_bcg_soft", "g1_shac_soft_long"), "g1_ppo_soft"),
-                               (("g1_shac_ref", "g1_shac_bcg_ref", "g1_shac_ref_seed1", "g1_shac_lr2e3_n64_ref"),
+                               (("g1_shac_ref", "g1_shac_bcg_ref", "g1_shac_ref_seed1", "g1_shac_lr2e3_n64_ref",
+                                 "g1_shac_lr2e3_n64_ref_long"),
                                 "g1_ppo_ref"),
                                (("g1_shac_ref_seed1",), "g1_ppo_ref_seed1")):
             if ppo not in runs:
@@ -226,13 +227,16 @@ PLOTS = [
     # servo targets at the reference (--servo-targets reference) against the home pose
     ("g1_ref_return_steps.png", "g1-imitate, Impulse floor: servo targets at the reference (_ref) or home",
      "environment steps", 2, 4, ["g1_shac_ref", "g1_shac_bcg_ref", "g1_ppo_ref", "g1_shac_ref_seed1",
-                                 "g1_ppo_ref_seed1", "g1_shac_lr2e3_n64_ref", "g1_shac_ref_s05", "g1_shac", "g1_ppo"]),
+                                 "g1_ppo_ref_seed1", "g1_shac_lr2e3_n64_ref", "g1_shac_lr2e3_n64_ref_long", "g1_shac_ref_s05", "g1_shac",
+                                 "g1_ppo"]),
     ("g1_ref_eval_tracking_steps.png", "g1-imitate, Impulse floor: servo targets, deterministic episodes",
      "environment steps", 2, 20, ["g1_shac_ref", "g1_shac_bcg_ref", "g1_ppo_ref", "g1_shac_ref_seed1",
-                                  "g1_ppo_ref_seed1", "g1_shac_lr2e3_n64_ref", "g1_shac_ref_s05", "g1_shac", "g1_ppo"]),
+                                  "g1_ppo_ref_seed1", "g1_shac_lr2e3_n64_ref", "g1_shac_lr2e3_n64_ref_long", "g1_shac_ref_s05", "g1_shac",
+                                 "g1_ppo"]),
     ("g1_ref_eval_length_steps.png", "g1-imitate, Impulse floor: servo targets, deterministic episodes",
      "environment steps", 2, 18, ["g1_shac_ref", "g1_shac_bcg_ref", "g1_ppo_ref", "g1_shac_ref_seed1",
-                                  "g1_ppo_ref_seed1", "g1_shac_lr2e3_n64_ref", "g1_shac_ref_s05", "g1_shac", "g1_ppo"]),
+                                  "g1_ppo_ref_seed1", "g1_shac_lr2e3_n64_ref", "g1_shac_lr2e3_n64_ref_long", "g1_shac_ref_s05", "g1_shac",
+                                 "g1_ppo"]),
     # train --eval-every: deterministic episodes to a fall (columns 18 and 20)
     ("g1_eval_length_steps.png", "g1-imitate:run1_subject2, Impulse floor: deterministic episodes (train --eval-every)",
      "environment steps", 2, 18, ["g1_shac", "g1_shac_bcg", "g1_ppo", "g1_shac_long"]),
