@@ -173,9 +173,11 @@ int G1ImitateTask::action_map() const {
 
 const double* G1ImitateTask::action_reference(int e, int t) const {
   if (action_map() != kern::tasks::kActionServoReference) return nullptr;
-  Work& w = work(e);
-  prepare_reference(e, t + 1, w);  // the action of step t drives toward step t + 1's pose
-  return w.ref_qpos.data();        // the first nq entries of observation_reference's row
+  // the action of step t drives toward step t + 1's pose: the reference qpos only (the first
+  // nq entries of observation_reference's row), without prepare_reference's key-body kinematics
+  double* ref_qpos = work(e).ref_qpos.data();
+  clip_.qpos(reference_time(e, t + 1), ref_qpos);
+  return ref_qpos;
 }
 
 void G1ImitateTask::action_to_ctrl(int e, int t, const double* action, double* ctrl) const {
