@@ -28,7 +28,7 @@ const char* const kTrainHelp =
     "                       [--reward task|add] [--action-rate X] [--critics K]\n"
     "                       [--disc-replay ROWS] [--disc-minibatches M]\n"
     "                       [--policy-loop auto|host|backend] [--explicit-servos]\n"
-    "                       [--servo-targets home|reference] [--action-scale X]\n"
+    "                       [--servo-targets home|reference] [--action-scale X] [--clip-window B:E]\n"
     "                       [--eval-every N] [--eval-episodes E]\n"
     "TASK: cartpole-swingup, ant-run, g1-imitate:CLIP (CLIP: a file stem in DATA/motions/lafan1_g1,\n"
     "e.g. run1_subject2). Defaults: 64 environments, 500 iterations of a 32-step horizon, seed 0,\n"
@@ -48,7 +48,9 @@ const char* const kTrainHelp =
     "runs' setting; explicit, SHAC's gradient grows ~1.8x per control step).\n"
     "--servo-targets (g1-imitate): what a zero action holds the servos at, the home pose (default,\n"
     "the paper's setting) or the reference's joint angles of the next step (a residual policy);\n"
-    "--action-scale X: the servo target's change per unit action (rad, default 0.25).\n"
+    "--action-scale X: the servo target's change per unit action (rad, default 0.25);\n"
+    "--clip-window B:E: episodes start and run within seconds B to E of the clip (E 0: its end;\n"
+    "default the whole clip).\n"
     "--eval-every N: after every N-th iteration and the last, E (default 5) deterministic episodes\n"
     "as `stiffgrad eval` runs them in stiffgrad (to a fall, fixed initial states), logged in the\n"
     "eval_* columns (empty in other rows); neither their steps nor their time count as training's.\n"
@@ -61,6 +63,7 @@ const char* const kEvalHelp =
     "usage: stiffgrad eval POLICY.sgp [--task TASK] [--episodes N] [--in stiffgrad|mujoco] [--seed S]\n"
     "                      [--contact soft|impulse] [--kappa K] [--explicit-servos] [--data DIR]\n"
     "                      [--servo-targets home|reference] [--action-scale X] [--episode-steps N]\n"
+    "                      [--clip-window B:E]\n"
     "Runs the saved policy's deterministic action (the actor's mean) for N episodes (default 5)\n"
     "from the task's initial-state distribution, in stiffgrad or in MuJoCo 2.2.2 (libmujoco, the\n"
     "task's MuJoCo model file). An episode runs the task's full length or until a fall (imitation:\n"
@@ -70,7 +73,7 @@ const char* const kEvalHelp =
     "--in mujoco also the same policy in stiffgrad and the difference of mean penetration\n"
     "between the two simulators (delta_d = MuJoCo - stiffgrad). TASK defaults to the policy's;\n"
     "The task's options (--contact, --kappa, --episode-steps, --explicit-servos, --servo-targets,\n"
-    "--action-scale) default to those the policy file records from its training; given here, they\n"
+    "--action-scale, --clip-window) default to those the policy file records from its training; given here, they\n"
     "override them (with a note on stderr).\n";
 
 namespace {
@@ -104,7 +107,18 @@ learn::TaskOptions task_options(const Args& a, const std::string& spec, learn::T
     if (!end || *end || !(t.action_scale > 0 && t.action_scale <= 10))
       throw UsageError("--action-scale must be a number in (0, 10] (rad per unit action)");
   }
-  for (const char* key : {"servo-targets", "action-scale"})
+  if (a.has("clip-window")) {
+    // B:E seconds of clip time (E 0: the clip's end); the task checks it against the clip
+    learn::TaskOptions w;
+    try {
+      learn::parse_task_options("clip-window=" + a.get("clip-window"), &w);
+    } catch (const std::invalid_argument&) {
+      throw UsageError("--clip-window must be B:E, seconds of clip time with 0 <= B < E (E 0: the clip's end)");
+    }
+    t.clip_begin = w.clip_begin;
+    t.clip_end = w.clip_end;
+  }
+  for (const char* key : {"servo-targets", "action-scale", "clip-window"})
     if (a.has(key) && spec.rfind("g1-imitate:", 0) != 0)
       throw UsageError(std::string("--") + key + " applies to g1-imitate tasks only");
   if (a.has("episode-steps")) t.episode_steps = static_cast<int>(parse_int_in(a.get("episode-steps"), "--episode-steps", 1, 100000000));

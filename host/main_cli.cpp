@@ -480,11 +480,11 @@ int main(int argc, char** argv) {
       return cmd_train(parse_args(argc, argv, {"explicit-servos"}, {"algo", "envs", "iterations", "seed", "backend", "out", "horizon",
                                                    "threads", "contact", "kappa", "episode-steps", "data", "actor-lr",
                                                    "critic-lr", "ppo-lr", "log-std", "tau", "reward", "action-rate", "critics", "disc-replay", "disc-minibatches", "policy-loop",
-                                                   "eval-every", "eval-episodes", "servo-targets", "action-scale"}));
+                                                   "eval-every", "eval-episodes", "servo-targets", "action-scale", "clip-window"}));
     }
     if (cmd == "eval") {
       if (wants_help(argc, argv)) return std::fputs(kEvalHelp, stdout), 0;
-      return cmd_eval(parse_args(argc, argv, {"explicit-servos"}, {"task", "episodes", "in", "seed", "data", "contact", "kappa", "episode-steps", "servo-targets", "action-scale"}));
+      return cmd_eval(parse_args(argc, argv, {"explicit-servos"}, {"task", "episodes", "in", "seed", "data", "contact", "kappa", "episode-steps", "servo-targets", "action-scale", "clip-window"}));
     }
     std::fprintf(stderr, "stiffgrad: unknown command '%s'\n%s", cmd.c_str(), kUsage);
     return 2;

@@ -10,6 +10,7 @@
 # (--explicit-servos keeps the earlier setting). The *_add rows run before the discriminator had a
 # replay ring give --disc-replay 0 (the setting they had); the *_replay rows use the default ring.
 # The *_ref rows hold a zero action at the reference's next joint angles (--servo-targets reference).
+# The *_w95 rows do too, and draw their episodes from seconds 95 to 105 of the clip (--clip-window).
 # EVAL_ONLY=1: no training, only the evaluations of the policies already in OUT_DIR (runs without
 # OUT_DIR/RUN/policy.sgp are skipped with a message).
 # A row's own --seed overrides the --seed 0 given to every run (the last one counts).
@@ -82,6 +83,8 @@ g1_shac_ref_seed1 $G1             shac     16 150 --critics 1 --action-rate 0 --
 g1_ppo_ref_seed1 $G1              ppo      16 1500 --action-rate 0 --eval-every 100 --servo-targets reference --seed 1
 g1_shac_lr2e3_n64_ref_long $G1    shac     64 300 --actor-lr 2e-3 --critics 1 --action-rate 0 --eval-every 20 --servo-targets reference
 g1_shac_bcg_ref  $G1              shac-bcg 16 150 --critics 1 --action-rate 0 --eval-every 10 --servo-targets reference
+g1_shac_w95      $G1              shac     16 150 --critics 1 --action-rate 0 --eval-every 10 --servo-targets reference --clip-window 95:105
+g1_shac_lr2e3_n64_w95 $G1         shac     64 150 --actor-lr 2e-3 --critics 1 --action-rate 0 --eval-every 10 --servo-targets reference --clip-window 95:105
 "
 wanted() { [[ $# -eq 0 ]] && return 0; local n; for n in "${SELECTED[@]}"; do [[ $n == "$1" ]] && return 0; done; return 1; }
 SELECTED=("$@")
@@ -99,11 +102,11 @@ while read -r name task algo envs iters extra; do
       > "$OUT/$name/train.txt" 2> "$OUT/$name/progress.txt"
   fi
   # the evaluation simulates with the training's task settings (its --contact / --kappa /
-  # --explicit-servos / --servo-targets / --action-scale)
+  # --explicit-servos / --servo-targets / --action-scale / --clip-window)
   read -r -a opts <<< "${extra:-}"
   eval_opts=()
   for ((i = 0; i < ${#opts[@]}; i++)); do
-    if [[ ${opts[i]} == --kappa || ${opts[i]} == --contact || ${opts[i]} == --servo-targets || ${opts[i]} == --action-scale ]]; then eval_opts+=("${opts[i]}" "${opts[i + 1]}"); ((i++)) || true
+    if [[ ${opts[i]} == --kappa || ${opts[i]} == --contact || ${opts[i]} == --servo-targets || ${opts[i]} == --action-scale || ${opts[i]} == --clip-window ]]; then eval_opts+=("${opts[i]}" "${opts[i + 1]}"); ((i++)) || true
     elif [[ ${opts[i]} == --explicit-servos ]]; then eval_opts+=("${opts[i]}"); fi
   done
   "$SG" eval "$OUT/$name/policy.sgp" --in mujoco --episodes 5 "${eval_opts[@]}" > "$OUT/$name/eval.txt"

@@ -158,6 +158,8 @@ TEST(TaskOptionsWords, RoundTripAndErrors) {
   o.explicit_servos = true;
   o.servo_targets = TaskOptions::ServoTargets::Reference;
   o.action_scale = 1.0 / 3.0;
+  o.clip_begin = 95.0 + 1.0 / 3.0;
+  o.clip_end = 105.1;
   const std::string words = format_task_options(o);
   TaskOptions r;
   parse_task_options(words, &r);
@@ -167,6 +169,8 @@ TEST(TaskOptionsWords, RoundTripAndErrors) {
   EXPECT_EQ(r.explicit_servos, o.explicit_servos);
   EXPECT_EQ(r.servo_targets, o.servo_targets);
   EXPECT_EQ(r.action_scale, o.action_scale);
+  EXPECT_EQ(r.clip_begin, o.clip_begin);
+  EXPECT_EQ(r.clip_end, o.clip_end);
   EXPECT_EQ(format_task_options(r), words);
   EXPECT_EQ(format_task_options(TaskOptions{}).find("servo-targets=home"), format_task_options(TaskOptions{}).find("servo-targets="));
   // words it does not name are left as they were
@@ -175,7 +179,8 @@ TEST(TaskOptionsWords, RoundTripAndErrors) {
   EXPECT_EQ(partial.kappa, 50.0);
   EXPECT_EQ(partial.servo_targets, TaskOptions::ServoTargets::Reference);
   for (const char* bad : {"kappa=", "kappa=abc", "contact=rubber", "servo-targets=ref", "explicit-servos=2",
-                          "episode-steps=1.5", "colour=red", "kappa"}) {
+                          "episode-steps=1.5", "colour=red", "kappa", "clip-window=3", "clip-window=a:5",
+                          "clip-window=5:2", "clip-window=-1:4", "clip-window=2:"}) {
     TaskOptions t;
     try {
       parse_task_options(bad, &t);

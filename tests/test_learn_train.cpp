@@ -230,16 +230,18 @@ TEST(TrainCli, EvalRunsThePolicyOnTheTaskItsFileRecords) {
     FAIL() << "no G1 motion data under " << sgtest::shared_data();
   const std::string dir = unique_temp("train_g1_ref");
   const ::Run t = run_cli("train g1-imitate:run1_subject2 --algo shac --envs 2 --iterations 1 --horizon 4 "
-                          "--servo-targets reference --kappa 200 --out " + dir + " --data " + sgtest::shared_data());
+                          "--servo-targets reference --kappa 200 --clip-window 95:105 --out " + dir + " --data " + sgtest::shared_data());
   ASSERT_EQ(t.status, 0) << t.err;
   const PolicyFile p = load_policy(dir + "/policy.sgp");
   TaskOptions recorded;
   parse_task_options(p.task_options, &recorded);
   EXPECT_EQ(recorded.servo_targets, TaskOptions::ServoTargets::Reference) << p.task_options;
   EXPECT_EQ(recorded.kappa, 200.0) << p.task_options;
+  EXPECT_EQ(recorded.clip_begin, 95.0) << p.task_options;
+  EXPECT_EQ(recorded.clip_end, 105.0) << p.task_options;
   const std::string eval = "eval " + dir + "/policy.sgp --episodes 1 --data " + sgtest::shared_data();
   const ::Run plain = run_cli(eval);
-  const ::Run told = run_cli(eval + " --servo-targets reference --kappa 200");
+  const ::Run told = run_cli(eval + " --servo-targets reference --kappa 200 --clip-window 95:105");
   const ::Run home = run_cli(eval + " --servo-targets home");
   ASSERT_EQ(plain.status, 0) << plain.err;
   ASSERT_EQ(told.status, 0) << told.err;
@@ -288,6 +290,15 @@ TEST(TrainCli, BadInputsGetClearErrors) {
   r = run_cli("train ant-run --algo shac --action-scale 0.5 --data " + sgtest::shared_data());
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--action-scale applies to g1-imitate tasks only"), std::string::npos) << r.err;
+  r = run_cli("train g1-imitate:run1_subject2 --algo shac --clip-window 5-9 --data " + sgtest::shared_data());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--clip-window must be B:E"), std::string::npos) << r.err;
+  r = run_cli("train cartpole-swingup --algo shac --clip-window 5:9 --data " + sgtest::shared_data());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--clip-window applies to g1-imitate tasks only"), std::string::npos) << r.err;
+  r = run_cli("train g1-imitate:run1_subject2 --algo shac --clip-window 230:400 --data " + sgtest::shared_data());
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("clip window [230, 400] s must lie in the clip's"), std::string::npos) << r.err;
   r = run_cli("train g1-imitate:no_such_clip --algo shac --data " + sgtest::shared_data());
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("no_such_clip"), std::string::npos) << r.err;

@@ -674,6 +674,65 @@ TEST(G1ImitateTask, Setup) {
   }
 }
 
+TEST(G1ImitateTask, ClipWindowBoundsTheStartTimesAndTheEpisodeLength) {
+  // TaskOptions::clip_begin / clip_end: every episode starts and runs inside [B, E] of the clip,
+  // its length is min(300, window steps - 1), and its reset state is the clip's there
+  REQUIRE_G1_DATA();
+  const double dt = 0.02;
+  struct Case {
+    double begin, end;
+    int steps;
+  };
+  // 10 s: the full 300 steps; 3 s: 150 window steps, 149 episode steps, one start time (B);
+  // end 0: the clip's end
+  for (const Case c : {Case{95, 105, 300}, Case{95, 98, 149}, Case{230, 0, 300}}) {
+    stiffgrad::learn::TaskOptions o;
+    o.data_dir = sgtest::shared_data();
+    o.clip_begin = c.begin;
+    o.clip_end = c.end;
+    G1ImitateTask task("run1_subject2", o);
+    const double end = c.end > 0 ? c.end : task.clip().duration();
+    EXPECT_EQ(task.window_begin(), c.begin);
+    EXPECT_EQ(task.window_end(), end);
+    EXPECT_EQ(task.max_episode_steps(), c.steps) << c.begin << ":" << c.end;
+    const int nenv = 64;
+    task.resize(nenv);
+    std::mt19937_64 g(11);
+    const int nq = task.model()->nq, nv = task.model()->nv;
+    std::vector<double> q(sz(nq)), v(sz(nv)), rq(sz(nq)), rv(sz(nv));
+    double lowest = 1e9, highest = -1e9;
+    for (int e = 0; e < nenv; ++e) {
+      task.reset_env(e, g, q.data(), v.data());
+      const double s0 = task.start_time(e);
+      lowest = std::min(lowest, s0);
+      highest = std::max(highest, s0);
+      EXPECT_GE(s0, c.begin);
+      EXPECT_LE(s0 + (task.max_episode_steps() + 1) * dt, end + 1e-9);
+      task.clip().qpos(s0, rq.data());
+      task.clip().qvel(s0, rv.data());
+      for (int i = 0; i < nq; ++i) EXPECT_EQ(q[sz(i)], rq[sz(i)]);
+      for (int i = 0; i < nv; ++i) EXPECT_EQ(v[sz(i)], rv[sz(i)]);
+    }
+    // the starts spread over the window's room (64 uniform draws)
+    const double room = end - (task.max_episode_steps() + 1) * dt - c.begin;
+    EXPECT_LE(lowest - c.begin, 0.2 * room + 1e-12) << c.begin << ":" << c.end;
+    EXPECT_GE(highest - c.begin, 0.8 * room - 1e-12) << c.begin << ":" << c.end;
+  }
+  // windows outside the clip or too short are refused, naming the clip and the window
+  for (const Case c : {Case{-1, 5, 0}, Case{0, 1e4, 0}, Case{10, 10.03, 0}, Case{300, 0, 0}}) {
+    stiffgrad::learn::TaskOptions o;
+    o.data_dir = sgtest::shared_data();
+    o.clip_begin = c.begin;
+    o.clip_end = c.end;
+    try {
+      G1ImitateTask task("run1_subject2", o);
+      ADD_FAILURE() << "window " << c.begin << ":" << c.end << " accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("g1-imitate:run1_subject2: clip window"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(G1ImitateTask, ResetTracksReferenceAndPerturbationsLowerReward) {
   REQUIRE_G1_DATA();
   for (const char* clip : {"run1_subject2", "jumps1_subject1"}) {

@@ -56,10 +56,12 @@ TaskKernelDesc squash_kernel_desc(const Model& m, int kind) {
 }
 
 std::string format_task_options(const TaskOptions& o) {
-  char buf[256];
-  std::snprintf(buf, sizeof buf, "contact=%s kappa=%.17g episode-steps=%d explicit-servos=%d servo-targets=%s action-scale=%.17g",
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "contact=%s kappa=%.17g episode-steps=%d explicit-servos=%d servo-targets=%s action-scale=%.17g "
+                "clip-window=%.17g:%.17g",
                 contact_model_name(o.contact), o.kappa, o.episode_steps, o.explicit_servos ? 1 : 0,
-                o.servo_targets == TaskOptions::ServoTargets::Reference ? "reference" : "home", o.action_scale);
+                o.servo_targets == TaskOptions::ServoTargets::Reference ? "reference" : "home", o.action_scale,
+                o.clip_begin, o.clip_end);
   return buf;
 }
 
@@ -93,6 +95,18 @@ void parse_task_options(const std::string& text, TaskOptions* o) {
       else throw bad();
     } else if (key == "action-scale") {
       o->action_scale = number();
+    } else if (key == "clip-window") {
+      // B:E seconds, 0 <= B, and E = 0 (the clip's end) or E > B
+      const std::size_t colon = value.find(':');
+      if (colon == std::string::npos) throw bad();
+      char* end = nullptr;
+      const std::string b = value.substr(0, colon), e = value.substr(colon + 1);
+      const double begin = std::strtod(b.c_str(), &end);
+      if (b.empty() || *end || !std::isfinite(begin) || begin < 0) throw bad();
+      const double finish = std::strtod(e.c_str(), &end);
+      if (e.empty() || *end || !std::isfinite(finish) || (finish != 0 && finish <= begin)) throw bad();
+      o->clip_begin = begin;
+      o->clip_end = finish;
     } else {
       throw std::invalid_argument("task options: unknown key in '" + word + "'");
     }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 
 #include "host/learn/task_common.hpp"
@@ -69,9 +70,18 @@ G1ImitateTask::G1ImitateTask(const std::string& clip, const TaskOptions& options
     ctrl_range_.push_back(m.actuator_ctrlrange[sz(2 * i + 1)]);
   }
   const double dt = kSubsteps * kTimestep;
-  const int clip_steps = static_cast<int>(std::floor(clip_.duration() / dt + 1e-9));
+  // the clip window episodes start and run in (TaskOptions::clip_begin / clip_end)
+  window_begin_ = options_.clip_begin;
+  window_end_ = options_.clip_end > 0 ? options_.clip_end : clip_.duration();
+  const int window_steps = static_cast<int>(std::floor((window_end_ - window_begin_) / dt + 1e-9));
+  if (!(window_begin_ >= 0) || !(window_end_ <= clip_.duration() + 1e-9) || window_steps < 2) {
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "g1-imitate:%s: clip window [%g, %g] s must lie in the clip's [0, %g] s and span two control steps (0.04 s)",
+                  clip.c_str(), window_begin_, window_end_, clip_.duration());
+    throw std::invalid_argument(buf);
+  }
   const int limit = options_.episode_steps > 0 ? options_.episode_steps : kMaxEpisodeSteps;
-  max_steps_ = std::max(1, std::min(limit, clip_steps - 1));
+  max_steps_ = std::max(1, std::min(limit, window_steps - 1));
 }
 
 SimulatorOptions G1ImitateTask::sim_options() const {
@@ -104,8 +114,8 @@ void G1ImitateTask::resize(int nenv) {
 
 void G1ImitateTask::reset_env(int e, std::mt19937_64& rng, double* qpos, double* qvel) {
   const double dt = kSubsteps * kTimestep;
-  const double latest = std::max(0.0, clip_.duration() - (max_steps_ + 1) * dt);
-  start_[sz(e)] = std::uniform_real_distribution<double>(0.0, latest)(rng);
+  const double latest = std::max(window_begin_, window_end_ - (max_steps_ + 1) * dt);
+  start_[sz(e)] = std::uniform_real_distribution<double>(window_begin_, latest)(rng);
   reference_state(e, 0, qpos, qvel);
 }
 

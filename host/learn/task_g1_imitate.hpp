@@ -12,9 +12,11 @@
 //               reference's joint angles at the step the action drives to (a residual policy;
 //               a zero action replays the reference's targets open loop).
 //   Episodes    reference-state initialization: a start time uniform in
-//               [0, duration − (T + 1)·0.02 s]; the state is the reference there. Episode step t
+//               [B, E − (T + 1)·0.02 s]; the state is the reference there. Episode step t
 //               reads the reference at start + 0.02 t. T = max_episode_steps =
-//               min(300 (6 s), clip steps − 1).
+//               min(300 (6 s), window steps − 1). [B, E]: the clip window, the whole clip
+//               unless TaskOptions::clip_begin / clip_end narrow it (std::invalid_argument for
+//               a window outside the clip or shorter than two control steps).
 //   Observation kern::imitation_observation (kernels/tasks/imitation.hpp) with the reference at
 //               step t + 1 (the next control target): 3·29 + 3·10 + 17 = 134 numbers.
 //   Reward      kern::imitation_reward with the reference at step t: DeepMimic exponentials,
@@ -96,6 +98,9 @@ class G1ImitateTask final : public Task {
   const std::vector<double>& default_ctrl() const { return q_default_; }
   // rad per unit action: TaskOptions::action_scale, or kActionScale where that is 0
   double action_scale() const { return options_.action_scale > 0 ? options_.action_scale : kActionScale; }
+  // The clip window [begin, end] (s) episodes start and run in.
+  double window_begin() const { return window_begin_; }
+  double window_end() const { return window_end_; }
   double start_time(int e) const { return start_[static_cast<std::size_t>(e)]; }
   void set_start_time(int e, double s) { start_[static_cast<std::size_t>(e)] = s; }
   // Clip time of episode step t of environment e.
@@ -134,6 +139,7 @@ class G1ImitateTask final : public Task {
   std::vector<int> ctrl_limited_;
   std::vector<int> ctrl_qposadr_;  // nu  qpos address of each actuator's joint
   int max_steps_ = 0;
+  double window_begin_ = 0, window_end_ = 0;  // s  the clip window episodes lie in
   std::vector<double> start_;   // nenv  clip time of episode step 0
   mutable std::vector<Work> work_;  // nenv  per-environment workspace (concurrent calls per env)
 };

@@ -123,11 +123,16 @@ struct TaskOptions {
   enum class ServoTargets { Home, Reference } servo_targets = ServoTargets::Home;
   // g1-imitate: servo target (rad) per unit action; 0: the task's own (0.25 rad)
   double action_scale = 0.0;
+  // g1-imitate: the stretch of the clip episodes start and run in, seconds [clip_begin,
+  // clip_end] of clip time; clip_end 0: the clip's end. The whole clip by default.
+  double clip_begin = 0.0;
+  double clip_end = 0.0;
 };
 
 // TaskOptions as words `key=value` separated by spaces, keys the command line's option names
-// (contact, kappa, episode-steps, explicit-servos, servo-targets, action-scale; data_dir is
-// left out): what a policy file keeps so that `eval` runs the policy on the task it was trained on.
+// (contact, kappa, episode-steps, explicit-servos, servo-targets, action-scale, clip-window=B:E;
+// data_dir is left out): what a policy file keeps so that `eval` runs the policy on the task it
+// was trained on.
 std::string format_task_options(const TaskOptions& options);
 // Sets the fields `text` names (format_task_options's words), leaving the others; throws
 // std::invalid_argument naming an unknown key or a bad value.
