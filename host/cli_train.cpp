@@ -266,9 +266,8 @@ int cmd_train(const Args& a) {
     progress.update(l);
   }, eval);
   std::fclose(log);
-  learn::PolicyFile policy = r.policy;
-  policy.task_options = learn::format_task_options(topts);  // `eval` runs the policy on this task
-  learn::save_policy(dir + "/policy.sgp", policy);
+  // the policy records the task's options (learn::train takes them from the task): eval runs it there
+  learn::save_policy(dir + "/policy.sgp", r.policy);
   write_plots(dir, algo == learn::Algorithm::ShacBcg);
   const double wall = r.log.empty() ? 0 : r.log.back().wall_s;
   const long long steps = r.log.empty() ? 0 : r.log.back().env_steps;

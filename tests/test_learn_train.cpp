@@ -162,10 +162,13 @@ TEST(Train, SavedPolicyRoundTripActsTheSame) {
   o.nenv = 8;
   o.iterations = 3;
   const TrainResult r = train(*task, "cartpole-swingup", o);
+  // the library call records the task's options, as `stiffgrad train` does
+  EXPECT_EQ(r.policy.task_options, format_task_options(sgtest::learn_task_options()));
   const std::string path = ::testing::TempDir() + "/sg_policy_roundtrip.sgp";
   save_policy(path, r.policy);
   const PolicyFile loaded = load_policy(path);
   EXPECT_EQ(loaded.task, "cartpole-swingup");
+  EXPECT_EQ(loaded.task_options, r.policy.task_options);
   PolicyRunner a(r.policy), b(loaded);
   const double obs[10] = {0.1, -0.9, 0.4, 0.3, -2.0, -0.5, 1.0, 0.0, 0.0, 0.7};
   double ya[2], yb[2];

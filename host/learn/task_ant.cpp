@@ -21,6 +21,7 @@ class AntRun final : public Task {
   }
 
   std::string name() const override { return "ant-run"; }
+  std::string options_words() const override { return format_task_options(options_); }
   std::shared_ptr<const Model> model() const override { return model_; }
   SimulatorOptions sim_options() const override {
     SimulatorOptions s;

@@ -13,9 +13,13 @@ namespace {
 class CartpoleSwingup final : public Task {
  public:
   explicit CartpoleSwingup(const TaskOptions& o)
-      : path_(task_data_file(o, "models/dm_control/cartpole.xml")), model_(load_mjcf(path_)), episode_steps_(o.episode_steps) {}
+      : path_(task_data_file(o, "models/dm_control/cartpole.xml")),
+        model_(load_mjcf(path_)),
+        episode_steps_(o.episode_steps),
+        options_words_(format_task_options(o)) {}
 
   std::string name() const override { return "cartpole-swingup"; }
+  std::string options_words() const override { return options_words_; }
   std::shared_ptr<const Model> model() const override { return model_; }
   SimulatorOptions sim_options() const override {
     SimulatorOptions s;
@@ -68,6 +72,7 @@ class CartpoleSwingup final : public Task {
   std::string path_;
   std::shared_ptr<const Model> model_;
   int episode_steps_;
+  std::string options_words_;
 };
 
 }  // namespace

@@ -60,6 +60,7 @@ class G1ImitateTask final : public Task {
 
   std::string name() const override { return "g1-imitate:" + clip_name_; }
   std::shared_ptr<const Model> model() const override { return model_; }
+  std::string options_words() const override { return format_task_options(options_); }
   SimulatorOptions sim_options() const override;
   int obs_dim() const override { return kern::imitation_obs_dim(spec_); }
   int act_dim() const override { return model_->nu; }

@@ -405,6 +405,7 @@ PolicyFile TrainerCore::policy_file() const {
   PolicyFile p;
   p.task = task_spec;
   p.algorithm = algorithm_name(o.algorithm);
+  p.task_options = task.options_words();  // `eval` runs the policy on this task
   p.actor_sizes = actor.sizes();
   p.actor_params = actor.param_vector();
   p.log_std = log_std;

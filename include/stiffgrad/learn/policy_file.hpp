@@ -34,7 +34,8 @@ namespace stiffgrad::learn {
 struct PolicyFile {
   std::string task;
   std::string algorithm;
-  std::string task_options;  // the training's TaskOptions (format_task_options); empty: not recorded
+  std::string task_options;  // the training's TaskOptions (format_task_options; learn::train fills it
+                             // from Task::options_words); empty: not recorded
   std::vector<int> actor_sizes;
   std::vector<float> actor_params;
   std::vector<float> log_std;

@@ -108,6 +108,9 @@ class Task {
   virtual std::string mujoco_model_file() const { return ""; }
   // Geoms whose penetration `eval` reports as foot penetration (empty: none).
   virtual std::vector<std::string> foot_geoms() const { return {}; }
+  // format_task_options of the TaskOptions the task was made with (make_task), which a policy
+  // file records so that `eval` runs the policy on the same task; empty for a task made otherwise.
+  virtual std::string options_words() const { return {}; }
 };
 
 struct TaskOptions {
