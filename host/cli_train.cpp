@@ -301,9 +301,10 @@ int cmd_eval(const Args& a) {
   if (policy.task_options.empty())
     std::fprintf(stderr, "eval: note: %s does not record its task options (an older file): using the defaults and "
                          "the command line's\n", a.positional[0].c_str());
-  else if (learn::format_task_options(topts) != policy.task_options)
-    std::fprintf(stderr, "eval: note: the policy was trained with %s, evaluating with %s\n", policy.task_options.c_str(),
-                 learn::format_task_options(topts).c_str());
+  // compared in today's words (a file from before a key existed names fewer, holding their defaults)
+  else if (learn::format_task_options(topts) != learn::format_task_options(trained))
+    std::fprintf(stderr, "eval: note: the policy was trained with %s, evaluating with %s\n",
+                 learn::format_task_options(trained).c_str(), learn::format_task_options(topts).c_str());
   auto task = learn::make_task(spec, topts);
   const auto print = [&](const char* sim, const learn::EvalResult& r) {
     std::printf("%s: mean return %.6g, mean episode length %.1f, falls %d/%d, tracking error ", sim, r.mean_return,

@@ -251,6 +251,21 @@ TEST(TrainCli, EvalRunsThePolicyOnTheTaskItsFileRecords) {
   ASSERT_EQ(home.status, 0) << home.err;
   EXPECT_EQ(plain.out, told.out) << "eval did not use the recorded options";
   EXPECT_EQ(plain.err.find("eval: note"), std::string::npos) << plain.err;
+  {
+    // a file written before a key existed (here: without clip-window, as before 2026-12-03 (3))
+    // keeps that key's default and gets no note when nothing is overridden
+    PolicyFile older = p;
+    older.task_options = "contact=impulse kappa=200 episode-steps=0 explicit-servos=0 servo-targets=reference "
+                         "action-scale=0";
+    const std::string older_path = dir + "/older.sgp";
+    save_policy(older_path, older);
+    const ::Run r = run_cli("eval " + older_path + " --episodes 1 --data " + sgtest::shared_data());
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.err.find("eval: note"), std::string::npos) << r.err;
+    const ::Run whole = run_cli(eval + " --clip-window 0:0");
+    ASSERT_EQ(whole.status, 0) << whole.err;
+    EXPECT_EQ(r.out, whole.out) << "the older file should run on the whole clip";
+  }
   EXPECT_NE(home.out, plain.out) << "the override changed nothing";
   EXPECT_NE(home.err.find("eval: note: the policy was trained with"), std::string::npos) << home.err;
   EXPECT_NE(home.err.find("servo-targets=home"), std::string::npos) << home.err;
