@@ -85,6 +85,10 @@ g1_shac_lr2e3_n64_ref_long $G1    shac     64 300 --actor-lr 2e-3 --critics 1 --
 g1_shac_bcg_ref  $G1              shac-bcg 16 150 --critics 1 --action-rate 0 --eval-every 10 --servo-targets reference
 g1_shac_w95      $G1              shac     16 150 --critics 1 --action-rate 0 --eval-every 10 --servo-targets reference --clip-window 95:105
 g1_shac_lr2e3_n64_w95 $G1         shac     64 150 --actor-lr 2e-3 --critics 1 --action-rate 0 --eval-every 10 --servo-targets reference --clip-window 95:105
+g1_shac_lr2e3_n64_w95_long $G1    shac     64 400 --actor-lr 2e-3 --critics 1 --action-rate 0 --eval-every 20 --servo-targets reference --clip-window 95:105
+g1_ppo_n64_w95   $G1              ppo      64 400 --action-rate 0 --eval-every 20 --servo-targets reference --clip-window 95:105
+g1_ppo_w95       $G1              ppo      16 1500 --action-rate 0 --eval-every 100 --servo-targets reference --clip-window 95:105
+g1_shac_bcg_w95  $G1              shac-bcg 16 150 --critics 1 --action-rate 0 --eval-every 10 --servo-targets reference --clip-window 95:105
 "
 wanted() { [[ $# -eq 0 ]] && return 0; local n; for n in "${SELECTED[@]}"; do [[ $n == "$1" ]] && return 0; done; return 1; }
 SELECTED=("$@")
