@@ -139,7 +139,7 @@ def main(out):
                                (("g1_shac_ref_seed1",), "g1_ppo_ref_seed1"),
                                (("g1_shac_w95", "g1_shac_bcg_w95", "g1_shac_lr2e3_n64_w95", "g1_shac_lr2e3_n64_w95_long"),
                                 "g1_ppo_w95"),
-                               (("g1_shac_lr2e3_n64_w95_long",), "g1_ppo_n64_w95")):
+                               (("g1_shac_lr2e3_n64_w95_long", "g1_shac_lr2e3_n64_w95_long_seed1"), "g1_ppo_n64_w95")):
             if ppo not in runs:
                 continue
             target = runs[ppo][-1]["mean_return"]
@@ -244,13 +244,13 @@ PLOTS = [
     # the reference, against the same settings on the whole clip
     ("g1_w95_return_steps.png", "g1-imitate, Impulse floor, reference targets: clip window 95-105 s (_w95) or the whole clip (_ref)",
      "environment steps", 2, 4, ["g1_shac_w95", "g1_shac_bcg_w95", "g1_ppo_w95", "g1_shac_lr2e3_n64_w95",
-                                 "g1_shac_lr2e3_n64_w95_long", "g1_ppo_n64_w95", "g1_shac_ref", "g1_ppo_ref", "g1_shac_lr2e3_n64_ref"]),
+                                 "g1_shac_lr2e3_n64_w95_long", "g1_shac_lr2e3_n64_w95_long_seed1", "g1_ppo_n64_w95", "g1_shac_ref", "g1_ppo_ref", "g1_shac_lr2e3_n64_ref"]),
     ("g1_w95_eval_length_steps.png", "g1-imitate, Impulse floor, reference targets: clip window or whole clip, deterministic episodes",
      "environment steps", 2, 18, ["g1_shac_w95", "g1_shac_bcg_w95", "g1_ppo_w95", "g1_shac_lr2e3_n64_w95",
-                                  "g1_shac_lr2e3_n64_w95_long", "g1_ppo_n64_w95", "g1_shac_ref", "g1_ppo_ref", "g1_shac_lr2e3_n64_ref"]),
+                                  "g1_shac_lr2e3_n64_w95_long", "g1_shac_lr2e3_n64_w95_long_seed1", "g1_ppo_n64_w95", "g1_shac_ref", "g1_ppo_ref", "g1_shac_lr2e3_n64_ref"]),
     ("g1_w95_eval_tracking_steps.png", "g1-imitate, Impulse floor, reference targets: clip window or whole clip, deterministic episodes",
      "environment steps", 2, 20, ["g1_shac_w95", "g1_shac_bcg_w95", "g1_ppo_w95", "g1_shac_lr2e3_n64_w95",
-                                  "g1_shac_lr2e3_n64_w95_long", "g1_ppo_n64_w95", "g1_shac_ref", "g1_ppo_ref", "g1_shac_lr2e3_n64_ref"]),
+                                  "g1_shac_lr2e3_n64_w95_long", "g1_shac_lr2e3_n64_w95_long_seed1", "g1_ppo_n64_w95", "g1_shac_ref", "g1_ppo_ref", "g1_shac_lr2e3_n64_ref"]),
     # train --eval-every: deterministic episodes to a fall (columns 18 and 20)
     ("g1_eval_length_steps.png", "g1-imitate:run1_subject2, Impulse floor: deterministic episodes (train --eval-every)",
      "environment steps", 2, 18, ["g1_shac", "g1_shac_bcg", "g1_ppo", "g1_shac_long"]),
