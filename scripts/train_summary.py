@@ -188,6 +188,12 @@ def main(out):
                 print(f"- {n[3:]}: {t}")
 
 
+# servo targets at the reference (--servo-targets reference), with home-pose runs beside them
+REF_RUNS = ["g1_shac_ref", "g1_shac_bcg_ref", "g1_ppo_ref", "g1_shac_ref_seed1", "g1_ppo_ref_seed1",
+            "g1_shac_lr2e3_n64_ref", "g1_shac_lr2e3_n64_ref_long", "g1_shac_ref_s05", "g1_shac", "g1_ppo"]
+# the clip window 95-105 s (--clip-window 95:105), with the same settings on the whole clip beside them
+W95_RUNS = ["g1_shac_w95", "g1_shac_bcg_w95", "g1_ppo_w95", "g1_shac_lr2e3_n64_w95", "g1_shac_lr2e3_n64_w95_long",
+            "g1_shac_lr2e3_n64_w95_long_seed1", "g1_ppo_n64_w95", "g1_shac_ref", "g1_ppo_ref", "g1_shac_lr2e3_n64_ref"]
 PLOTS = [
     ("cartpole_return_steps.png", "cartpole-swingup", "environment steps", 2, 4, ["cartpole_shac", "cartpole_ppo"]),
     ("cartpole_return_time.png", "cartpole-swingup", "wall time (s)", 3, 4, ["cartpole_shac", "cartpole_ppo"]),
@@ -229,28 +235,19 @@ PLOTS = [
                                   "g1_shac_add_replay"]),
     # servo targets at the reference (--servo-targets reference) against the home pose
     ("g1_ref_return_steps.png", "g1-imitate, Impulse floor: servo targets at the reference (_ref) or home",
-     "environment steps", 2, 4, ["g1_shac_ref", "g1_shac_bcg_ref", "g1_ppo_ref", "g1_shac_ref_seed1",
-                                 "g1_ppo_ref_seed1", "g1_shac_lr2e3_n64_ref", "g1_shac_lr2e3_n64_ref_long", "g1_shac_ref_s05", "g1_shac",
-                                 "g1_ppo"]),
+     "environment steps", 2, 4, REF_RUNS),
     ("g1_ref_eval_tracking_steps.png", "g1-imitate, Impulse floor: servo targets, deterministic episodes",
-     "environment steps", 2, 20, ["g1_shac_ref", "g1_shac_bcg_ref", "g1_ppo_ref", "g1_shac_ref_seed1",
-                                  "g1_ppo_ref_seed1", "g1_shac_lr2e3_n64_ref", "g1_shac_lr2e3_n64_ref_long", "g1_shac_ref_s05", "g1_shac",
-                                 "g1_ppo"]),
+     "environment steps", 2, 20, REF_RUNS),
     ("g1_ref_eval_length_steps.png", "g1-imitate, Impulse floor: servo targets, deterministic episodes",
-     "environment steps", 2, 18, ["g1_shac_ref", "g1_shac_bcg_ref", "g1_ppo_ref", "g1_shac_ref_seed1",
-                                  "g1_ppo_ref_seed1", "g1_shac_lr2e3_n64_ref", "g1_shac_lr2e3_n64_ref_long", "g1_shac_ref_s05", "g1_shac",
-                                 "g1_ppo"]),
+     "environment steps", 2, 18, REF_RUNS),
     # episodes drawn from seconds 95 to 105 of the clip (--clip-window 95:105), servo targets at
     # the reference, against the same settings on the whole clip
     ("g1_w95_return_steps.png", "g1-imitate, Impulse floor, reference targets: clip window 95-105 s (_w95) or the whole clip (_ref)",
-     "environment steps", 2, 4, ["g1_shac_w95", "g1_shac_bcg_w95", "g1_ppo_w95", "g1_shac_lr2e3_n64_w95",
-                                 "g1_shac_lr2e3_n64_w95_long", "g1_shac_lr2e3_n64_w95_long_seed1", "g1_ppo_n64_w95", "g1_shac_ref", "g1_ppo_ref", "g1_shac_lr2e3_n64_ref"]),
+     "environment steps", 2, 4, W95_RUNS),
     ("g1_w95_eval_length_steps.png", "g1-imitate, Impulse floor, reference targets: clip window or whole clip, deterministic episodes",
-     "environment steps", 2, 18, ["g1_shac_w95", "g1_shac_bcg_w95", "g1_ppo_w95", "g1_shac_lr2e3_n64_w95",
-                                  "g1_shac_lr2e3_n64_w95_long", "g1_shac_lr2e3_n64_w95_long_seed1", "g1_ppo_n64_w95", "g1_shac_ref", "g1_ppo_ref", "g1_shac_lr2e3_n64_ref"]),
+     "environment steps", 2, 18, W95_RUNS),
     ("g1_w95_eval_tracking_steps.png", "g1-imitate, Impulse floor, reference targets: clip window or whole clip, deterministic episodes",
-     "environment steps", 2, 20, ["g1_shac_w95", "g1_shac_bcg_w95", "g1_ppo_w95", "g1_shac_lr2e3_n64_w95",
-                                  "g1_shac_lr2e3_n64_w95_long", "g1_shac_lr2e3_n64_w95_long_seed1", "g1_ppo_n64_w95", "g1_shac_ref", "g1_ppo_ref", "g1_shac_lr2e3_n64_ref"]),
+     "environment steps", 2, 20, W95_RUNS),
     # train --eval-every: deterministic episodes to a fall (columns 18 and 20)
     ("g1_eval_length_steps.png", "g1-imitate:run1_subject2, Impulse floor: deterministic episodes (train --eval-every)",
      "environment steps", 2, 18, ["g1_shac", "g1_shac_bcg", "g1_ppo", "g1_shac_long"]),
