@@ -29,7 +29,7 @@ const char* const kTrainHelp =
     "                       [--disc-replay ROWS] [--disc-minibatches M]\n"
     "                       [--policy-loop auto|host|backend] [--explicit-servos]\n"
     "                       [--servo-targets home|reference] [--action-scale X] [--clip-window B:E]\n"
-    "                       [--eval-every N] [--eval-episodes E]\n"
+    "                       [--eval-every N] [--eval-episodes E] [--init POLICY.sgp]\n"
     "TASK: cartpole-swingup, ant-run, g1-imitate:CLIP (CLIP: a file stem in DATA/motions/lafan1_g1,\n"
     "e.g. run1_subject2). Defaults: 64 environments, 500 iterations of a 32-step horizon, seed 0,\n"
     "the CPU backend, DIR train_TASK_ALGO, the Impulse contact model at kappa 300 for contact tasks.\n"
@@ -54,6 +54,10 @@ const char* const kTrainHelp =
     "--eval-every N: after every N-th iteration and the last, E (default 5) deterministic episodes\n"
     "as `stiffgrad eval` runs them in stiffgrad (to a fall, fixed initial states), logged in the\n"
     "eval_* columns (empty in other rows); neither their steps nor their time count as training's.\n"
+    "--init POLICY.sgp: a warm start, the actor, its log-std and the observation statistics from\n"
+    "the file (e.g. an earlier run's DIR/policy.sgp; same observation, hidden and action sizes);\n"
+    "critics, optimizer moments, return statistics and the learning-rate schedule start fresh, and\n"
+    "the task and its options are this command's (a note on stderr when the file records others).\n"
     "Writes DIR/log.csv (one row per iteration), DIR/policy.sgp (stiffgrad eval reads it) and,\n"
     "with gnuplot installed, DIR/return_vs_steps.png, return_vs_time.png, grad_norm.png and\n"
     "bundle_rate.png. Progress on stderr; the last line of stdout is `final mean return: X`.\n"
@@ -233,6 +237,13 @@ int cmd_train(const Args& a) {
   if (a.has("eval-episodes")) eval.episodes = static_cast<int>(parse_int_in(a.get("eval-episodes"), "--eval-episodes", 1, 100000));
   const learn::TaskOptions topts = task_options(a, spec);
   auto task = learn::make_task(spec, topts);
+  if (a.has("init")) {
+    o.init_policy = a.get("init");
+    const learn::PolicyFile init = learn::load_policy(o.init_policy);  // std::runtime_error naming the file
+    if (init.task != spec || init.task_options != task->options_words())
+      std::fprintf(stderr, "train: note: %s was trained on %s with %s; this run trains %s with %s\n", o.init_policy.c_str(),
+                   init.task.c_str(), init.task_options.c_str(), spec.c_str(), task->options_words().c_str());
+  }
   std::unique_ptr<learn::Task> eval_task;
   if (eval.every > 0) {
     eval_task = learn::make_task(spec, topts);

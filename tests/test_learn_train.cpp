@@ -181,6 +181,77 @@ TEST(Train, SavedPolicyRoundTripActsTheSame) {
   std::filesystem::remove(path);
 }
 
+// TrainOptions::init_policy: a run goes on from a saved policy. With the actor's learning rate
+// at 0 its actor and log-std stay the file's bit for bit, and the observation statistics go on
+// from the file's count; without the warm start the same settings give the seed's actor.
+TEST(Train, InitPolicyWarmStartsTheActorAndObservationStatistics) {
+  auto task = make_task("cartpole-swingup", sgtest::learn_task_options());
+  TrainOptions o = defaults_for("cartpole-swingup", Algorithm::Shac);
+  o.nenv = 8;
+  o.iterations = 3;
+  const TrainResult first = train(*task, "cartpole-swingup", o);
+  const std::string path = ::testing::TempDir() + "/sg_policy_init.sgp";
+  save_policy(path, first.policy);
+
+  TrainOptions w = o;
+  w.iterations = 2;
+  w.actor_lr = 0;
+  w.lr_end = 0;
+  w.init_policy = path;
+  const TrainResult warm = train(*task, "cartpole-swingup", w);
+  EXPECT_EQ(warm.policy.actor_params, first.policy.actor_params);
+  EXPECT_EQ(warm.policy.log_std, first.policy.log_std);
+  w.init_policy.clear();
+  const TrainResult fresh = train(*task, "cartpole-swingup", w);
+  EXPECT_NE(fresh.policy.actor_params, first.policy.actor_params);
+  // the same samples (2 iterations) added to the file's count, against a fresh count of 1e-4
+  EXPECT_NEAR(warm.policy.obs_count - first.policy.obs_count, fresh.policy.obs_count - 1e-4, 1e-6);
+  EXPECT_NE(warm.policy.obs_mean, fresh.policy.obs_mean);
+
+  // with learning on, the warm start begins where the file's policy is: its first iteration's
+  // deterministic episodes score as the file's policy does, well above a fresh first iteration's
+  TrainOptions longer = o;
+  longer.nenv = 32;
+  longer.iterations = 120;
+  const TrainResult trained = train(*task, "cartpole-swingup", longer);
+  save_policy(path, trained.policy);
+  TrainOptions one = longer;
+  one.iterations = 1;
+  const TrainResult fresh_one = train(*task, "cartpole-swingup", one);
+  one.init_policy = path;
+  const TrainResult warm_one = train(*task, "cartpole-swingup", one);
+  const double r_trained = evaluate_in_stiffgrad(*task, trained.policy, 4, 5).mean_return;
+  const double r_fresh = evaluate_in_stiffgrad(*task, fresh_one.policy, 4, 5).mean_return;
+  const double r_warm = evaluate_in_stiffgrad(*task, warm_one.policy, 4, 5).mean_return;
+  std::printf("[ warm start ] deterministic return: file's policy %.1f, warm start after 1 iteration %.1f, fresh %.1f\n",
+              r_trained, r_warm, r_fresh);
+  EXPECT_GT(r_trained, r_fresh + 100.0);
+  EXPECT_GT(r_warm, r_fresh + 0.5 * (r_trained - r_fresh));
+
+  // sizes and normalization must agree, else the file is named with what differs
+  auto ant = make_task("ant-run", sgtest::learn_task_options());
+  TrainOptions a = defaults_for("ant-run", Algorithm::Shac);
+  a.nenv = 2;
+  a.iterations = 1;
+  a.init_policy = path;
+  try {
+    train(*ant, "ant-run", a);
+    ADD_FAILURE() << "a cartpole policy warm-started an ant";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(path + ": its actor has sizes {5, 64, 64, 1}"), std::string::npos) << e.what();
+  }
+  TrainOptions raw = w;
+  raw.init_policy = path;
+  raw.normalize_obs = false;
+  try {
+    train(*task, "cartpole-swingup", raw);
+    ADD_FAILURE() << "a normalized policy warm-started a run without normalization";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("normalizes its observations; this run does not"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove(path);
+}
+
 double value_after(const std::string& text, const std::string& key) {
   const auto p = text.find(key);
   if (p == std::string::npos) return NAN;
@@ -317,6 +388,9 @@ TEST(TrainCli, BadInputsGetClearErrors) {
   r = run_cli("train g1-imitate:run1_subject2 --algo shac --clip-window 230:400 --data " + sgtest::shared_data());
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("clip window [230, 400] s must lie in the clip's"), std::string::npos) << r.err;
+  r = run_cli("train cartpole-swingup --algo shac --init /nonexistent/init.sgp --data " + sgtest::shared_data());
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("/nonexistent/init.sgp"), std::string::npos) << r.err;
   r = run_cli("train g1-imitate:no_such_clip --algo shac --data " + sgtest::shared_data());
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("no_such_clip"), std::string::npos) << r.err;

@@ -134,6 +134,7 @@ TrainerCore::TrainerCore(Task& t, const std::string& spec, const TrainOptions& o
   }
   prev_action_.assign(static_cast<std::size_t>(nenv) * na, 0);
   log_std.assign(na, static_cast<float>(o.init_log_std));
+  if (!o.init_policy.empty()) warm_start(load_policy(o.init_policy));
   const std::size_t rows = static_cast<std::size_t>(H + 1) * nenv;
   Q.assign(rows * nq, 0); V.assign(rows * nv, 0); OBS.assign(rows * no, 0); X.assign(rows * no, 0); XD.assign(static_cast<std::size_t>(nenv) * no, 0);
   MU.assign(static_cast<std::size_t>(H) * nenv * na, 0); EPS.assign(MU.size(), 0); A.assign(MU.size(), 0);
@@ -162,6 +163,31 @@ TrainerCore::TrainerCore(Task& t, const std::string& spec, const TrainOptions& o
   for (int e = 0; e < nenv; ++e) task.reset_env(e, rng, q(0, e), v(0, e));
   sim->set_state(Q.data(), V.data());
   start_ = std::chrono::steady_clock::now();
+}
+
+void TrainerCore::warm_start(const PolicyFile& p) {
+  const auto sizes_text = [](const std::vector<int>& v) {
+    std::string t;
+    for (const int x : v) t += (t.empty() ? "" : ", ") + std::to_string(x);
+    return "{" + t + "}";
+  };
+  if (p.actor_sizes != actor.sizes())
+    throw std::invalid_argument("train: --init " + o.init_policy + ": its actor has sizes " + sizes_text(p.actor_sizes) +
+                                ", this run's " + sizes_text(actor.sizes()) + " (observations, hidden layers, actions)");
+  std::copy(p.actor_params.begin(), p.actor_params.end(), actor.params());  // load_policy checked the count
+  if (!p.log_std.empty()) log_std = p.log_std;
+  // The actor's inputs must mean what they meant: a run that normalizes needs the file's
+  // statistics; one that does not needs a file whose statistics are the identity (what
+  // policy_file writes then: mean 0, var 1 - 1e-5) or absent.
+  bool identity = true;
+  for (std::size_t i = 0; i < p.obs_mean.size(); ++i) identity = identity && p.obs_mean[i] == 0.0 && p.obs_var[i] == 1.0 - 1e-5;
+  if (o.normalize_obs) {
+    if (p.obs_mean.empty())
+      throw std::invalid_argument("train: --init " + o.init_policy + " has no observation statistics; this run normalizes its observations");
+    obs_rms.set(p.obs_mean, p.obs_var, p.obs_count, p.obs_clip);
+  } else if (!identity) {
+    throw std::invalid_argument("train: --init " + o.init_policy + " normalizes its observations; this run does not");
+  }
 }
 
 double TrainerCore::seconds_since_start() const {

@@ -97,6 +97,8 @@ class TrainerCore {
   // appended to result and passed to on_iteration
   void finish_iteration(IterationLog log, TrainResult& result, const std::function<void(const IterationLog&)>& on_iteration);
   PolicyFile policy_file() const;
+  // TrainOptions::init_policy: the actor, its log-std and the observation statistics from p
+  void warm_start(const PolicyFile& p);
   // training time since the start, without the time spent in `eval` episodes
   double seconds_since_start() const;
   EvalSchedule eval;  // train()'s

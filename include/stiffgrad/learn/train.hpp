@@ -74,6 +74,15 @@ struct TrainOptions {
   double ppo_lr = 3e-4;
   double ppo_value_coef = 0.5;     // critic loss weight (its own optimizer; kept for the printed loss)
   double ppo_entropy_coef = 0.0;
+  // Warm start (empty: none): the actor's parameters, its log-std and the observation
+  // normalizer's statistics come from this policy file (learn/policy_file.hpp; e.g. an earlier
+  // run's DIR/policy.sgp), so a run can go on from where another ended, on the same task or
+  // another with the same observation and action sizes. Everything else starts as in a fresh
+  // run: the critics and their targets, Adam's moments, the return normalizer, the learning-rate
+  // schedule, the environments. The file's actor sizes must equal this run's (obs, actor_hidden,
+  // actions), else std::invalid_argument naming the file and both; a file without log-std keeps
+  // init_log_std.
+  std::string init_policy;
 };
 
 // Task-dependent defaults: cartpole-swingup gets small networks ([64, 64]) and faster rates.
