@@ -194,6 +194,9 @@ REF_RUNS = ["g1_shac_ref", "g1_shac_bcg_ref", "g1_ppo_ref", "g1_shac_ref_seed1",
 # the clip window 95-105 s (--clip-window 95:105), with the same settings on the whole clip beside them
 W95_RUNS = ["g1_shac_w95", "g1_shac_bcg_w95", "g1_ppo_w95", "g1_shac_lr2e3_n64_w95", "g1_shac_lr2e3_n64_w95_long",
             "g1_shac_lr2e3_n64_w95_long_seed1", "g1_ppo_n64_w95", "g1_shac_ref", "g1_ppo_ref", "g1_shac_lr2e3_n64_ref"]
+# the long runs on the window (64 environments): two seeds, 800 iterations, kappa 1000, PPO
+W95_LONG_RUNS = ["g1_shac_lr2e3_n64_w95_long", "g1_shac_lr2e3_n64_w95_long_seed1", "g1_shac_lr2e3_n64_w95_800",
+                 "g1_shac_lr2e3_n64_w95_long_k1000", "g1_ppo_n64_w95"]
 PLOTS = [
     ("cartpole_return_steps.png", "cartpole-swingup", "environment steps", 2, 4, ["cartpole_shac", "cartpole_ppo"]),
     ("cartpole_return_time.png", "cartpole-swingup", "wall time (s)", 3, 4, ["cartpole_shac", "cartpole_ppo"]),
@@ -248,6 +251,12 @@ PLOTS = [
      "environment steps", 2, 18, W95_RUNS),
     ("g1_w95_eval_tracking_steps.png", "g1-imitate, Impulse floor, reference targets: clip window or whole clip, deterministic episodes",
      "environment steps", 2, 20, W95_RUNS),
+    ("g1_w95_long_return_steps.png", "g1-imitate, clip window 95-105 s, 64 environments: long runs",
+     "environment steps", 2, 4, W95_LONG_RUNS),
+    ("g1_w95_long_eval_length_steps.png", "g1-imitate, clip window 95-105 s, 64 environments: deterministic episodes",
+     "environment steps", 2, 18, W95_LONG_RUNS),
+    ("g1_w95_long_eval_falls_steps.png", "g1-imitate, clip window 95-105 s, 64 environments: falls of 5 deterministic episodes",
+     "environment steps", 2, 19, W95_LONG_RUNS),
     # train --eval-every: deterministic episodes to a fall (columns 18 and 20)
     ("g1_eval_length_steps.png", "g1-imitate:run1_subject2, Impulse floor: deterministic episodes (train --eval-every)",
      "environment steps", 2, 18, ["g1_shac", "g1_shac_bcg", "g1_ppo", "g1_shac_long"]),
@@ -260,7 +269,8 @@ def write_plots(out):
     """OUT/plots.gp: the comparison plots, paths relative to OUT (log.csv columns as `stiffgrad train` writes)."""
     ylabel = {4: "mean return (last 64 episodes)", 15: "mean tracking error (m)",
               17: "tracking return to a fall (task reward)",
-              18: "episode length to a fall (control steps)", 20: "tracking error to a fall (m)"}
+              18: "episode length to a fall (control steps)", 19: "falls (of the evaluated episodes)",
+              20: "tracking error to a fall (m)"}
     with open(os.path.join(out, "plots.gp"), "w") as f:
         f.write("# written by scripts/train_summary.py\nset datafile separator ','\nset terminal pngcairo size 800,500 noenhanced\n"
                 "set grid\nset key right bottom\n")
