@@ -208,8 +208,9 @@ TEST(Train, InitPolicyWarmStartsTheActorAndObservationStatistics) {
   EXPECT_NEAR(warm.policy.obs_count - first.policy.obs_count, fresh.policy.obs_count - 1e-4, 1e-6);
   EXPECT_NE(warm.policy.obs_mean, fresh.policy.obs_mean);
 
-  // with learning on, the warm start begins where the file's policy is: its first iteration's
-  // deterministic episodes score as the file's policy does, well above a fresh first iteration's
+  // with learning on, the warm start begins where the file's policy is: after its first
+  // iteration its deterministic episodes score more than halfway from a fresh first iteration's
+  // to the file's policy's
   TrainOptions longer = o;
   longer.nenv = 32;
   longer.iterations = 120;
