@@ -23,6 +23,7 @@ TEST(Train, ShacImprovesCartpoleSwingup) {
   TrainOptions o = defaults_for("cartpole-swingup", Algorithm::Shac);
   o.nenv = 32;
   o.iterations = 1;
+  o.threads = 1;  // ctest runs tests two at a time: OpenMP threads of two processes would contend
   const TrainResult start = train(*task, "cartpole-swingup", o);
   o.iterations = 120;
   const TrainResult trained = train(*task, "cartpole-swingup", o);
@@ -189,6 +190,7 @@ TEST(Train, InitPolicyWarmStartsTheActorAndObservationStatistics) {
   TrainOptions o = defaults_for("cartpole-swingup", Algorithm::Shac);
   o.nenv = 8;
   o.iterations = 3;
+  o.threads = 1;  // ctest runs tests two at a time: OpenMP threads of two processes would contend
   const TrainResult first = train(*task, "cartpole-swingup", o);
   const std::string path = ::testing::TempDir() + "/sg_policy_init.sgp";
   save_policy(path, first.policy);
@@ -232,6 +234,7 @@ TEST(Train, InitPolicyWarmStartsTheActorAndObservationStatistics) {
   // sizes and normalization must agree, else the file is named with what differs
   auto ant = make_task("ant-run", sgtest::learn_task_options());
   TrainOptions a = defaults_for("ant-run", Algorithm::Shac);
+  a.threads = 1;
   a.nenv = 2;
   a.iterations = 1;
   a.init_policy = path;
