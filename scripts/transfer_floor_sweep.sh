@@ -25,11 +25,11 @@ echo
 echo "| floor | falls | episode length | tracking error (m) | mean penetration (mm) | mean return |"
 echo "|---|---|---|---|---|---|"
 for k in "${KAPPAS[@]}"; do
-  line=$("$SG" eval "$POLICY" --episodes "$EPISODES" --contact impulse --kappa "$k" 2> /dev/null | grep '^stiffgrad:')
+  line=$("$SG" eval "$POLICY" --episodes "$EPISODES" --contact impulse --kappa "$k" 2> >(grep -v '^eval: note:' >&2) | grep '^stiffgrad:')
   row "stiffgrad Impulse, kappa $k" "$line"
 done
-line=$("$SG" eval "$POLICY" --episodes "$EPISODES" --contact soft 2> /dev/null | grep '^stiffgrad:')
+line=$("$SG" eval "$POLICY" --episodes "$EPISODES" --contact soft 2> >(grep -v '^eval: note:' >&2) | grep '^stiffgrad:')
 row "stiffgrad soft (MuJoCo's model)" "$line"
 # --in mujoco evaluates in MuJoCo 2.2.2 with the contact settings of its own model file
-line=$("$SG" eval "$POLICY" --episodes "$EPISODES" --in mujoco 2> /dev/null | grep '^mujoco:')
+line=$("$SG" eval "$POLICY" --episodes "$EPISODES" --in mujoco 2> >(grep -v '^eval: note:' >&2) | grep '^mujoco:')
 row "MuJoCo 2.2.2" "$line"

@@ -26,7 +26,7 @@ b, e, s = $BEGIN, $END, $STEP
 n = int((e - 6.02 - b) / s + 1e-9)
 print(' '.join(f'{b + i * s:.2f}' for i in range(n + 1)))"); do
   window="$start:$(python3 -c "print(f'{$start + 6.02:.2f}')")"
-  out=$("$SG" eval "$POLICY" --in mujoco --episodes 1 --clip-window "$window" 2> /dev/null)
+  out=$("$SG" eval "$POLICY" --in mujoco --episodes 1 --clip-window "$window" 2> >(grep -v '^eval: note:' >&2))
   read -r sg_len sg_fell <<< "$(length_falls "$(grep '^stiffgrad:' <<< "$out")")"
   read -r mj_len mj_fell <<< "$(length_falls "$(grep '^mujoco:' <<< "$out")")"
   end=$(python3 -c "print(f'{$start + float($mj_len) * 0.02:.2f}')")
