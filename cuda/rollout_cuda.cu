@@ -222,8 +222,9 @@ class CudaRollout final : public RolloutImpl {
     count_host_ = PinnedArray<int>(n, "bundle counts staging");
   }
 
-  void begin() override {
+  void begin(std::uint64_t bundle_seed) override {
     if (!bundle_opt_.enabled) return;
+    pool_.params.seed = bundle_seed;  // passed by value to every launch of this recording and its replay
     DeviceGuard guard(be_.device_);
     SG_CUDA_CHECK(cudaMemsetAsync(left_.get(), 0, left_.bytes(), be_.stream_));
     SG_CUDA_CHECK(cudaMemsetAsync(count_.get(), 0, count_.bytes(), be_.stream_));

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <stdexcept>
 
@@ -48,8 +49,9 @@ class RolloutImpl {
     (void)options;
     throw std::runtime_error("Rollout: bundles (BundleOptions) are not implemented on this backend");
   }
-  // Rollout::begin, before save(0): a new recording (clears the bundle schedule).
-  virtual void begin() {}
+  // Rollout::begin, before save(0): a new recording (clears the bundle schedule) whose bundle
+  // perturbations are keyed by bundle_seed (ignored without bundles).
+  virtual void begin(std::uint64_t bundle_seed) { (void)bundle_seed; }
   // With bundles: control step t (checkpoint t -> t + 1) of the simulator under the bundle
   // scheduler, returning true; false without bundles (the Rollout steps the Simulator itself).
   virtual bool bundled_step(int t) { (void)t; return false; }

@@ -30,6 +30,7 @@ const char* const kTrainHelp =
     "                       [--policy-loop auto|host|backend] [--explicit-servos]\n"
     "                       [--servo-targets home|reference] [--action-scale X] [--clip-window B:E]\n"
     "                       [--eval-every N] [--eval-episodes E] [--init POLICY.sgp]\n"
+    "                       [--checkpoint-every K] [--resume CHECKPOINT]\n"
     "TASK: cartpole-swingup, ant-run, g1-imitate:CLIP (CLIP: a file stem in DATA/motions/lafan1_g1,\n"
     "e.g. run1_subject2). Defaults: 64 environments, 500 iterations of a 32-step horizon, seed 0,\n"
     "the CPU backend, DIR train_TASK_ALGO, the Impulse contact model at kappa 300 for contact tasks.\n"
@@ -58,6 +59,12 @@ const char* const kTrainHelp =
     "the file (e.g. an earlier run's DIR/policy.sgp; same observation, hidden and action sizes);\n"
     "critics, optimizer moments, return statistics and the learning-rate schedule start fresh, and\n"
     "the task and its options are this command's (a note on stderr when the file records others).\n"
+    "--checkpoint-every K (shac, shac-bcg; task reward): after every K-th iteration and the last,\n"
+    "the run's whole state goes to DIR/checkpoint.sgc (networks, optimizer moments, normalizers,\n"
+    "random generator, environments, logs). --resume DIR/checkpoint.sgc goes on from it with the\n"
+    "same command (every option must equal the checkpoint's but --threads, --policy-loop and\n"
+    "--checkpoint-every; an error names each difference) and rewrites DIR/log.csv whole; it equals\n"
+    "the uninterrupted run bit for bit (with bundles: but for the first step after the resume).\n"
     "Writes DIR/log.csv (one row per iteration), DIR/policy.sgp (stiffgrad eval reads it) and,\n"
     "with gnuplot installed, DIR/return_vs_steps.png, return_vs_time.png, grad_norm.png and\n"
     "bundle_rate.png. Progress on stderr; the last line of stdout is `final mean return: X`.\n"
@@ -243,6 +250,14 @@ int cmd_train(const Args& a) {
     if (init.task != spec || init.task_options != task->options_words())
       std::fprintf(stderr, "train: note: %s was trained on %s with %s; this run trains %s with %s\n", o.init_policy.c_str(),
                    init.task.c_str(), init.task_options.c_str(), spec.c_str(), task->options_words().c_str());
+  }
+  if (a.has("checkpoint-every")) {
+    o.checkpoint_every = static_cast<int>(parse_int_in(a.get("checkpoint-every"), "--checkpoint-every", 1, 100000000));
+    o.checkpoint_path = dir + "/checkpoint.sgc";
+  }
+  if (a.has("resume")) {
+    if (a.has("init")) throw UsageError("--init and --resume exclude each other (a checkpoint holds the whole run)");
+    o.resume_from = a.get("resume");
   }
   std::unique_ptr<learn::Task> eval_task;
   if (eval.every > 0) {

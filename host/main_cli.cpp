@@ -480,7 +480,8 @@ int main(int argc, char** argv) {
       return cmd_train(parse_args(argc, argv, {"explicit-servos"}, {"algo", "envs", "iterations", "seed", "backend", "out", "horizon",
                                                    "threads", "contact", "kappa", "episode-steps", "data", "actor-lr",
                                                    "critic-lr", "ppo-lr", "log-std", "tau", "reward", "action-rate", "critics", "disc-replay", "disc-minibatches", "policy-loop",
-                                                   "eval-every", "eval-episodes", "servo-targets", "action-scale", "clip-window", "init"}));
+                                                   "eval-every", "eval-episodes", "servo-targets", "action-scale", "clip-window", "init",
+                                                   "checkpoint-every", "resume"}));
     }
     if (cmd == "eval") {
       if (wants_help(argc, argv)) return std::fputs(kEvalHelp, stdout), 0;

@@ -16,13 +16,16 @@ Rollout::Rollout(Simulator& sim, int horizon, const BundleOptions& bundles) : Ro
     validate(bundles);
     impl_->enable_bundles(bundles);
     bundles_ = true;
+    bundle_seed_ = bundles.seed;
   }
 }
 
 Rollout::~Rollout() = default;
 
-void Rollout::begin() {
-  impl_->begin();
+void Rollout::begin() { begin(bundle_seed_); }
+
+void Rollout::begin(std::uint64_t bundle_seed) {
+  impl_->begin(bundle_seed);
   impl_->save(0);
   steps_ = 0;
 }

@@ -71,8 +71,9 @@ class CpuRollout final : public RolloutImpl {
     bundle_workspace_.assign(static_cast<std::size_t>(bundle_ws_) * be_.threads_ + 1, Real(0));
   }
 
-  void begin() override {
+  void begin(std::uint64_t bundle_seed) override {
     if (!bundle_.enabled) return;
+    params_.seed = bundle_seed;  // the replay of this recording draws with the same key
     std::fill(step_slot_.begin(), step_slot_.end(), -1);
     std::fill(env_slot_.begin(), env_slot_.end(), -1);
     std::fill(env_left_.begin(), env_left_.end(), 0);

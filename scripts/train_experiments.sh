@@ -11,6 +11,8 @@
 # replay ring give --disc-replay 0 (the setting they had); the *_replay rows use the default ring.
 # The *_ref rows hold a zero action at the reference's next joint angles (--servo-targets reference).
 # The *_w95 rows do too, and draw their episodes from seconds 95 to 105 of the clip (--clip-window).
+# RESUME=1: a run whose OUT_DIR/RUN/checkpoint.sgc exists (rows with --checkpoint-every) goes on
+# from it (train --resume), its progress appended to progress.txt.
 # EVAL_ONLY=1: no training, only the evaluations of the policies already in OUT_DIR (runs without
 # OUT_DIR/RUN/policy.sgp are skipped with a message).
 # A row's own --seed overrides the --seed 0 given to every run (the last one counts).
@@ -89,6 +91,9 @@ g1_shac_lr2e3_n64_w95_long $G1    shac     64 400 --actor-lr 2e-3 --critics 1 --
 g1_shac_lr2e3_n64_w95_long_seed1 $G1 shac   64 400 --actor-lr 2e-3 --critics 1 --action-rate 0 --eval-every 20 --servo-targets reference --clip-window 95:105 --seed 1
 g1_shac_lr2e3_n64_w95_800 $G1     shac     64 800 --actor-lr 2e-3 --critics 1 --action-rate 0 --eval-every 40 --servo-targets reference --clip-window 95:105
 g1_shac_lr2e3_n64_w95_long_k1000 $G1 shac 64 400 --actor-lr 2e-3 --critics 1 --action-rate 0 --eval-every 20 --servo-targets reference --clip-window 95:105 --kappa 1000
+g1_shac_lr2e3_n64_w95_long_k100 $G1 shac 64 400 --actor-lr 2e-3 --critics 1 --action-rate 0 --eval-every 20 --servo-targets reference --clip-window 95:105 --kappa 100
+g1_shac_lr2e3_n64_w95_long_k50 $G1 shac 64 400 --actor-lr 2e-3 --critics 1 --action-rate 0 --eval-every 20 --servo-targets reference --clip-window 95:105 --kappa 50
+g1_shac_bcg_lr2e3_n64_w95_800 $G1 shac-bcg 64 800 --actor-lr 2e-3 --critics 1 --action-rate 0 --eval-every 40 --servo-targets reference --clip-window 95:105 --checkpoint-every 10
 g1_ppo_n64_w95   $G1              ppo      64 400 --action-rate 0 --eval-every 20 --servo-targets reference --clip-window 95:105
 g1_ppo_w95       $G1              ppo      16 1500 --action-rate 0 --eval-every 100 --servo-targets reference --clip-window 95:105
 g1_shac_bcg_w95  $G1              shac-bcg 16 150 --critics 1 --action-rate 0 --eval-every 10 --servo-targets reference --clip-window 95:105
@@ -103,10 +108,13 @@ while read -r name task algo envs iters extra; do
     if [[ ! -f $OUT/$name/policy.sgp ]]; then echo "== $name: no policy.sgp, not evaluated" >&2; continue; fi
     echo "== $name: eval" >&2
   else
-    echo "== $name: train $task --algo $algo --envs $envs --iterations $iters $extra" >&2
+    resume=()
+    if [[ ${RESUME:-0} == 1 && -f $OUT/$name/checkpoint.sgc ]]; then resume=(--resume "$OUT/$name/checkpoint.sgc"); fi
+    echo "== $name: train $task --algo $algo --envs $envs --iterations $iters $extra ${resume[*]}" >&2
+    if [[ ${#resume[@]} -eq 0 ]]; then : > "$OUT/$name/progress.txt"; fi
     # shellcheck disable=SC2086  # $extra is a list of options
-    "$SG" train "$task" --algo "$algo" --envs "$envs" --iterations "$iters" --seed 0 --out "$OUT/$name" $extra \
-      > "$OUT/$name/train.txt" 2> "$OUT/$name/progress.txt"
+    "$SG" train "$task" --algo "$algo" --envs "$envs" --iterations "$iters" --seed 0 --out "$OUT/$name" $extra "${resume[@]}" \
+      > "$OUT/$name/train.txt" 2>> "$OUT/$name/progress.txt"
   fi
   # the evaluation simulates with the training's task settings (its --contact / --kappa /
   # --explicit-servos / --servo-targets / --action-scale / --clip-window)

@@ -44,12 +44,14 @@ struct BundleRun {
 
 // T control steps from (q0, v0) in a fresh simulator (no statistics before the first step), loss
 // L = w . [qpos_T; qvel_T] (w: nenv x (nq + nv)).
+// key: the recording's bundle key (Rollout::begin(key)); 0: begin() (BundleOptions::seed).
 BundleRun run(const std::shared_ptr<const Model>& m, const SimulatorOptions& o, const BundleOptions& bo, const std::vector<double>& q0,
-        const std::vector<double>& v0, int T, const std::vector<double>& w, bool gradient = true) {
+        const std::vector<double>& v0, int T, const std::vector<double>& w, bool gradient = true, std::uint64_t key = 0) {
   Simulator sim(m, o);
   sim.set_state(q0.data(), v0.data());
   Rollout ro(sim, T, bo);
-  ro.begin();
+  if (key) ro.begin(key);
+  else ro.begin();
   for (int t = 0; t < T; ++t) ro.step();
   const int nenv = o.nenv, nq = m->nq, nv = m->nv;
   BundleRun r;
@@ -148,6 +150,40 @@ TEST(BundleRollout, ResultsDoNotDependOnTheThreads) {
   EXPECT_EQ(r[0].qT, r[1].qT);
   EXPECT_EQ(r[0].gq, r[1].gq);
   EXPECT_EQ(r[0].gv, r[1].gv);
+}
+
+// Rollout::begin(key): the key replaces BundleOptions::seed for one recording and its replay
+// (a trainer passes a new key per iteration). begin() is begin(BundleOptions::seed) bit for
+// bit; another key draws other perturbations (other states, other gradients) and still replays
+// bit for bit.
+TEST(BundleRollout, RecordingKeyDrawsNewPerturbationsAndReplays) {
+  DropScene s(3);
+  const int T = 30;
+  const BundleOptions b = bundles(100);  // seed 7
+  const BundleRun plain_key = run(s.m, s.o, b, s.q0, s.v0, T, s.w);
+  const BundleRun same_key = run(s.m, s.o, b, s.q0, s.v0, T, s.w, true, 7);
+  ASSERT_GT(plain_key.started, 0);
+  EXPECT_EQ(plain_key.qT, same_key.qT);
+  EXPECT_EQ(plain_key.gq, same_key.gq);
+  EXPECT_EQ(plain_key.gv, same_key.gv);
+  const BundleRun other_key = run(s.m, s.o, b, s.q0, s.v0, T, s.w, true, 0x5eedull << 33 | 3);
+  ASSERT_GT(other_key.started, 0);
+  EXPECT_NE(plain_key.qT, other_key.qT);
+  EXPECT_NE(plain_key.gv, other_key.gv);
+  EXPECT_TRUE(other_key.replay);
+  // one Rollout, recordings with keys 11, 12, 11: the third repeats the first
+  Simulator sim(s.m, s.o);
+  Rollout ro(sim, T, b);
+  std::vector<double> q(s.q0.size()), v(s.v0.size()), q_first;
+  for (const std::uint64_t key : {11ull, 12ull, 11ull}) {
+    sim.set_state(s.q0.data(), s.v0.data());
+    ro.begin(key);
+    for (int t = 0; t < T; ++t) ro.step();
+    sim.get_state(q.data(), v.data());
+    if (key == 11 && q_first.empty()) q_first = q;
+    else if (key == 12) EXPECT_NE(q, q_first);
+    else EXPECT_EQ(q, q_first);
+  }
 }
 
 TEST(BundleRollout, NoBundleWithoutContact) {

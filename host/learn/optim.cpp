@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
+#include <string>
+#include <utility>
 
 namespace stiffgrad::learn {
 
@@ -23,6 +26,16 @@ void Adam<S>::step(S* params, const S* grad) {
     const double v_hat = v_[i] / correction2;
     params[i] = static_cast<S>(static_cast<double>(params[i]) - options_.lr * m_hat / (std::sqrt(v_hat) + options_.eps));
   }
+}
+
+template <class S>
+void Adam<S>::set_state(std::vector<double> m, std::vector<double> v, long steps) {
+  if (m.size() != m_.size() || v.size() != v_.size() || steps < 0)
+    throw std::invalid_argument("Adam::set_state: " + std::to_string(m.size()) + " and " + std::to_string(v.size()) +
+                                " moments for " + std::to_string(m_.size()) + " parameters");
+  m_ = std::move(m);
+  v_ = std::move(v);
+  t_ = steps;
 }
 
 template <class S>

@@ -88,7 +88,7 @@ double Shac::actor_pass(bool gradient) {
   if (loop_) {
     forward_backend();
   } else {
-    rollout_.begin();
+    rollout_.begin(bundle_seed());
     for (int t = 0; t < H; ++t) {
       auto t0 = now();
       c.observe(t);
@@ -253,7 +253,7 @@ void Shac::forward_backend() {
         c.task.observation_reference(e, c.episode_t(e, t), ref_.data() + (sz(t) * N + e) * ref_dim_);
   }
   loop_->begin_horizon(c.log_std, c.obs_rms, c.EPS.data(), ref_.data());
-  rollout_.begin();
+  rollout_.begin(bundle_seed());
   double loop_s = secs(t0, now());
   for (int t = 0; t < H; ++t) {
     auto t1 = now();
@@ -358,8 +358,21 @@ double Shac::regress(Mlp<float>& critic, Adam<float>& opt, int samples, int mb) 
   return critic_loss;
 }
 
+std::uint64_t Shac::bundle_seed() const {
+  // splitmix64's finalizer over (BundleOptions::seed, run seed, iteration): a new key for
+  // every iteration's recording, the same for a rerun with the same seeds
+  const auto mix = [](std::uint64_t z) {
+    z += 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  };
+  return mix(c_.o.bundles.seed ^ mix(c_.o.seed ^ mix(static_cast<std::uint64_t>(iteration_))));
+}
+
 IterationLog Shac::iterate(int it) {
   const TrainOptions& o = c_.o;
+  iteration_ = it;
   actor_opt_.set_lr(linear_decay(o.actor_lr, o.lr_end, it, o.iterations));
   for (auto& opt : critic_opt_) opt.set_lr(linear_decay(o.critic_lr, o.lr_end, it, o.iterations));
   const double loss = actor_pass(true);
@@ -379,10 +392,48 @@ IterationLog Shac::iterate(int it) {
   return log;
 }
 
+namespace {
+void store_adam(CheckpointFile& f, const std::string& name, const Adam<float>& a) {
+  f.put(name + ".m", a.first_moment());
+  f.put(name + ".v", a.second_moment());
+  f.put(name + ".steps", std::vector<std::int64_t>{a.steps()});
+}
+void restore_adam(const CheckpointFile& f, const std::string& name, Adam<float>& a) {
+  const std::size_t n = a.first_moment().size();
+  a.set_state(f.f64(name + ".m", n), f.f64(name + ".v", n), static_cast<long>(f.i64(name + ".steps", 1)[0]));
+}
+}  // namespace
+
+void Shac::store(CheckpointFile& f) const {
+  store_adam(f, "adam.actor", actor_opt_);
+  for (std::size_t k = 0; k < critic_opt_.size(); ++k) store_adam(f, "adam.critic." + std::to_string(k), critic_opt_[k]);
+}
+
+void Shac::restore(const CheckpointFile& f) {
+  restore_adam(f, "adam.actor", actor_opt_);
+  for (std::size_t k = 0; k < critic_opt_.size(); ++k) restore_adam(f, "adam.critic." + std::to_string(k), critic_opt_[k]);
+}
+
 TrainResult train_shac(TrainerCore& c, const std::function<void(const IterationLog&)>& on_iteration) {
   Shac shac(c);
   TrainResult result;
-  for (int it = 0; it < c.o.iterations; ++it) c.finish_iteration(shac.iterate(it), result, on_iteration);
+  int first = 0;
+  if (!c.o.resume_from.empty()) {
+    const CheckpointFile f = CheckpointFile::read(c.o.resume_from);
+    first = c.restore(f, result.log);
+    shac.restore(f);
+    if (on_iteration)
+      for (const IterationLog& l : result.log) on_iteration(l);
+  }
+  for (int it = first; it < c.o.iterations; ++it) {
+    c.finish_iteration(shac.iterate(it), result, on_iteration);
+    if (c.checkpoint_due(it)) {
+      CheckpointFile f;
+      c.store(f, result.log, it + 1);
+      shac.store(f);
+      f.write(c.o.checkpoint_path);
+    }
+  }
   result.policy = c.policy_file();
   result.final_mean_return = result.log.empty() ? 0 : result.log.back().mean_return;
   return result;

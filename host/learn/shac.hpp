@@ -1,6 +1,7 @@
 // SHAC's iteration as an object, so that its actor-loss gradient can be tested on its own.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -29,6 +30,14 @@ class Shac {
   double fit_critic();
   // A whole iteration (actor pass, updates, bookkeeping) and its log.
   IterationLog iterate(int iteration);
+  // The Philox key of this iteration's bundle perturbations (Rollout::begin(seed)): drawn anew
+  // every iteration, so the branches of an environment's step t are not the same B
+  // perturbations at every iteration (a fixed set would bias the bundled gradient the same way
+  // each time instead of averaging over the noise).
+  std::uint64_t bundle_seed() const;
+  // The optimizers' states in a training checkpoint (TrainerCore::store / restore hold the rest).
+  void store(CheckpointFile& f) const;
+  void restore(const CheckpointFile& f);
 
  private:
   // one critic's epochs of minibatch regression on targets_/inputs_; the last epoch's loss
@@ -63,6 +72,7 @@ class Shac {
   std::vector<int> order_;
   double sim_s_ = 0, adj_s_ = 0, net_s_ = 0;
   int nonfinite_grad_ = 0;
+  int iteration_ = 0;                  // the iteration being run (iterate's)
 };
 
 }  // namespace stiffgrad::learn

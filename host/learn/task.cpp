@@ -27,6 +27,10 @@ void Task::adj_add_delta(int, int, const double*, const double*, const double*, 
 
 void Task::observation_reference(int, int, double*) const {}
 
+void Task::set_episode_data(const std::vector<double>& data) {
+  if (!data.empty()) throw std::invalid_argument(name() + ": has no per-environment episode data to restore");
+}
+
 namespace {
 kern::tasks::TaskKernel squash_kernel(const Model& m) {
   kern::tasks::TaskKernel k;

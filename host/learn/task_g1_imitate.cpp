@@ -112,6 +112,13 @@ void G1ImitateTask::resize(int nenv) {
   }
 }
 
+void G1ImitateTask::set_episode_data(const std::vector<double>& data) {
+  if (data.size() != start_.size())
+    throw std::invalid_argument("g1-imitate: episode data of " + std::to_string(data.size()) + " environments for " +
+                                std::to_string(start_.size()));
+  start_ = data;
+}
+
 void G1ImitateTask::reset_env(int e, std::mt19937_64& rng, double* qpos, double* qvel) {
   const double dt = kSubsteps * kTimestep;
   const double latest = std::max(window_begin_, window_end_ - (max_steps_ + 1) * dt);

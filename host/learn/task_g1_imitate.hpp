@@ -103,6 +103,8 @@ class G1ImitateTask final : public Task {
   double window_begin() const { return window_begin_; }
   double window_end() const { return window_end_; }
   double start_time(int e) const { return start_[static_cast<std::size_t>(e)]; }
+  std::vector<double> episode_data() const override { return start_; }  // the start times
+  void set_episode_data(const std::vector<double>& data) override;
   void set_start_time(int e, double s) { start_[static_cast<std::size_t>(e)] = s; }
   // Clip time of episode step t of environment e.
   double reference_time(int e, int t) const { return start_time(e) + t * kSubsteps * kTimestep; }

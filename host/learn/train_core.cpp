@@ -135,6 +135,16 @@ TrainerCore::TrainerCore(Task& t, const std::string& spec, const TrainOptions& o
   prev_action_.assign(static_cast<std::size_t>(nenv) * na, 0);
   log_std.assign(na, static_cast<float>(o.init_log_std));
   if (!o.init_policy.empty()) warm_start(load_policy(o.init_policy));
+  if (o.checkpoint_every < 0) throw std::invalid_argument("train: checkpoint_every must be >= 0");
+  if (!o.checkpoint_path.empty() || !o.resume_from.empty()) {
+    // what a checkpoint does not hold yet: PPO's optimizers (local to its loop) and the ADD
+    // discriminator (its network, optimizer and replay ring)
+    if (o.algorithm == Algorithm::Ppo)
+      throw std::invalid_argument("train: checkpoints and --resume cover shac and shac-bcg runs; not ppo yet");
+    if (add) throw std::invalid_argument("train: checkpoints and --resume do not cover the ADD discriminator yet (--reward add)");
+    if (!o.init_policy.empty() && !o.resume_from.empty())
+      throw std::invalid_argument("train: --init and --resume exclude each other (a checkpoint holds the whole run)");
+  }
   const std::size_t rows = static_cast<std::size_t>(H + 1) * nenv;
   Q.assign(rows * nq, 0); V.assign(rows * nv, 0); OBS.assign(rows * no, 0); X.assign(rows * no, 0); XD.assign(static_cast<std::size_t>(nenv) * no, 0);
   MU.assign(static_cast<std::size_t>(H) * nenv * na, 0); EPS.assign(MU.size(), 0); A.assign(MU.size(), 0);
@@ -191,7 +201,7 @@ void TrainerCore::warm_start(const PolicyFile& p) {
 }
 
 double TrainerCore::seconds_since_start() const {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count() - eval_seconds_;
+  return restored_seconds_ + std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count() - eval_seconds_;
 }
 
 void TrainerCore::start_horizon() {

@@ -12,6 +12,7 @@
 #include <random>
 #include <vector>
 
+#include "host/learn/train_checkpoint.hpp"
 #include "stiffgrad/learn/add.hpp"
 #include "stiffgrad/learn/gaussian.hpp"
 #include "stiffgrad/learn/mlp.hpp"
@@ -99,8 +100,20 @@ class TrainerCore {
   PolicyFile policy_file() const;
   // TrainOptions::init_policy: the actor, its log-std and the observation statistics from p
   void warm_start(const PolicyFile& p);
-  // training time since the start, without the time spent in `eval` episodes
+  // training time since the start, without the time spent in `eval` episodes (a resumed run
+  // adds its checkpoint's)
   double seconds_since_start() const;
+  // TrainOptions::checkpoint_path / resume_from: everything this object holds for the next
+  // iteration, with the logs of the `done` iterations run so far, into f; restore reads it back
+  // (after checking that the task and options match), appends its logs to `log` and returns the
+  // iterations done. The algorithm's optimizer states are its own (Shac::store / restore).
+  void store(CheckpointFile& f, const std::vector<IterationLog>& log, int done) const;
+  int restore(const CheckpointFile& f, std::vector<IterationLog>& log);
+  // whether to write a checkpoint after iteration `it` (0-based)
+  bool checkpoint_due(int it) const {
+    return !o.checkpoint_path.empty() && o.checkpoint_every > 0 &&
+           ((it + 1) % o.checkpoint_every == 0 || it + 1 == o.iterations);
+  }
   EvalSchedule eval;  // train()'s
 
   double* q(int t, int e) { return Q.data() + (static_cast<std::size_t>(t) * nenv + e) * nq; }
@@ -111,6 +124,7 @@ class TrainerCore {
 
  private:
   std::chrono::steady_clock::time_point start_;
+  double restored_seconds_ = 0;      // a resumed run's training time before the resume
   double eval_seconds_ = 0;          // spent in evaluations, not training time
   std::vector<double> iteration_rewards_;
   std::vector<double> step_tracking_;  // nenv  this step's tracking errors (NaN: none)

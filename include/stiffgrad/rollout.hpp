@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -63,6 +64,12 @@ class Rollout {
 
   // Starts a recording at the simulator's current state (checkpoint 0).
   void begin();
+  // The same with the bundle perturbations of this recording (and of its backward replay)
+  // drawn from Philox keyed by bundle_seed in place of BundleOptions::seed. The key fixes the
+  // draws of (environment, step, branch) within a recording; a training loop that records one
+  // horizon per iteration passes a new key each time so that its bundles are not the same
+  // perturbations at every iteration.
+  void begin(std::uint64_t bundle_seed);
   // One control step of the simulator with `ctrl` (nenv x nu; nullptr keeps the current
   // control), then a checkpoint. Throws std::length_error beyond the horizon.
   void step(const double* ctrl = nullptr);
@@ -125,6 +132,7 @@ class Rollout {
   int horizon_;
   int steps_ = -1;
   bool bundles_ = false;
+  std::uint64_t bundle_seed_ = 1;  // BundleOptions::seed, begin()'s key
   std::unique_ptr<RolloutImpl> impl_;
 };
 

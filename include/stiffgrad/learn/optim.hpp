@@ -25,6 +25,11 @@ class Adam {
   double lr() const { return options_.lr; }
   long steps() const { return t_; }
   void reset();
+  // The moments and the step count (a training checkpoint); set_state throws
+  // std::invalid_argument when m or v has another size than the parameters.
+  const std::vector<double>& first_moment() const { return m_; }
+  const std::vector<double>& second_moment() const { return v_; }
+  void set_state(std::vector<double> m, std::vector<double> v, long steps);
 
  private:
   AdamOptions options_;

@@ -53,6 +53,12 @@ class Task {
   virtual void resize(int nenv) = 0;
   // A new episode of environment e: its initial state (qpos nq, qvel nv).
   virtual void reset_env(int e, std::mt19937_64& rng, double* qpos, double* qvel) = 0;
+  // The per-environment episode data reset_env sets (e.g. a clip's start time), flattened, and
+  // its restoration (a training checkpoint): set_episode_data(episode_data()) after resize(nenv)
+  // leaves every environment's episode as it was; std::invalid_argument for a wrong size.
+  // Tasks without such data keep the defaults (empty).
+  virtual std::vector<double> episode_data() const { return {}; }
+  virtual void set_episode_data(const std::vector<double>& data);
 
   // Observation (obs_dim) of environment e at episode step t.
   virtual void observe(int e, int t, const double* qpos, const double* qvel, double* obs) const = 0;

@@ -83,7 +83,25 @@ struct TrainOptions {
   // actions), else std::invalid_argument naming the file and both; a file without log-std keeps
   // init_log_std.
   std::string init_policy;
+  // Checkpoints (SHAC and SHAC+BCG with the task reward): after every checkpoint_every-th
+  // iteration and after the last, the run's whole state goes to checkpoint_path (written beside
+  // it and renamed over it; host/learn/train_checkpoint.hpp): networks and target critics,
+  // Adam's moments, both normalizers, the random generator, every environment's state, solver
+  // warm start and episode bookkeeping, the task's episode data, the iteration logs so far and
+  // the training time. resume_from: start from such a file and run its remaining iterations.
+  // Its task, task options and options (all of these but threads, policy_loop, the checkpoint
+  // fields and init_policy) must equal this run's, else std::invalid_argument naming each
+  // difference. The restored iterations' logs go to on_iteration first, then the new ones. A
+  // resumed run equals the uninterrupted one bit for bit, except that with bundles the first
+  // recording after the resume starts from zero contact statistics (Rollout: no bundle can
+  // start at its first step), where the uninterrupted run had the previous step's.
+  std::string checkpoint_path;
+  int checkpoint_every = 0;        // 0: no checkpoints
+  std::string resume_from;
 };
+
+// The options a resumed run must share with its checkpoint, as "key=value" lines.
+std::string options_fingerprint(const TrainOptions& o);
 
 // Task-dependent defaults: cartpole-swingup gets small networks ([64, 64]) and faster rates.
 TrainOptions defaults_for(const std::string& task, Algorithm algorithm);
