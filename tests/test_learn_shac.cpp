@@ -190,4 +190,35 @@ TEST(ShacGradient, G1ReferenceServoTargetsBackendPolicyLoopMatchesFiniteDifferen
   check_actor_gradient("g1-imitate:run1_subject2", o, 0, 1e-2, 2e-3, false, 0.3, TaskOptions::ServoTargets::Reference);
 }
 
+// SHAC+BCG keys every iteration's recording anew (Shac::bundle_seed): the same key for the same
+// iteration and seeds, another for the next iteration, another seed or another BundleOptions
+// seed (that another key draws other perturbations: BundleRollout.RecordingKey...).
+TEST(ShacBundles, EveryIterationDrawsNewPerturbations) {
+  auto task = make_task("ant-run", sgtest::learn_task_options());
+  TrainOptions o = defaults_for("ant-run", Algorithm::ShacBcg);
+  o.nenv = 2;
+  o.horizon = 4;
+  o.threads = 1;
+  o.actor_hidden = {16};
+  o.critic_hidden = {16};
+  TrainerCore core(*task, "ant-run", o);
+  Shac shac(core);
+  const std::uint64_t k0 = shac.bundle_seed();
+  shac.iterate(0);
+  EXPECT_EQ(shac.bundle_seed(), k0);
+  shac.iterate(1);
+  const std::uint64_t k1 = shac.bundle_seed();
+  EXPECT_NE(k1, k0);
+  shac.iterate(0);
+  EXPECT_EQ(shac.bundle_seed(), k0);
+  TrainOptions s = o;
+  s.seed = 1;
+  TrainerCore core_s(*task, "ant-run", s);
+  EXPECT_NE(Shac(core_s).bundle_seed(), k0);
+  s = o;
+  s.bundles.seed = 2;
+  TrainerCore core_b(*task, "ant-run", s);
+  EXPECT_NE(Shac(core_b).bundle_seed(), k0);
+}
+
 }  // namespace
