@@ -467,6 +467,14 @@ class CudaBackend final : public BackendImpl {
     SG_CUDA_CHECK(cudaStreamSynchronize(stream_));
     to_env_major(stats, download_.get(), nenv_, kern::kContactStats);
   }
+  void set_contact_stats(const double* stats) override {
+    DeviceGuard guard(device_);
+    Real* staging = acquire_upload();
+    to_env_minor(staging, stats, nenv_, kern::kContactStats);
+    SG_CUDA_CHECK(cudaMemcpyAsync(contact_stats_.get(), staging, sizeof(Real) * kern::kContactStats * nenv_,
+                                  cudaMemcpyHostToDevice, stream_));
+    release_upload();
+  }
   const void* contact_stats_backend() const override { return contact_stats_.get(); }
   const void* qpos_backend() const override { return qpos_.get(); }
   const int* status_backend() const override { return status_.get(); }

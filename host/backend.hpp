@@ -81,6 +81,7 @@ class BackendImpl {
   // zeros when constraints are off), and the backend buffer they live in (kContactStats x
   // nenv, environment-minor, backend precision).
   virtual void get_contact_stats(double* stats) const = 0;
+  virtual void set_contact_stats(const double* stats) = 0;
   virtual const void* contact_stats_backend() const = 0;
   // The state where the backend keeps it: qpos nq x nenv and qvel nv x nenv, environment-minor,
   // backend precision and memory.

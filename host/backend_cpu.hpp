@@ -90,6 +90,9 @@ class CpuBackend final : public BackendImpl {
   void get_contact_stats(double* stats) const override {
     to_env_major(stats, contact_stats_.data(), nenv_, kern::kContactStats);
   }
+  void set_contact_stats(const double* stats) override {
+    to_env_minor(contact_stats_.data(), stats, nenv_, kern::kContactStats);
+  }
   const void* contact_stats_backend() const override { return contact_stats_.data(); }
   const void* qpos_backend() const override { return qpos_.data(); }
   const int* status_backend() const override { return status_.data(); }

@@ -64,7 +64,7 @@ const char* const kTrainHelp =
     "random generator, environments, logs). --resume DIR/checkpoint.sgc goes on from it with the\n"
     "same command (every option must equal the checkpoint's but --threads, --policy-loop and\n"
     "--checkpoint-every; an error names each difference) and rewrites DIR/log.csv whole; it equals\n"
-    "the uninterrupted run bit for bit (with bundles: but for the first step after the resume).\n"
+    "the uninterrupted run bit for bit.\n"
     "Writes DIR/log.csv (one row per iteration), DIR/policy.sgp (stiffgrad eval reads it) and,\n"
     "with gnuplot installed, DIR/return_vs_steps.png, return_vs_time.png, grad_norm.png and\n"
     "bundle_rate.png. Progress on stderr; the last line of stdout is `final mean return: X`.\n"

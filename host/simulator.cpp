@@ -168,6 +168,7 @@ std::vector<double> Simulator::contact_stats() const {
   impl_->get_contact_stats(s.data());
   return s;
 }
+void Simulator::set_contact_stats(const double* stats) { impl_->set_contact_stats(stats); }
 const void* Simulator::contact_stats_backend() const { return impl_->contact_stats_backend(); }
 const void* Simulator::qpos_backend() const { return impl_->qpos_backend(); }
 const int* Simulator::status_backend() const { return impl_->status_backend(); }

@@ -135,6 +135,7 @@ void TrainerCore::store(CheckpointFile& f, const std::vector<IterationLog>& log,
   f.put("qpos", q);
   f.put("qvel", v);
   f.put("warmstart", w);
+  f.put("contact_stats", sim->contact_stats());  // the bundle trigger of the next recording's first step
   f.put("task_episode_data", task.episode_data());
   f.put("ep_step", to_i64(ep_step));
   f.put("ep_limit", to_i64(ep_limit));
@@ -187,6 +188,7 @@ int TrainerCore::restore(const CheckpointFile& f, std::vector<IterationLog>& log
   const auto& v = f.f64("qvel", N * nv);
   sim->set_state(q.data(), v.data());
   sim->set_warmstart(f.f64("warmstart", N * nv).data());
+  sim->set_contact_stats(f.f64("contact_stats", N * Simulator::kStepStats).data());
   task.set_episode_data(f.f64("task_episode_data", task.episode_data().size()));
   const auto& es = f.i64("ep_step", N);
   const auto& el = f.i64("ep_limit", N);

@@ -176,6 +176,10 @@ class Simulator {
   // constraint solves, summed (0 without constraints). A host copy (syncs on CUDA).
   static constexpr int kStepStats = 7;
   std::vector<double> contact_stats() const;
+  // Restores statistics read by contact_stats() (nenv x kStepStats, e.g. from a training
+  // checkpoint): a bundle scheduler's trigger at a recording's first step reads the last
+  // step's, so a run resumed with them continues as it would have.
+  void set_contact_stats(const double* stats);
   // The same statistics where the backend keeps them: kStepStats x nenv, environment-minor, in the
   // backend's precision and memory (device memory on CUDA), updated by every step() on
   // cuda_stream() — for device-side consumers such as a bundle scheduler.

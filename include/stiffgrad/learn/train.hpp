@@ -87,14 +87,12 @@ struct TrainOptions {
   // iteration and after the last, the run's whole state goes to checkpoint_path (written beside
   // it and renamed over it; host/learn/train_checkpoint.hpp): networks and target critics,
   // Adam's moments, both normalizers, the random generator, every environment's state, solver
-  // warm start and episode bookkeeping, the task's episode data, the iteration logs so far and
-  // the training time. resume_from: start from such a file and run its remaining iterations.
+  // warm start, last step's contact statistics (the bundle trigger) and episode bookkeeping, the
+  // task's episode data, the iteration logs so far and the training time. resume_from: start from such a file and run its remaining iterations.
   // Its task, task options and options (all of these but threads, policy_loop, the checkpoint
   // fields and init_policy) must equal this run's, else std::invalid_argument naming each
   // difference. The restored iterations' logs go to on_iteration first, then the new ones. A
-  // resumed run equals the uninterrupted one bit for bit, except that with bundles the first
-  // recording after the resume starts from zero contact statistics (Rollout: no bundle can
-  // start at its first step), where the uninterrupted run had the previous step's.
+  // resumed run equals the uninterrupted one bit for bit.
   std::string checkpoint_path;
   int checkpoint_every = 0;        // 0: no checkpoints
   std::string resume_from;
