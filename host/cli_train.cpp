@@ -59,7 +59,7 @@ const char* const kTrainHelp =
     "the file (e.g. an earlier run's DIR/policy.sgp; same observation, hidden and action sizes);\n"
     "critics, optimizer moments, return statistics and the learning-rate schedule start fresh, and\n"
     "the task and its options are this command's (a note on stderr when the file records others).\n"
-    "--checkpoint-every K (shac, shac-bcg; task reward): after every K-th iteration and the last,\n"
+    "--checkpoint-every K (not with --reward add): after every K-th iteration and the last,\n"
     "the run's whole state goes to DIR/checkpoint.sgc (networks, optimizer moments, normalizers,\n"
     "random generator, environments, logs). --resume DIR/checkpoint.sgc goes on from it with the\n"
     "same command (every option must equal the checkpoint's but --threads, --policy-loop and\n"

@@ -1,9 +1,10 @@
 // Training checkpoints (TrainOptions::checkpoint_path / resume_from): a run stopped after some
 // iterations and resumed from its checkpoint equals the uninterrupted run bit for bit (records,
 // actor, log-std, normalizer) on a smooth task, on both ant floors (the soft one's solver
-// warm starts restored), with bundles (the contact statistics their trigger reads restored) and on G1 imitation (the clip start times restored); a checkpoint whose task or
+// warm starts restored), with bundles (the contact statistics their trigger reads restored),
+// with PPO and on G1 imitation (the clip start times restored); a checkpoint whose task or
 // options differ is refused naming each difference; a corrupt or missing file is named; what
-// checkpoints do not cover (PPO, the ADD reward) is refused; the command line rewrites the
+// checkpoints do not cover (the ADD reward) is refused; the command line rewrites the
 // whole log on --resume.
 #include <gtest/gtest.h>
 
@@ -96,14 +97,28 @@ TEST(Checkpoint, ResumedCartpoleRunEqualsTheUninterruptedRun) {
   expect_resume_is_bitwise("cartpole-swingup", sgtest::learn_task_options(), o, 3);
 }
 
-TEST(Checkpoint, ResumedAntRunsOnBothFloorsEqualTheUninterruptedRuns) {
-  TrainOptions o = defaults_for("ant-run", Algorithm::Shac);
+TEST(Checkpoint, ResumedPpoRunEqualsTheUninterruptedRun) {
+  TrainOptions o = defaults_for("cartpole-swingup", Algorithm::Ppo);
+  o.nenv = 8;
+  o.iterations = 4;
+  o.threads = 1;
+  expect_resume_is_bitwise("cartpole-swingup", sgtest::learn_task_options(), o, 2);
+}
+
+// A small ant run: 4 environments, 4 iterations of 8 steps, small networks.
+TrainOptions small_ant(Algorithm algo) {
+  TrainOptions o = defaults_for("ant-run", algo);
   o.nenv = 4;
   o.iterations = 4;
   o.horizon = 8;
   o.threads = 1;
   o.actor_hidden = {32, 32};
   o.critic_hidden = {32};
+  return o;
+}
+
+TEST(Checkpoint, ResumedAntRunsOnBothFloorsEqualTheUninterruptedRuns) {
+  const TrainOptions o = small_ant(Algorithm::Shac);
   // Impulse floor: short episodes, resets (new starts, warm starts restarted) on both sides of
   // the stop. Soft floor: full-length episodes, no reset at the stop, where the constraint solve
   // starts from the last one's qacc (the warm start the checkpoint restores; without it this
@@ -118,13 +133,7 @@ TEST(Checkpoint, ResumedAntRunsOnBothFloorsEqualTheUninterruptedRuns) {
 // SHAC+BCG: the bundle trigger at a recording's first step reads the last step's contact
 // statistics (restored; without them no bundle could start there and the run would differ)
 TEST(Checkpoint, ResumedShacBcgRunEqualsTheUninterruptedRun) {
-  TrainOptions o = defaults_for("ant-run", Algorithm::ShacBcg);
-  o.nenv = 4;
-  o.iterations = 4;
-  o.horizon = 8;
-  o.threads = 1;
-  o.actor_hidden = {32, 32};
-  o.critic_hidden = {32};
+  TrainOptions o = small_ant(Algorithm::ShacBcg);
   o.bundles.tau = 5;  // the ant weighs about 9 N: bundles start often
   o.bundles.branches = 3;
   const std::vector<IterationLog> log = expect_resume_is_bitwise("ant-run", sgtest::learn_task_options(), o, 2);
@@ -211,19 +220,25 @@ TEST(Checkpoint, MismatchesCorruptionAndUncoveredRunsAreRefused) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("does_not_exist.sgc: cannot open it"), std::string::npos) << e.what();
   }
-  // what checkpoints do not hold yet is refused up front
-  TrainOptions p = defaults_for("cartpole-swingup", Algorithm::Ppo);
-  p.nenv = 4;
-  p.iterations = 1;
-  p.checkpoint_path = temp_path("ppo.sgc");
-  p.checkpoint_every = 1;
+  // what checkpoints do not hold yet (the ADD discriminator) is refused up front
+  if (!sgtest::file_exists(sgtest::shared_data() + "/motions/lafan1_g1/run1_subject2.csv"))
+    FAIL() << "no G1 motion data under " << sgtest::shared_data();
+  auto g1 = make_task("g1-imitate:run1_subject2", sgtest::learn_task_options(4));
+  TrainOptions d = defaults_for("g1-imitate:run1_subject2", Algorithm::Shac);
+  d.nenv = 2;
+  d.iterations = 1;
+  d.horizon = 2;
+  d.threads = 1;
+  d.reward = RewardKind::Add;
+  d.checkpoint_path = temp_path("add.sgc");
+  d.checkpoint_every = 1;
   try {
-    train(*task, "cartpole-swingup", p);
-    ADD_FAILURE() << "a PPO checkpoint was accepted";
+    train(*g1, "g1-imitate:run1_subject2", d);
+    ADD_FAILURE() << "a checkpoint of an ADD run was accepted";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("not ppo yet"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("do not cover the ADD discriminator"), std::string::npos) << e.what();
   }
-  EXPECT_FALSE(std::filesystem::exists(p.checkpoint_path));
+  EXPECT_FALSE(std::filesystem::exists(d.checkpoint_path));
   std::filesystem::remove(o.checkpoint_path);
   std::filesystem::remove(temp_path("corrupt.sgc"));
 }

@@ -34,7 +34,8 @@ TrainResult train_ppo(TrainerCore& c, const std::function<void(const IterationLo
   const auto now = [] { return std::chrono::steady_clock::now(); };
   const auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
 
-  for (int it = 0; it < o.iterations; ++it) {
+  const TrainerCore::NamedOptimizers optimizers{{"adam.actor", &actor_opt}, {"adam.critic.0", &critic_opt}};
+  for (int it = c.begin_run(result, optimizers, on_iteration); it < o.iterations; ++it) {
     double sim_s = 0, net_s = 0;
     actor_opt.set_lr(linear_decay(o.ppo_lr, o.lr_end, it, o.iterations));
     critic_opt.set_lr(linear_decay(o.ppo_lr, o.lr_end, it, o.iterations));
@@ -156,6 +157,7 @@ TrainResult train_ppo(TrainerCore& c, const std::function<void(const IterationLo
     log.sim_s = sim_s;
     log.network_s = net_s;
     c.finish_iteration(log, result, on_iteration);
+    c.checkpoint_after(it, result, optimizers);
   }
   result.policy = c.policy_file();
   result.final_mean_return = result.log.empty() ? 0 : result.log.back().mean_return;

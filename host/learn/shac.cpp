@@ -392,47 +392,19 @@ IterationLog Shac::iterate(int it) {
   return log;
 }
 
-namespace {
-void store_adam(CheckpointFile& f, const std::string& name, const Adam<float>& a) {
-  f.put(name + ".m", a.first_moment());
-  f.put(name + ".v", a.second_moment());
-  f.put(name + ".steps", std::vector<std::int64_t>{a.steps()});
-}
-void restore_adam(const CheckpointFile& f, const std::string& name, Adam<float>& a) {
-  const std::size_t n = a.first_moment().size();
-  a.set_state(f.f64(name + ".m", n), f.f64(name + ".v", n), static_cast<long>(f.i64(name + ".steps", 1)[0]));
-}
-}  // namespace
-
-void Shac::store(CheckpointFile& f) const {
-  store_adam(f, "adam.actor", actor_opt_);
-  for (std::size_t k = 0; k < critic_opt_.size(); ++k) store_adam(f, "adam.critic." + std::to_string(k), critic_opt_[k]);
-}
-
-void Shac::restore(const CheckpointFile& f) {
-  restore_adam(f, "adam.actor", actor_opt_);
-  for (std::size_t k = 0; k < critic_opt_.size(); ++k) restore_adam(f, "adam.critic." + std::to_string(k), critic_opt_[k]);
+TrainerCore::NamedOptimizers Shac::optimizers() {
+  TrainerCore::NamedOptimizers named{{"adam.actor", &actor_opt_}};
+  for (std::size_t k = 0; k < critic_opt_.size(); ++k) named.emplace_back("adam.critic." + std::to_string(k), &critic_opt_[k]);
+  return named;
 }
 
 TrainResult train_shac(TrainerCore& c, const std::function<void(const IterationLog&)>& on_iteration) {
   Shac shac(c);
   TrainResult result;
-  int first = 0;
-  if (!c.o.resume_from.empty()) {
-    const CheckpointFile f = CheckpointFile::read(c.o.resume_from);
-    first = c.restore(f, result.log);
-    shac.restore(f);
-    if (on_iteration)
-      for (const IterationLog& l : result.log) on_iteration(l);
-  }
-  for (int it = first; it < c.o.iterations; ++it) {
+  const TrainerCore::NamedOptimizers optimizers = shac.optimizers();
+  for (int it = c.begin_run(result, optimizers, on_iteration); it < c.o.iterations; ++it) {
     c.finish_iteration(shac.iterate(it), result, on_iteration);
-    if (c.checkpoint_due(it)) {
-      CheckpointFile f;
-      c.store(f, result.log, it + 1);
-      shac.store(f);
-      f.write(c.o.checkpoint_path);
-    }
+    c.checkpoint_after(it, result, optimizers);
   }
   result.policy = c.policy_file();
   result.final_mean_return = result.log.empty() ? 0 : result.log.back().mean_return;

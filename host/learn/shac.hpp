@@ -35,9 +35,8 @@ class Shac {
   // perturbations at every iteration (a fixed set would bias the bundled gradient the same way
   // each time instead of averaging over the noise).
   std::uint64_t bundle_seed() const;
-  // The optimizers' states in a training checkpoint (TrainerCore::store / restore hold the rest).
-  void store(CheckpointFile& f) const;
-  void restore(const CheckpointFile& f);
+  // The optimizers whose states go into training checkpoints (TrainerCore holds the rest).
+  TrainerCore::NamedOptimizers optimizers();
 
  private:
   // one critic's epochs of minibatch regression on targets_/inputs_; the last epoch's loss

@@ -137,10 +137,8 @@ TrainerCore::TrainerCore(Task& t, const std::string& spec, const TrainOptions& o
   if (!o.init_policy.empty()) warm_start(load_policy(o.init_policy));
   if (o.checkpoint_every < 0) throw std::invalid_argument("train: checkpoint_every must be >= 0");
   if (!o.checkpoint_path.empty() || !o.resume_from.empty()) {
-    // what a checkpoint does not hold yet: PPO's optimizers (local to its loop) and the ADD
-    // discriminator (its network, optimizer and replay ring)
-    if (o.algorithm == Algorithm::Ppo)
-      throw std::invalid_argument("train: checkpoints and --resume cover shac and shac-bcg runs; not ppo yet");
+    // what a checkpoint does not hold yet: the ADD discriminator (its network, optimizer and
+    // replay ring)
     if (add) throw std::invalid_argument("train: checkpoints and --resume do not cover the ADD discriminator yet (--reward add)");
     if (!o.init_policy.empty() && !o.resume_from.empty())
       throw std::invalid_argument("train: --init and --resume exclude each other (a checkpoint holds the whole run)");

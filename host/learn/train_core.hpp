@@ -10,6 +10,8 @@
 #include <functional>
 #include <memory>
 #include <random>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "host/learn/train_checkpoint.hpp"
@@ -109,6 +111,15 @@ class TrainerCore {
   // iterations done. The algorithm's optimizer states are its own (Shac::store / restore).
   void store(CheckpointFile& f, const std::vector<IterationLog>& log, int done) const;
   int restore(const CheckpointFile& f, std::vector<IterationLog>& log);
+  // The algorithm's optimizers by name (their moments and step counts go into checkpoints).
+  using NamedOptimizers = std::vector<std::pair<std::string, Adam<float>*>>;
+  // The start of a run: with TrainOptions::resume_from, everything restored (this object and
+  // `optimizers`), the restored logs appended to result and passed to on_iteration; returns the
+  // first iteration to run (0 without a resume).
+  int begin_run(TrainResult& result, const NamedOptimizers& optimizers,
+                const std::function<void(const IterationLog&)>& on_iteration);
+  // After iteration `it`'s finish_iteration: the checkpoint when one is due.
+  void checkpoint_after(int it, const TrainResult& result, const NamedOptimizers& optimizers) const;
   // whether to write a checkpoint after iteration `it` (0-based)
   bool checkpoint_due(int it) const {
     return !o.checkpoint_path.empty() && o.checkpoint_every > 0 &&

@@ -103,6 +103,8 @@ std::string options_fingerprint(const TrainOptions& o) {
   line("reward", reward_name(o.reward));
   line("action_rate_penalty", real_text(o.action_rate_penalty));
   line("critic_ensemble", std::to_string(o.critic_ensemble));
+  line("ppo", std::to_string(o.ppo_epochs) + "," + std::to_string(o.ppo_minibatches) + "," + real_text(o.ppo_clip) + "," +
+                  real_text(o.ppo_lr) + "," + real_text(o.ppo_value_coef) + "," + real_text(o.ppo_entropy_coef));
   return s.str();
 }
 
@@ -148,6 +150,32 @@ void TrainerCore::store(CheckpointFile& f, const std::vector<IterationLog>& log,
   std::vector<double> rows;
   for (const IterationLog& l : log) log_to_row(l, rows);
   f.put("log", rows);
+}
+
+int TrainerCore::begin_run(TrainResult& result, const NamedOptimizers& optimizers,
+                           const std::function<void(const IterationLog&)>& on_iteration) {
+  if (o.resume_from.empty()) return 0;
+  const CheckpointFile f = CheckpointFile::read(o.resume_from);
+  const int first = restore(f, result.log);
+  for (const auto& [name, opt] : optimizers) {
+    const std::size_t n = opt->first_moment().size();
+    opt->set_state(f.f64(name + ".m", n), f.f64(name + ".v", n), static_cast<long>(f.i64(name + ".steps", 1)[0]));
+  }
+  if (on_iteration)
+    for (const IterationLog& l : result.log) on_iteration(l);
+  return first;
+}
+
+void TrainerCore::checkpoint_after(int it, const TrainResult& result, const NamedOptimizers& optimizers) const {
+  if (!checkpoint_due(it)) return;
+  CheckpointFile f;
+  store(f, result.log, it + 1);
+  for (const auto& [name, opt] : optimizers) {
+    f.put(name + ".m", opt->first_moment());
+    f.put(name + ".v", opt->second_moment());
+    f.put(name + ".steps", std::vector<std::int64_t>{opt->steps()});
+  }
+  f.write(o.checkpoint_path);
 }
 
 int TrainerCore::restore(const CheckpointFile& f, std::vector<IterationLog>& log) {

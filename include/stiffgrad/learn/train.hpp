@@ -83,7 +83,7 @@ struct TrainOptions {
   // actions), else std::invalid_argument naming the file and both; a file without log-std keeps
   // init_log_std.
   std::string init_policy;
-  // Checkpoints (SHAC and SHAC+BCG with the task reward): after every checkpoint_every-th
+  // Checkpoints (every algorithm, with the task reward): after every checkpoint_every-th
   // iteration and after the last, the run's whole state goes to checkpoint_path (written beside
   // it and renamed over it; host/learn/train_checkpoint.hpp): networks and target critics,
   // Adam's moments, both normalizers, the random generator, every environment's state, solver
