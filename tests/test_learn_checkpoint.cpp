@@ -26,7 +26,10 @@ namespace {
 using namespace stiffgrad;
 using namespace stiffgrad::learn;
 
-std::string temp_path(const std::string& name) { return ::testing::TempDir() + "/sg_ckpt_" + name; }
+// A file name of this test's own (ctest runs tests of this file at the same time).
+std::string temp_path(const std::string& name) {
+  return ::testing::TempDir() + "/sg_ckpt_" + ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" + name;
+}
 
 // The run of `o` uninterrupted, writing a checkpoint every `stop` iterations, and the same run
 // resumed from the checkpoint it held after `stop` iterations: equal bit for bit.
