@@ -134,7 +134,6 @@ TrainerCore::TrainerCore(Task& t, const std::string& spec, const TrainOptions& o
   }
   prev_action_.assign(static_cast<std::size_t>(nenv) * na, 0);
   log_std.assign(na, static_cast<float>(o.init_log_std));
-  if (!o.init_policy.empty()) warm_start(load_policy(o.init_policy));
   if (o.checkpoint_every < 0) throw std::invalid_argument("train: checkpoint_every must be >= 0");
   if (!o.checkpoint_path.empty() || !o.resume_from.empty()) {
     // what a checkpoint does not hold yet: the ADD discriminator (its network, optimizer and
@@ -143,6 +142,7 @@ TrainerCore::TrainerCore(Task& t, const std::string& spec, const TrainOptions& o
     if (!o.init_policy.empty() && !o.resume_from.empty())
       throw std::invalid_argument("train: --init and --resume exclude each other (a checkpoint holds the whole run)");
   }
+  if (!o.init_policy.empty()) warm_start(load_policy(o.init_policy));
   const std::size_t rows = static_cast<std::size_t>(H + 1) * nenv;
   Q.assign(rows * nq, 0); V.assign(rows * nv, 0); OBS.assign(rows * no, 0); X.assign(rows * no, 0); XD.assign(static_cast<std::size_t>(nenv) * no, 0);
   MU.assign(static_cast<std::size_t>(H) * nenv * na, 0); EPS.assign(MU.size(), 0); A.assign(MU.size(), 0);
