@@ -155,6 +155,58 @@ TEST(AddDiscriminator, ReplayRingKeepsTheNewestRows) {
   EXPECT_THROW(AddDiscriminator(dim, n, off, 2), std::invalid_argument);
 }
 
+// A discriminator given another's state() goes on as that one does, bit for bit, with its ring
+// wrapped (the oldest row in a middle slot) and not yet full; sizes that do not fit are refused.
+TEST(AddDiscriminator, StateCarriesOverBitwise) {
+  AddOptions o;
+  o.hidden = {8};
+  o.lr = 1e-2;
+  o.replay_capacity = 10;
+  const int dim = 3, n = 4;
+  for (const int before : {1, 4}) {  // 4 rows held (not full), 10 held with the ring wrapped
+    AddDiscriminator a(dim, n, o, 5);
+    std::mt19937_64 rng(6);
+    for (int it = 0; it < before; ++it) {
+      const std::vector<double> fake = normals(n * dim, 30 + it, 0.5, 0.4);
+      a.update(fake.data(), n, rng);
+    }
+    ASSERT_EQ(a.replay_size(), std::min(before * n, o.replay_capacity));
+    AddDiscriminator b(dim, n, o, 99);  // other initial weights: all of them come from the state
+    b.set_state(a.state());
+    std::mt19937_64 rng_b = rng;
+    for (int it = 0; it < 3; ++it) {
+      const std::vector<double> fake = normals(n * dim, 60 + it, 0.3, 0.5);
+      std::vector<double> ra(n), rb(n);
+      a.reward(fake.data(), n, ra.data());
+      b.reward(fake.data(), n, rb.data());
+      EXPECT_EQ(ra, rb) << before << " iterations before, step " << it;
+      EXPECT_EQ(a.update(fake.data(), n, rng), b.update(fake.data(), n, rng_b)) << before << ", " << it;
+    }
+    EXPECT_EQ(a.net().param_vector(), b.net().param_vector());
+    EXPECT_EQ(a.mean_abs(), b.mean_abs());
+    ASSERT_EQ(a.replay_size(), b.replay_size());
+    for (int i = 0; i < a.replay_size(); ++i)
+      for (int k = 0; k < dim; ++k) EXPECT_EQ(a.replay_row(i)[k], b.replay_row(i)[k]);
+    // the comparison can fail: a discriminator without the state differs
+    AddDiscriminator c(dim, n, o, 99);
+    std::vector<double> rc(n), ra(n);
+    const std::vector<double> probe = normals(n * dim, 77, 0.3, 0.5);
+    c.reward(probe.data(), n, rc.data());
+    a.reward(probe.data(), n, ra.data());
+    EXPECT_NE(rc, ra);
+  }
+  AddDiscriminator d(dim, n, o, 5);
+  AddDiscriminator::State s = d.state();
+  s.params.pop_back();
+  EXPECT_THROW(d.set_state(s), std::invalid_argument);
+  s = d.state();
+  s.replay.assign(11 * dim, 0.0);  // more rows than the ring holds
+  EXPECT_THROW(d.set_state(s), std::invalid_argument);
+  s = d.state();
+  s.adam_v.push_back(0);
+  EXPECT_THROW(d.set_state(s), std::invalid_argument);
+}
+
 TEST(AddDiscriminator, ReplayKeepsPastFakesFake) {
   // The policy moves: its fakes are Δ ~ N(+1, 0.3²) for 100 iterations, then N(−1, 0.3²) for 60.
   // D's probability that a fake is real is p = sigmoid(D) = 1 − exp(−r / s). With replay the

@@ -2,9 +2,9 @@
 // iterations and resumed from its checkpoint equals the uninterrupted run bit for bit (records,
 // actor, log-std, normalizer) on a smooth task, on both ant floors (the soft one's solver
 // warm starts restored), with bundles (the contact statistics their trigger reads restored),
-// with PPO and on G1 imitation (the clip start times restored); a checkpoint whose task or
-// options differ is refused naming each difference; a corrupt or missing file is named; what
-// checkpoints do not cover (the ADD reward) is refused; the command line rewrites the
+// with PPO and on G1 imitation (the clip start times restored), with the task reward and with
+// ADD's (the discriminator restored); a checkpoint whose task or options differ is refused
+// naming each difference; a corrupt or missing file is named; the command line rewrites the
 // whole log on --resume.
 #include <gtest/gtest.h>
 
@@ -65,6 +65,7 @@ std::vector<IterationLog> expect_resume_is_bitwise(const std::string& spec, Task
     EXPECT_EQ(a.actor_grad_norm, b.actor_grad_norm) << spec << " iteration " << i;
     EXPECT_EQ(a.mean_step_reward, b.mean_step_reward) << spec << " iteration " << i;
     EXPECT_EQ(a.bundle_rate, b.bundle_rate) << spec << " iteration " << i;
+    EXPECT_EQ(a.disc_loss, b.disc_loss) << spec << " iteration " << i;
     EXPECT_TRUE(a.mean_return == b.mean_return || (std::isnan(a.mean_return) && std::isnan(b.mean_return))) << i;
     EXPECT_TRUE(a.mean_tracking_error == b.mean_tracking_error ||
                 (std::isnan(a.mean_tracking_error) && std::isnan(b.mean_tracking_error))) << i;
@@ -144,9 +145,8 @@ TEST(Checkpoint, ResumedShacBcgRunEqualsTheUninterruptedRun) {
   EXPECT_GT(log[2].bundle_rate, 0.0) << "no bundle after the resume: the test would not see the trigger";
 }
 
-TEST(Checkpoint, ResumedG1ImitationRunEqualsTheUninterruptedRun) {
-  if (!sgtest::file_exists(sgtest::shared_data() + "/motions/lafan1_g1/run1_subject2.csv"))
-    FAIL() << "no G1 motion data under " << sgtest::shared_data();
+// A small G1 imitation run on the stretch.
+TrainOptions small_g1() {
   TrainOptions o = defaults_for("g1-imitate:run1_subject2", Algorithm::Shac);
   o.nenv = 2;
   o.iterations = 3;
@@ -155,10 +155,34 @@ TEST(Checkpoint, ResumedG1ImitationRunEqualsTheUninterruptedRun) {
   o.actor_hidden = {32};
   o.critic_hidden = {32};
   o.critic_ensemble = 2;
+  return o;
+}
+
+TaskOptions g1_stretch() {
   TaskOptions t = sgtest::learn_task_options(6);
   t.clip_begin = 95;
   t.clip_end = 105;
-  expect_resume_is_bitwise("g1-imitate:run1_subject2", t, o, 1);
+  return t;
+}
+
+TEST(Checkpoint, ResumedG1ImitationRunEqualsTheUninterruptedRun) {
+  if (!sgtest::file_exists(sgtest::shared_data() + "/motions/lafan1_g1/run1_subject2.csv"))
+    FAIL() << "no G1 motion data under " << sgtest::shared_data();
+  expect_resume_is_bitwise("g1-imitate:run1_subject2", g1_stretch(), small_g1(), 1);
+}
+
+// With the ADD reward the discriminator (network, Adam, mean|Δ|, replay ring) is restored: the
+// rewards after the stop come from it, and its update after the stop replays the rows of the
+// iteration before
+TEST(Checkpoint, ResumedG1AddRunEqualsTheUninterruptedRun) {
+  if (!sgtest::file_exists(sgtest::shared_data() + "/motions/lafan1_g1/run1_subject2.csv"))
+    FAIL() << "no G1 motion data under " << sgtest::shared_data();
+  TrainOptions o = small_g1();
+  o.reward = RewardKind::Add;
+  o.add.hidden = {16};
+  const std::vector<IterationLog> log = expect_resume_is_bitwise("g1-imitate:run1_subject2", g1_stretch(), o, 1);
+  ASSERT_EQ(log.size(), 3u);
+  EXPECT_GT(log[2].disc_loss, 0.0) << "the discriminator did not train after the stop";
 }
 
 TEST(Checkpoint, MismatchesCorruptionAndUncoveredRunsAreRefused) {
@@ -223,25 +247,35 @@ TEST(Checkpoint, MismatchesCorruptionAndUncoveredRunsAreRefused) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("does_not_exist.sgc: cannot open it"), std::string::npos) << e.what();
   }
-  // what checkpoints do not hold yet (the ADD discriminator) is refused up front
+  // an ADD run's discriminator options are part of its identity
   if (!sgtest::file_exists(sgtest::shared_data() + "/motions/lafan1_g1/run1_subject2.csv"))
     FAIL() << "no G1 motion data under " << sgtest::shared_data();
   auto g1 = make_task("g1-imitate:run1_subject2", sgtest::learn_task_options(4));
   TrainOptions d = defaults_for("g1-imitate:run1_subject2", Algorithm::Shac);
   d.nenv = 2;
-  d.iterations = 1;
+  d.iterations = 2;
   d.horizon = 2;
   d.threads = 1;
+  d.actor_hidden = {16};
+  d.critic_hidden = {16};
   d.reward = RewardKind::Add;
+  d.add.hidden = {8};
   d.checkpoint_path = temp_path("add.sgc");
   d.checkpoint_every = 1;
+  train(*g1, "g1-imitate:run1_subject2", d);
+  ASSERT_TRUE(std::filesystem::exists(d.checkpoint_path));
+  TrainOptions d2 = d;
+  d2.resume_from = d.checkpoint_path;
+  d2.checkpoint_path.clear();
+  d2.add.replay_capacity = 100;
+  auto g1b = make_task("g1-imitate:run1_subject2", sgtest::learn_task_options(4));
   try {
-    train(*g1, "g1-imitate:run1_subject2", d);
-    ADD_FAILURE() << "a checkpoint of an ADD run was accepted";
+    train(*g1b, "g1-imitate:run1_subject2", d2);
+    ADD_FAILURE() << "a checkpoint with other discriminator options was accepted";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("do not cover the ADD discriminator"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("add: checkpoint"), std::string::npos) << e.what();
   }
-  EXPECT_FALSE(std::filesystem::exists(d.checkpoint_path));
+  std::filesystem::remove(d.checkpoint_path);
   std::filesystem::remove(o.checkpoint_path);
   std::filesystem::remove(temp_path("corrupt.sgc"));
 }

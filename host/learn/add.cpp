@@ -5,6 +5,7 @@
 #include <cmath>
 #include <numeric>
 #include <stdexcept>
+#include <string>
 
 namespace stiffgrad::learn {
 
@@ -157,6 +158,44 @@ const double* AddDiscriminator::replay_row(int i) const {
   // the oldest row sits at replay_next_ once the ring is full, at 0 before
   const int slot = replay_size_ < o_.replay_capacity ? i : (replay_next_ + i) % o_.replay_capacity;
   return replay_.data() + sz(slot) * dim_;
+}
+
+AddDiscriminator::State AddDiscriminator::state() const {
+  State s;
+  s.params = net_.param_vector();
+  s.adam_m = opt_.first_moment();
+  s.adam_v = opt_.second_moment();
+  s.adam_steps = opt_.steps();
+  s.mean_abs = mean_abs_;
+  s.count = count_;
+  s.replay.reserve(sz(replay_size_) * dim_);
+  for (int i = 0; i < replay_size_; ++i) s.replay.insert(s.replay.end(), replay_row(i), replay_row(i) + dim_);
+  return s;
+}
+
+void AddDiscriminator::set_state(const State& s) {
+  const auto check = [](const char* what, std::size_t got, std::size_t want) {
+    if (got != want)
+      throw std::invalid_argument(std::string("ADD: state field ") + what + " has " + std::to_string(got) +
+                                  " values, the discriminator " + std::to_string(want));
+  };
+  check("params", s.params.size(), net_.num_params());
+  check("mean_abs", s.mean_abs.size(), sz(dim_));
+  const std::size_t rows = s.replay.size() / sz(dim_);
+  check("replay", s.replay.size(), rows * sz(dim_));
+  if (rows > sz(o_.replay_capacity))
+    throw std::invalid_argument("ADD: state holds " + std::to_string(rows) + " replay rows, the ring " +
+                                std::to_string(o_.replay_capacity));
+  if (!(s.count >= 0)) throw std::invalid_argument("ADD: state count must be >= 0");
+  opt_.set_state(s.adam_m, s.adam_v, s.adam_steps);  // checks the moments' sizes
+  net_.param_vector() = s.params;
+  mean_abs_ = s.mean_abs;
+  count_ = s.count;
+  // oldest row in slot 0: replay_row(i) is then slot i whether the ring is full or not, and the
+  // next row overwrites the oldest, as in the ring the state came from
+  std::copy(s.replay.begin(), s.replay.end(), replay_.begin());
+  replay_size_ = static_cast<int>(rows);
+  replay_next_ = o_.replay_capacity == 0 ? 0 : static_cast<int>(rows % sz(o_.replay_capacity));
 }
 
 void AddDiscriminator::remember(const double* delta, int n) {

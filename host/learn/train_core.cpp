@@ -136,9 +136,6 @@ TrainerCore::TrainerCore(Task& t, const std::string& spec, const TrainOptions& o
   log_std.assign(na, static_cast<float>(o.init_log_std));
   if (o.checkpoint_every < 0) throw std::invalid_argument("train: checkpoint_every must be >= 0");
   if (!o.checkpoint_path.empty() || !o.resume_from.empty()) {
-    // what a checkpoint does not hold yet: the ADD discriminator (its network, optimizer and
-    // replay ring)
-    if (add) throw std::invalid_argument("train: checkpoints and --resume do not cover the ADD discriminator yet (--reward add)");
     if (!o.init_policy.empty() && !o.resume_from.empty())
       throw std::invalid_argument("train: --init and --resume exclude each other (a checkpoint holds the whole run)");
   }

@@ -105,6 +105,12 @@ std::string options_fingerprint(const TrainOptions& o) {
   line("critic_ensemble", std::to_string(o.critic_ensemble));
   line("ppo", std::to_string(o.ppo_epochs) + "," + std::to_string(o.ppo_minibatches) + "," + real_text(o.ppo_clip) + "," +
                   real_text(o.ppo_lr) + "," + real_text(o.ppo_value_coef) + "," + real_text(o.ppo_entropy_coef));
+  // only with the ADD reward (checkpoints of task-reward runs keep the lines above alone)
+  if (o.reward == RewardKind::Add)
+    line("add", ints_text(o.add.hidden) + ";" + real_text(o.add.lr) + "," + real_text(o.add.reward_scale) + "," +
+                    real_text(o.add.logit_decay) + "," + real_text(o.add.grad_penalty) + "," +
+                    std::to_string(o.add.minibatches) + "," + real_text(o.add.penalty_step) + "," +
+                    std::to_string(o.add.replay_capacity));
   return s.str();
 }
 
@@ -147,6 +153,16 @@ void TrainerCore::store(CheckpointFile& f, const std::vector<IterationLog>& log,
   f.put("prev_action", prev_action_);
   f.put("done_returns", std::vector<double>(done_returns.begin(), done_returns.end()));
   f.put("done_lengths", std::vector<double>(done_lengths.begin(), done_lengths.end()));
+  if (add) {  // the ADD discriminator: network, optimizer, statistics and replay ring
+    const AddDiscriminator::State d = add->state();
+    f.put("add.params", d.params);
+    f.put("add.adam.m", d.adam_m);
+    f.put("add.adam.v", d.adam_v);
+    f.put("add.adam.steps", std::vector<std::int64_t>{d.adam_steps});
+    f.put("add.mean_abs", d.mean_abs);
+    f.put("add.count", std::vector<double>{d.count});
+    f.put("add.replay", d.replay);
+  }
   std::vector<double> rows;
   for (const IterationLog& l : log) log_to_row(l, rows);
   f.put("log", rows);
@@ -233,6 +249,22 @@ int TrainerCore::restore(const CheckpointFile& f, std::vector<IterationLog>& log
   const auto& dl = f.f64("done_lengths", dr.size());
   done_returns.assign(dr.begin(), dr.end());
   done_lengths.assign(dl.begin(), dl.end());
+  if (add) {
+    AddDiscriminator::State d;
+    const std::size_t np = add->net().num_params();
+    d.params = f.f64("add.params", np);
+    d.adam_m = f.f64("add.adam.m", np);
+    d.adam_v = f.f64("add.adam.v", np);
+    d.adam_steps = static_cast<long>(f.i64("add.adam.steps", 1)[0]);
+    d.mean_abs = f.f64("add.mean_abs", static_cast<std::size_t>(nd));
+    d.count = f.f64("add.count", 1)[0];
+    d.replay = f.f64("add.replay");
+    try {
+      add->set_state(d);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(where + e.what());
+    }
+  }
   const auto& rows = f.f64("log", static_cast<std::size_t>(done) * kLogFields);
   for (int i = 0; i < done; ++i) log.push_back(row_to_log(rows.data() + static_cast<std::size_t>(i) * kLogFields));
   return done;

@@ -75,6 +75,22 @@ class AddDiscriminator {
   int replay_size() const { return replay_size_; }
   const double* replay_row(int i) const;
 
+  // Everything update() and the first reward() change (a training checkpoint): the network's
+  // parameters, Adam's moments and step count, mean|Δ| and the number of rows in it, and the
+  // rows the replay ring holds, oldest first (replay_size() x dim). A discriminator given
+  // another's state() goes on exactly as that one would.
+  struct State {
+    std::vector<double> params;          // net().num_params()
+    std::vector<double> adam_m, adam_v;  // net().num_params()
+    long adam_steps = 0;
+    std::vector<double> mean_abs;        // dim
+    double count = 0;
+    std::vector<double> replay;          // rows x dim, rows <= replay_capacity
+  };
+  State state() const;
+  // throws std::invalid_argument naming the field whose size does not fit this discriminator
+  void set_state(const State& s);
+
  private:
   void absorb(const double* delta, int n);  // rows into mean|Δ|
   void remember(const double* delta, int n);  // rows into the replay ring

@@ -83,12 +83,13 @@ struct TrainOptions {
   // actions), else std::invalid_argument naming the file and both; a file without log-std keeps
   // init_log_std.
   std::string init_policy;
-  // Checkpoints (every algorithm, with the task reward): after every checkpoint_every-th
+  // Checkpoints (every algorithm and reward): after every checkpoint_every-th
   // iteration and after the last, the run's whole state goes to checkpoint_path (written beside
   // it and renamed over it; host/learn/train_checkpoint.hpp): networks and target critics,
   // Adam's moments, both normalizers, the random generator, every environment's state, solver
   // warm start, last step's contact statistics (the bundle trigger) and episode bookkeeping, the
-  // task's episode data, the iteration logs so far and the training time. resume_from: start from such a file and run its remaining iterations.
+  // task's episode data, with RewardKind::Add the discriminator (AddDiscriminator::state), the
+  // iteration logs so far and the training time. resume_from: start from such a file and run its remaining iterations.
   // Its task, task options and options (all of these but threads, policy_loop, the checkpoint
   // fields and init_policy) must equal this run's, else std::invalid_argument naming each
   // difference. The restored iterations' logs go to on_iteration first, then the new ones. A
