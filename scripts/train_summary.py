@@ -196,6 +196,7 @@ W95_RUNS = ["g1_shac_w95", "g1_shac_bcg_w95", "g1_ppo_w95", "g1_shac_lr2e3_n64_w
             "g1_shac_lr2e3_n64_w95_long_seed1", "g1_ppo_n64_w95", "g1_shac_ref", "g1_ppo_ref", "g1_shac_lr2e3_n64_ref"]
 # the long runs on the window (64 environments): two seeds, 800 iterations, kappa 1000, PPO
 W95_LONG_RUNS = ["g1_shac_lr2e3_n64_w95_long", "g1_shac_lr2e3_n64_w95_long_seed1", "g1_shac_lr2e3_n64_w95_800",
+                 "g1_shac_bcg_lr2e3_n64_w95_800", "g1_shac_lr2e3_n64_w95_long_k100",
                  "g1_shac_lr2e3_n64_w95_long_k1000", "g1_ppo_n64_w95"]
 PLOTS = [
     ("cartpole_return_steps.png", "cartpole-swingup", "environment steps", 2, 4, ["cartpole_shac", "cartpole_ppo"]),
