@@ -251,13 +251,9 @@ TEST(Checkpoint, MismatchesCorruptionAndUncoveredRunsAreRefused) {
   if (!sgtest::file_exists(sgtest::shared_data() + "/motions/lafan1_g1/run1_subject2.csv"))
     FAIL() << "no G1 motion data under " << sgtest::shared_data();
   auto g1 = make_task("g1-imitate:run1_subject2", sgtest::learn_task_options(4));
-  TrainOptions d = defaults_for("g1-imitate:run1_subject2", Algorithm::Shac);
-  d.nenv = 2;
+  TrainOptions d = small_g1();
   d.iterations = 2;
   d.horizon = 2;
-  d.threads = 1;
-  d.actor_hidden = {16};
-  d.critic_hidden = {16};
   d.reward = RewardKind::Add;
   d.add.hidden = {8};
   d.checkpoint_path = temp_path("add.sgc");
