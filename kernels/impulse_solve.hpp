@@ -54,6 +54,12 @@ SG_HD SG_INLINE void block_cofactor3(View<Real, L> A, int s, Real C[9]) {
     }
 }
 
+// The width of block j: 1 (rows 1 and 2 empty) or 3.
+template <class Real, class L>
+SG_HD SG_INLINE int impulse_block_dim(View<Real, L> dim, int j) {
+  return dim.p ? sg_int(dim[j]) : 3;
+}
+
 // tr G_ii.
 template <class Real, class L>
 SG_HD SG_INLINE Real impulse_block_trace(View<Real, L> G, int n, int i) {
@@ -73,11 +79,16 @@ SG_HD SG_INLINE bool impulse_step_is_source(Real r, Real cap) {
 // while r λ_max(G_ii) < 2, and (b) when off-diagonal determinants, which can be negative, make
 // 1 + Σ_j det G_ij negative or tiny: on the G1 at κ = 50 with many contacts from distance, r
 // reached −11.6 and the impulses 1.8e5 N s within one substep's ten sweeps.
+// `dim` (may be null: all 3-D) skips the blocks G_ij (j ≠ i) with a 1-D side: two of their rows
+// or columns are zero, so their determinant is ±0, and adding it leaves the sum (which starts at
+// 1 and so is never −0) as it was.
 template <class Real, class L>
-SG_HD SG_INLINE Real impulse_step(int K, View<Real, L> G, int i) {
+SG_HD SG_INLINE Real impulse_step(int K, View<Real, L> G, View<Real, L> dim, int i) {
   const int n = 3 * K;
+  const bool wide_i = impulse_block_dim(dim, i) == 3;
   Real s(1);
-  for (int j = 0; j < K; ++j) s += block_det3(G.at(3 * i * n + 3 * j), n);
+  for (int j = 0; j < K; ++j)
+    if (j == i || (wide_i && impulse_block_dim(dim, j) == 3)) s += block_det3(G.at(3 * i * n + 3 * j), n);
   const Real r = Real(1) / s;
   const Real cap = Real(1) / impulse_block_trace(G, n, i);
   return impulse_step_is_source(r, cap) ? r : cap;
@@ -110,12 +121,6 @@ SG_HD SG_INLINE void impulse_project(const Real y[3], Real mu, Real out[3]) {
   }
 }
 
-// The width of block j: 1 (rows 1 and 2 empty) or 3.
-template <class Real, class L>
-SG_HD SG_INLINE int impulse_block_dim(View<Real, L> dim, int j) {
-  return dim.p ? sg_int(dim[j]) : 3;
-}
-
 // The weight w_ij of block (i, j) in contact i's residual.
 template <class Real, class L>
 SG_HD SG_INLINE Real impulse_weight(View<Real, L> sigma, bool soft, int i, int j) {
@@ -123,30 +128,38 @@ SG_HD SG_INLINE Real impulse_weight(View<Real, L> sigma, bool soft, int i, int j
 }
 
 // contact i's residual Σ_j w_ij G_ij P_j + c_i. A padded row a of a 1-D block holds only its pad
-// G_ii,aa (w_ii = 1); a 1-D block j contributes its column 0 alone.
+// G_ii,aa (w_ii = 1); a 1-D block j contributes its column 0 alone. The DI live rows are summed
+// together in one pass over j (DI a template argument so that it unrolls): each row's sum still
+// runs j = 0, 1, … and, within a block, b = 0, 1, 2 (the first product is the block's start),
+// and an unweighted term is added as g, which is what 1·g is.
+template <int DI, class Real, class L>
+SG_HD SG_INLINE void impulse_residual_rows(int K, View<Real, L> G, View<Real, L> sigma, bool soft, View<Real, L> dim,
+                                           View<Real, L> P, int i, Real s[3]) {
+  const int n = 3 * K;
+  for (int j = 0; j < K; ++j) {
+    const bool wide = impulse_block_dim(dim, j) == 3, weighted = soft && j != i;
+    const Real w = weighted ? sigma[j] : Real(1);
+    const Real p0 = P[3 * j];
+    for (int a = 0; a < DI; ++a) {
+      const View<Real, L> row = G.at((3 * i + a) * n + 3 * j);
+      Real g = row[0] * p0;
+      if (wide) {
+        g += row[1] * P[3 * j + 1];
+        g += row[2] * P[3 * j + 2];
+      }
+      s[a] += weighted ? w * g : g;
+    }
+  }
+}
 template <class Real, class L>
 SG_HD SG_INLINE void impulse_residual(int K, View<Real, L> G, View<Real, L> c, View<Real, L> sigma, bool soft,
                                       View<Real, L> dim, View<Real, L> P, int i, Real res[3]) {
   const int n = 3 * K, di = impulse_block_dim(dim, i);
-  for (int a = 0; a < 3; ++a) {
-    Real s = c[3 * i + a];
-    if (a >= di) {
-      s += G[(3 * i + a) * n + 3 * i + a] * P[3 * i + a];
-    } else {
-      const View<Real, L> row = G.at((3 * i + a) * n);
-      for (int j = 0; j < K; ++j) {
-        const Real w = impulse_weight(sigma, soft, i, j);
-        // Σ_b G_ij,ab P_j,b in the order b = 0, 1, 2 (the first product is the sum's start)
-        Real g = row[3 * j] * P[3 * j];
-        if (impulse_block_dim(dim, j) == 3) {
-          g += row[3 * j + 1] * P[3 * j + 1];
-          g += row[3 * j + 2] * P[3 * j + 2];
-        }
-        s += w * g;
-      }
-    }
-    res[a] = s;
-  }
+  Real s[3] = {c[3 * i], c[3 * i + 1], c[3 * i + 2]};
+  for (int a = di; a < 3; ++a) s[a] += G[(3 * i + a) * n + 3 * i + a] * P[3 * i + a];
+  if (di == 3) impulse_residual_rows<3>(K, G, sigma, soft, dim, P, i, s);
+  else impulse_residual_rows<1>(K, G, sigma, soft, dim, P, i, s);
+  for (int a = 0; a < 3; ++a) res[a] = s[a];
 }
 
 // Relative regularization of the starting solve (ours): G_ii can be singular (a contact on a limb
@@ -195,7 +208,7 @@ SG_HD void impulse_solve(int K, View<Real, L> G, View<Real, L> c, View<Real, L> 
                          View<Real, L> dim, int sweeps, View<Real, L> step, View<Real, L> P, View<Real, L> out,
                          View<Real, L> record) {
   const int n = 3 * K;
-  for (int i = 0; i < K; ++i) step[i] = impulse_step(K, G, i);
+  for (int i = 0; i < K; ++i) step[i] = impulse_step(K, G, dim, i);
   for (int i = 0; i < K; ++i) {
     const Real ci[3] = {-c[3 * i], -c[3 * i + 1], -c[3 * i + 2]};
     Real A[9], p[3] = {Real(0), Real(0), Real(0)};

@@ -35,6 +35,29 @@ SG_HD SG_INLINE void adj_impulse_project(const Real y[3], Real mu, const Real ou
   y_bar[2] = lim * (out_bar[2] - u2 * ou) / t;
 }
 
+// The adjoint of block (i, j)'s term w G_ij P_j in contact i's residual, for its live DI x DJ
+// corner (G_ij at G[gi], row stride n; P_j at P[pj]): accumulates G_bar and P_bar and returns
+// res_barᵀ G_ij P_j (σ_j's adjoint, summed only when `weighted`). The widths are template
+// arguments so that the loops unroll; every sum runs in the order of the plain double loop over
+// (a, b) (and w res_bar[a] is the product that (w res_bar[a]) P_j,b evaluates first), so the
+// result is bit for bit that loop's.
+template <int DI, int DJ, class Real, class L>
+SG_HD SG_INLINE Real adj_impulse_block(View<Real, L> G, int gi, int n, const Real res_bar[3], Real w, View<Real, L> P,
+                                       int pj, bool weighted, View<Real, L> G_bar, View<Real, L> P_bar) {
+  Real gp(0);
+  for (int a = 0; a < DI; ++a) {
+    const Real wr = w * res_bar[a];
+    for (int b = 0; b < DJ; ++b) {
+      const int g = gi + a * n + b;
+      const Real Gg = G[g], p = P[pj + b];
+      if (weighted) gp += res_bar[a] * Gg * p;
+      G_bar[g] += wr * p;
+      P_bar[pj + b] += w * Gg * res_bar[a];
+    }
+  }
+  return gp;
+}
+
 // Given the forward's inputs, its final P and record, and out_bar (3K), accumulates
 // G_bar (3K x 3K), c_bar (3K), mu_bar (K), sigma_bar (K). P is used as scratch (left at the
 // start value); P_bar (3K), step and source (K each) are workspace. The structural zeros of
@@ -50,7 +73,7 @@ SG_HD void adj_impulse_solve(int K, View<Real, L> G, View<Real, L> c, View<Real,
   // those of every sweep: G is constant. impulse_step returns the cap 1 / tr G_ii itself unless
   // the source's step lies strictly below it, so the step tells which formula it is.
   for (int i = 0; i < K; ++i) {
-    step[i] = impulse_step(K, G, i);
+    step[i] = impulse_step(K, G, dim, i);
     source[i] = step[i] != Real(1) / impulse_block_trace(G, n, i) ? Real(1) : Real(0);
     for (int a = 0; a < 3; ++a) {
       const Real ob = out_bar[3 * i + a];
@@ -86,16 +109,14 @@ SG_HD void adj_impulse_solve(int K, View<Real, L> G, View<Real, L> c, View<Real,
       }
       for (int j = 0; j < K; ++j) {
         const Real w = impulse_weight(sigma, soft, i, j);
-        const int dj = impulse_block_dim(dim, j);
-        Real gp(0);
-        for (int a = 0; a < di; ++a)
-          for (int b = 0; b < dj; ++b) {
-            const int gi = (3 * i + a) * n + 3 * j + b;
-            gp += res_bar[a] * G[gi] * P[3 * j + b];
-            G_bar[gi] += w * res_bar[a] * P[3 * j + b];
-            P_bar[3 * j + b] += w * G[gi] * res_bar[a];
-          }
-        if (soft && j != i) sigma_bar[j] += gp;
+        const int dj = impulse_block_dim(dim, j), gi = 3 * i * n + 3 * j;
+        const bool weighted = soft && j != i;
+        Real gp;
+        if (di == 3) gp = dj == 3 ? adj_impulse_block<3, 3>(G, gi, n, res_bar, w, P, 3 * j, weighted, G_bar, P_bar)
+                                  : adj_impulse_block<3, 1>(G, gi, n, res_bar, w, P, 3 * j, weighted, G_bar, P_bar);
+        else gp = dj == 3 ? adj_impulse_block<1, 3>(G, gi, n, res_bar, w, P, 3 * j, weighted, G_bar, P_bar)
+                          : adj_impulse_block<1, 1>(G, gi, n, res_bar, w, P, 3 * j, weighted, G_bar, P_bar);
+        if (weighted) sigma_bar[j] += gp;
       }
       // r = 1 / (1 + Σ_j det G_ij): ∂r/∂G_ij = −r² cof(G_ij); or the cap r = 1 / tr G_ii. A block
       // G_ij (j ≠ i) with a 1-D side has two zero rows or columns: all its cofactors are zero.

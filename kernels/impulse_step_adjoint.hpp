@@ -35,18 +35,25 @@ SG_HD void adj_impulse_rows(const ModelView<Real>& m, const Data<Real, L>& d, co
   }
 }
 
-// clear_adjoint_scratch for this substep: every field before the Impulse workspace (the last
-// one cleared), and of the workspace's adjoint G's and Y's live n² and n·nv entries only (G is
-// packed with stride n): their capacity is nefc_max² and nefc_max·nv, and clearing it all cost
-// the G1 (n ≈ 130 rows of nefc_max = 570: 2.6 MB of G) 4% of a SHAC iteration's time.
+// clear_adjoint_scratch for this substep, sized by the live row count n where the capacity is
+// large: every field before the Impulse workspace, but of efc_J only its n live rows (the
+// adjoint reads no other); of the workspace's adjoint G's and Y's live n² and n·nv entries (G is
+// packed with stride n), then c … out and q0 … bodies, but not `record` (the adjoint replays the
+// primal's record, w.record; wb.record is never read). Their capacities (nefc_max² + nefc_max·nv
+// + sweeps·nefc_max for G, Y, record; nefc_max·nv for efc_J) are what made clearing everything
+// cost the G1 (n ≈ 130 rows of nefc_max = 570: 2.6 MB of G) 4% of a SHAC iteration's time, and
+// the efc_J and record tails still 4% of the substep's instructions.
 template <class Real, class L>
 SG_HD void clear_impulse_adjoint_scratch(const ModelView<Real>& m, const DataLayout& o, View<Real, L> adj_buffer,
                                          const ImpulseWorkspace<Real, L>& wb, int n) {
-  for (int i = o.tree_origin; i < o.imp_ws; ++i) adj_buffer[i] = Real(0);
+  const int nv = m.nv, ne = m.nefc_max, nb = ne / 3;
+  for (int i = o.tree_origin; i < o.efc_J + n * nv; ++i) adj_buffer[i] = Real(0);
+  for (int i = o.efc_J + ne * nv; i < o.imp_ws; ++i) adj_buffer[i] = Real(0);
   for (int i = 0; i < n * n; ++i) wb.G[i] = Real(0);
-  for (int i = 0; i < n * m.nv; ++i) wb.Y[i] = Real(0);
-  const int ne = m.nefc_max, size = impulse_workspace_size(m.nq, m.nv, m.nbody, ne, m.impulse_sweeps);
-  for (int i = 0; i < size - ne * ne - ne * m.nv; ++i) wb.c[i] = Real(0);  // c, mu, sigma, ..., bodies follow Y
+  for (int i = 0; i < n * nv; ++i) wb.Y[i] = Real(0);
+  for (int i = 0; i < ne + 4 * nb + 2 * ne; ++i) wb.c[i] = Real(0);  // c, mu, sigma, dim, step, P, out
+  for (int i = 0; i < 2 * m.nq + 2 * nv + 24 * m.nbody; ++i) wb.q0[i] = Real(0);  // q0, qmid, v0, v1, bodies
+  const int size = impulse_workspace_size(m.nq, nv, m.nbody, ne, m.impulse_sweeps);
   for (int i = o.imp_ws + size; i < o.rk_y0; ++i) adj_buffer[i] = Real(0);
 }
 
@@ -95,6 +102,17 @@ SG_HD void adj_impulse_substep(const ModelView<Real>& m, const DataLayout& o, co
   for (int r = 0; r < n; ++r) {
     const int chain = row_chain(d, r);
     if (chain == kChainEmpty) continue;
+    if (impulse_row_is_unit(d, r)) {
+      // a constant row ±e_k (chain k): no J̄_r; Ȳ_s and the c̄ terms touch column k alone (the
+      // full loop's other terms add (±0) products, which change no sum: unit_row_dot)
+      const Real J = d.efc_J[r * nv];
+      for (int s = 0; s < n; ++s)
+        if (row_chain(d, s) != kChainEmpty) wb.Y[s * nv + chain] += wb.G[r * n + s] * J;
+      const Real cb = wb.c[r];
+      a.qvel[chain] += cb * J;
+      a.qacc_smooth[chain] += h * cb * J;
+      continue;
+    }
     for (int s = 0; s < n; ++s) {
       // an empty row s has Y_s = 0 and no use for Ȳ_s (its Λ_s is skipped below)
       if (row_chain(d, s) == kChainEmpty) continue;

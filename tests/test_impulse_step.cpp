@@ -208,6 +208,47 @@ TEST(ImpulseStep, SubstepDotProduct) {
   }
 }
 
+// impulse_delassus takes a unit row's (friction loss, limit) products with its one non-zero
+// alone (unit_row_dot); that must be bit for bit row_dot over the row's whole chain, which is
+// what the Delassus matrix was before, and the adjoint's unit-row branch rests on the same
+// argument. Checked on every live entry of G and c after substeps of the G1 (29 friction-loss
+// rows beside its contacts) and of a limited chain with friction loss, at κ 300 and 50.
+TEST(ImpulseStep, UnitRowProductsEqualTheFullChainLoopBitwise) {
+  for (const Case& c : cases()) {
+    if (std::string(c.name) != "g1_home" && std::string(c.name) != "limited_chain") continue;
+    for (double kappa : {300.0, 50.0}) {
+      ImpulseKit k(*c.model, kappa);
+      const auto& m = k.m;
+      int unit_rows = 0, entries = 0;
+      for (const auto& x : impulse_states(k, qpos0_of(*k.model, c.key), c.steps, c.every, c.ctrl_spread, 12)) {
+        Buf<double> d(k.o);
+        for (int i = 0; i < m.nq + m.nv + m.nu; ++i) d[k.o.qpos + i] = x[sz(i)];
+        ASSERT_EQ(kern::substep(m, d.d), 0);
+        const auto w = kern::impulse_workspace(m, d.d);
+        const int n = static_cast<int>(d.d.nefc[0]);
+        for (int r = 0; r < n; ++r) {
+          const int chain = kern::row_chain(d.d, r);
+          if (chain == kern::kChainEmpty) continue;
+          if (kern::impulse_row_is_unit(d.d, r)) ++unit_rows;
+          const auto full = [&](kern::View<double, kern::Contiguous> v) { return kern::row_dot(m, d.d.efc_J, r, chain, v); };
+          for (int s = 0; s < n; ++s) {
+            if (kern::row_chain(d.d, s) == kern::kChainEmpty || s > r) continue;
+            const double g = full(w.Y.at(s * m.nv));
+            EXPECT_TRUE(g == w.G[r * n + s] && std::signbit(g) == std::signbit(w.G[r * n + s]))
+                << c.name << " kappa " << kappa << " G(" << r << ", " << s << ")";
+            ++entries;
+          }
+          const double cr = full(w.v0) + m.timestep * full(d.d.qacc_smooth);
+          EXPECT_TRUE(cr == w.c[r] && std::signbit(cr) == std::signbit(w.c[r])) << c.name << " c " << r;
+        }
+      }
+      std::printf("[unit rows] %-14s kappa %3.0f: %d unit rows, %d entries of G compared\n", c.name, kappa, unit_rows,
+                  entries);
+      EXPECT_GT(unit_rows, 0) << c.name;
+    }
+  }
+}
+
 }  // namespace
 
 namespace {
