@@ -95,6 +95,7 @@ g1_shac_lr2e3_n64_w95_long_k100 $G1 shac 64 400 --actor-lr 2e-3 --critics 1 --ac
 g1_shac_lr2e3_n64_w95_long_k50 $G1 shac 64 400 --actor-lr 2e-3 --critics 1 --action-rate 0 --eval-every 20 --servo-targets reference --clip-window 95:105 --kappa 50 --checkpoint-every 20
 g1_shac_bcg_lr2e3_n64_w95_800 $G1 shac-bcg 64 800 --actor-lr 2e-3 --critics 1 --action-rate 0 --eval-every 40 --servo-targets reference --clip-window 95:105 --checkpoint-every 10
 g1_ppo_n64_w95   $G1              ppo      64 400 --action-rate 0 --eval-every 20 --servo-targets reference --clip-window 95:105
+g1_ppo_n64_w95_4000 $G1           ppo      64 4000 --action-rate 0 --eval-every 50 --servo-targets reference --clip-window 95:105 --checkpoint-every 50
 g1_ppo_w95       $G1              ppo      16 1500 --action-rate 0 --eval-every 100 --servo-targets reference --clip-window 95:105
 g1_shac_bcg_w95  $G1              shac-bcg 16 150 --critics 1 --action-rate 0 --eval-every 10 --servo-targets reference --clip-window 95:105
 "

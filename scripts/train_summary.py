@@ -48,6 +48,14 @@ def first_staying(log, key, target, width=5):
     return at
 
 
+def first_without_falls(log):
+    """The env-steps of the first in-training evaluation (eval_falls logged) with no fall."""
+    for r in log:
+        if math.isfinite(r.get("eval_falls", float("nan"))) and r["eval_falls"] == 0:
+            return r["env_steps"]
+    return None
+
+
 def parse_eval(path):
     result = {}
     if not os.path.exists(path):
@@ -139,7 +147,9 @@ def main(out):
                                (("g1_shac_ref_seed1",), "g1_ppo_ref_seed1"),
                                (("g1_shac_w95", "g1_shac_bcg_w95", "g1_shac_lr2e3_n64_w95", "g1_shac_lr2e3_n64_w95_long"),
                                 "g1_ppo_w95"),
-                               (("g1_shac_lr2e3_n64_w95_long", "g1_shac_lr2e3_n64_w95_long_seed1"), "g1_ppo_n64_w95")):
+                               (("g1_shac_lr2e3_n64_w95_long", "g1_shac_lr2e3_n64_w95_long_seed1"), "g1_ppo_n64_w95"),
+                               (("g1_shac_lr2e3_n64_w95_long", "g1_shac_lr2e3_n64_w95_long_seed1",
+                                 "g1_shac_lr2e3_n64_w95_800", "g1_shac_bcg_lr2e3_n64_w95_800"), "g1_ppo_n64_w95_4000")):
             if ppo not in runs:
                 continue
             target = runs[ppo][-1]["mean_return"]
@@ -164,6 +174,19 @@ def main(out):
                     print(f"  Training episodes' tracking error (they end where it passes 0.5 m): {ppo[3:]}'s final "
                           f"{track:.3f} m reached for good at {fmt(reach_t, '.0f')} env-steps "
                           f"({ratio_t}); {n[3:]} ends at {final(n, 'mean_tracking_error'):.3f} m.")
+                # the in-training evaluations (train --eval-every: 5 deterministic episodes in
+                # stiffgrad): the first evaluation without a fall, for each of the two runs
+                held_n, held_p = first_without_falls(runs[n]), first_without_falls(runs[ppo])
+                if held_n is not None or held_p is not None:
+                    if held_n and held_p:
+                        verdict = f"{held_p / held_n:.1f}x fewer env-steps"
+                    elif held_n:
+                        verdict = f"more than {total / held_n:.1f}x fewer env-steps ({ppo[3:]} never did)"
+                    else:
+                        verdict = f"not reached ({ppo[3:]} did)"
+                    print(f"  Deterministic evaluations in stiffgrad (5 episodes): first with 0/5 falls at "
+                          f"{fmt(held_n, '.0f')} env-steps for {n[3:]}, {fmt(held_p, '.0f')} for {ppo[3:]} "
+                          f"(of {int(total)}): {verdict}.")
                 # the paper's Table 2: tracking error after transfer, deterministic episodes in
                 # MuJoCo 2.2.2 run to a fall
                 ev_n = parse_eval(os.path.join(out, n, "eval.txt")).get("mujoco")
@@ -197,7 +220,7 @@ W95_RUNS = ["g1_shac_w95", "g1_shac_bcg_w95", "g1_ppo_w95", "g1_shac_lr2e3_n64_w
 # the long runs on the window (64 environments): two seeds, 800 iterations, kappa 1000, PPO
 W95_LONG_RUNS = ["g1_shac_lr2e3_n64_w95_long", "g1_shac_lr2e3_n64_w95_long_seed1", "g1_shac_lr2e3_n64_w95_800",
                  "g1_shac_bcg_lr2e3_n64_w95_800", "g1_shac_lr2e3_n64_w95_long_k100",
-                 "g1_shac_lr2e3_n64_w95_long_k1000", "g1_ppo_n64_w95"]
+                 "g1_shac_lr2e3_n64_w95_long_k1000", "g1_ppo_n64_w95", "g1_ppo_n64_w95_4000"]
 PLOTS = [
     ("cartpole_return_steps.png", "cartpole-swingup", "environment steps", 2, 4, ["cartpole_shac", "cartpole_ppo"]),
     ("cartpole_return_time.png", "cartpole-swingup", "wall time (s)", 3, 4, ["cartpole_shac", "cartpole_ppo"]),
