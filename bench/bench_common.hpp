@@ -72,9 +72,16 @@ inline std::string data_dir() {
   return SG_SHARED_DATA;
 }
 
+// libmujoco-samples' model folder; SG_MUJOCO_MODELS overrides the configured one (a machine
+// that runs a build made elsewhere, such as the device machine, has the models elsewhere).
+inline std::string mujoco_models_dir() {
+  if (const char* env = std::getenv("SG_MUJOCO_MODELS")) return env;
+  return SG_MUJOCO_MODELS;
+}
+
 // "humanoid" (MuJoCo's own), "g1" (the one-file variant MuJoCo 2.2.2 compiles) or a path.
 inline std::string model_path(const std::string& key) {
-  if (key == "humanoid") return std::string(SG_MUJOCO_MODELS) + "/humanoid/humanoid.xml";
+  if (key == "humanoid") return mujoco_models_dir() + "/humanoid/humanoid.xml";
   if (key == "g1") return data_dir() + "/models/unitree_g1/g1_mjx_mujoco222.xml";
   if (key.size() > 4 && key.compare(key.size() - 4, 4, ".xml") == 0) return key;
   throw std::invalid_argument("unknown model '" + key + "' (humanoid, g1 or a path to an .xml)");

@@ -26,6 +26,11 @@
 #   SG_JOBS         parallel build jobs (default: 16)
 #   SG_DEBS_DIR     a folder of .deb files to install offline (the device machine has no
 #                   network; apt-get can only use what is already there or carried)
+#   SG_PREBUILT     a folder made here by scripts/device_pack.sh (the executables, the shared
+#                   libraries they need, the data): no packages, no build; the GPU tests run one
+#                   process per test (scripts/run_gtest_each.sh) and the CPU suite is left to
+#                   the machine that built them. The device machine has nvcc but none of the
+#                   Debian packages, and no network: this is how the check runs there.
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -75,6 +80,42 @@ else
   note "nvidia-smi not found"
 fi
 
+PREBUILT="${SG_PREBUILT:-}"
+if [[ -n $PREBUILT ]]; then
+  PREBUILT="$(cd "$PREBUILT" && pwd)" || { note "SG_PREBUILT: no such folder"; exit 2; }
+  BUDGET=${SG_DEVICE_BUDGET:-500}
+  # cuBLAS and the CUDA runtime are not packed: the device's CUDA 13 toolkit, else the CUDA 13
+  # wheels beside its PyTorch.
+  CUDA_LIBS=/usr/local/cuda/lib64:/usr/local/cuda/lib:/usr/local/cuda/targets/x86_64-linux/lib
+  for d in /opt/torch/.venv/lib/python3*/site-packages/nvidia/{cu13,cublas,cuda_runtime}/lib; do
+    [[ -d $d ]] && CUDA_LIBS+=":$d"
+  done
+  export LD_LIBRARY_PATH="$PREBUILT/lib:$CUDA_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  export SG_SHARED_DATA="${SG_SHARED_DATA:-$PREBUILT/data}"
+  export SG_MUJOCO_MODELS="$PREBUILT/mujoco_models"
+  note "prebuilt: $PREBUILT, built here from commit $(tr '\n' ' ' <"$PREBUILT/commit.txt")"
+  note "SG_SHARED_DATA=$SG_SHARED_DATA"
+  GPU_TESTS_BIN="$PREBUILT/bin/stiffgrad_gpu_tests"
+  CLI="$PREBUILT/bin/stiffgrad"
+  BENCH="$PREBUILT/bin/bench_forward"
+  BENCH_BW="$PREBUILT/bin/bench_backward"
+  FLAGS_MAKE="$PREBUILT/flags.make"
+  # A library the device lacks shows here, before any phase spends its time on it.
+  MISSING_LIBS=$(for b in "$PREBUILT"/bin/*; do ldd "$b" | grep "not found" | sed "s|^|$(basename "$b"): |"; done)
+  if [[ -n $MISSING_LIBS ]]; then
+    note "missing shared libraries:"; note "$MISSING_LIBS"
+    note "RESULT: FAIL (libraries)"; exit 4
+  fi
+  if ! "$GPU_TESTS_BIN" --gtest_list_tests >"$OUT/gpu_list.log" 2>&1; then
+    note "the GPU test binary does not start:"; tail -n 20 "$OUT/gpu_list.log" | tee -a "$REPORT"
+    note "RESULT: FAIL (start)"; exit 5
+  fi
+else
+GPU_TESTS_BIN="$BUILD/tests/stiffgrad_gpu_tests"
+CLI="$BUILD/stiffgrad"
+BENCH="$BUILD/bench/bench_forward"
+BENCH_BW="$BUILD/bench/bench_backward"
+FLAGS_MAKE="$BUILD/CMakeFiles/stiffgrad.dir/flags.make"
 # ---- packages (same list as scripts/test.sh); apt only for what is missing ----
 PKGS=(cmake g++ make libeigen3-dev libtinyxml2-dev libgtest-dev libgmock-dev googletest
       libbenchmark-dev libmujoco-dev libmujoco-samples libomp-dev libqhull-dev)
@@ -149,9 +190,10 @@ fi
 phase "build bench_forward" 90 "$OUT/build.log" cmake --build "$BUILD" -j"$JOBS" --target bench_forward
 phase "build bench_backward" 90 "$OUT/build.log" cmake --build "$BUILD" -j"$JOBS" --target bench_backward
 phase "build all" 150 "$OUT/build.log" cmake --build "$BUILD" -j"$JOBS" || FAILED_BUILD_ALL=1
+fi  # not PREBUILT
 
 # ---- bitwise replay needs -fmad=false on every .cu file (CMakeLists.txt): check the flags ----
-CUDA_FLAGS_LINE=$(grep -h "^CUDA_FLAGS" "$BUILD/CMakeFiles/stiffgrad.dir/flags.make" 2>/dev/null)
+CUDA_FLAGS_LINE=$(grep -h "^CUDA_FLAGS" "$FLAGS_MAKE" 2>/dev/null)
 note "cuda flags: ${CUDA_FLAGS_LINE#CUDA_FLAGS = }"
 if [[ $CUDA_FLAGS_LINE != *"-fmad=false"* || $CUDA_FLAGS_LINE == *"use_fast_math"* ]]; then
   FAILED=1
@@ -161,11 +203,16 @@ fi
 # ---- GPU tests ----
 GPU_LOG="$OUT/gpu_tests.log"
 # -V: the skip messages and the measured differences ("[ info ]" lines) go to the log.
-phase "gpu tests" 150 "$GPU_LOG" ctest --test-dir "$BUILD" -L gpu -V --output-on-failure --timeout 120
+if [[ -n $PREBUILT ]]; then
+  phase "gpu tests" 270 "$GPU_LOG" "$ROOT/scripts/run_gtest_each.sh" "$GPU_TESTS_BIN" 220 120
+else
+  phase "gpu tests" 150 "$GPU_LOG" ctest --test-dir "$BUILD" -L gpu -V --output-on-failure --timeout 120
+fi
 GPU_RC=$?
 note "--- gpu tests"
 grep -E "tests passed|tests failed|Total Test time" "$GPU_LOG" | tee -a "$REPORT" >/dev/null
 grep -E "\*\*\*Failed|\*\*\*Skipped|\*\*\*Timeout|\(Failed\)|\(Skipped\)|\(Timeout\)" "$GPU_LOG" | head -n 40 >>"$REPORT"
+grep -E "^\[  (FAILED|SKIPPED) \] .* \([0-9]+ ms\)$|^\*\*\* |Failure$" "$GPU_LOG" | head -n 60 >>"$REPORT"
 grep -E "\[ info     \]|\[gpu rollout\]|\[ calib    \]|\[ gpu mlp \]|\[ gpu policy-in-loop \]|\[ gpu shac \]" "$GPU_LOG" | head -n 90 >>"$REPORT"
 # The assertions this check exists for must have run and passed, not skipped or vanished:
 # bitwise replay on the device (forward kernel vs the backward pass's replay), run-to-run
@@ -183,7 +230,8 @@ for t in 'GpuRollout\.ReplayIsBitwise' 'GpuRollout\.GradientsAgreeWithCpu' \
          'GpuPolicyRollout\.CartpoleGradientMatchesTheCpuBackend' \
          'GpuPolicyRollout\.AntOnImpulseFloorGradientMatchesTheCpuBackend' \
          'GpuTrain\.ShacActorGradientMatchesTheCpuBackend' 'GpuTrain\.ShacBcgAndPpoRunOnCuda'; do
-  if grep -qE "Test +#[0-9]+: ([A-Za-z0-9_]+/)?${t}[ .]+ +Passed" "$GPU_LOG"; then
+  if grep -qE "Test +#[0-9]+: ([A-Za-z0-9_]+/)?${t}[ .]+ +Passed" "$GPU_LOG" ||
+     grep -qE "^\[       OK \] ([A-Za-z0-9_]+/)?${t} \(" "$GPU_LOG"; then
     note "required: ${t//\\/} passed"
   else
     FAILED=1
@@ -203,8 +251,30 @@ if ! grep -qE "tests passed" "$GPU_LOG"; then
   note "no ctest summary for the GPU tests (not run?)"
 fi
 
+# ---- training on the CUDA backend: SHAC with its policy loop on the device (the default on
+# CUDA) and on the host (state and controls crossing every step), PPO (host networks), side by
+# side with the CPU backend on this machine; throughput on the G1 (the runs' folders go to /tmp:
+# at most 8 files come back from $OUT) ----
+DATA="${SG_SHARED_DATA:-$ROOT/../shared/data}"
+# The throughput line a phase printed (none if it was stopped first), not an earlier phase's.
+throughput_of() { sed -n "/^=== $1 (/,\$p" "$OUT/train_cuda.log" | grep -E '^throughput' | tail -n 1; }
+note "--- train g1-imitate:run1_subject2, 64 environments, 3 iterations (throughput lines)"
+if [[ -x "$CLI" ]]; then
+  for run in "shac cuda backend" "shac cuda host" "shac cpu host" "ppo cuda auto"; do
+    set -- $run
+    phase "train $1 $2 $3" 60 "$OUT/train_cuda.log" "$CLI" train g1-imitate:run1_subject2 --algo "$1" --backend "$2" \
+      --policy-loop "$3" --envs 64 --iterations 3 --threads 16 --out "/tmp/sg_train_$1_$2_$3" --data "$DATA"
+    note "$1 $2 (policy loop $3): $(throughput_of "train $1 $2 $3")"
+  done
+  # At GPU scale: SHAC+BCG, 1024 environments, the policy loop on the device.
+  phase "train shac-bcg cuda 1024" 75 "$OUT/train_cuda.log" "$CLI" train g1-imitate:run1_subject2 \
+    --algo shac-bcg --backend cuda --envs 1024 --iterations 2 --threads 16 --out /tmp/sg_train_bcg_1024 --data "$DATA"
+  note "shac-bcg cuda, 1024 environments: $(throughput_of "train shac-bcg cuda 1024")"
+else
+  note "the stiffgrad command was not built"
+fi
+
 # ---- benchmark ----
-BENCH="$BUILD/bench/bench_forward"
 note "--- bench_forward --backend cuda"
 if [[ -x "$BENCH" ]]; then
   phase "bench_forward" 90 "$OUT/bench.log" "$BENCH" --backend cuda
@@ -213,7 +283,6 @@ else
   note "bench/bench_forward was not built (not in the tree yet, or the build failed)"
 fi
 
-BENCH_BW="$BUILD/bench/bench_backward"
 note "--- bench_backward --backend cuda --quick"
 if [[ -x "$BENCH_BW" ]]; then
   phase "bench_backward" 60 "$OUT/bench_backward.log" "$BENCH_BW" --backend cuda --quick
@@ -222,26 +291,11 @@ else
   note "bench/bench_backward was not built"
 fi
 
-# ---- training on the CUDA backend: SHAC with its policy loop on the device (the default on
-# CUDA) and on the host (state and controls crossing every step), PPO (host networks), side by
-# side with the CPU backend on this machine; throughput on the G1 ----
-CLI="$BUILD/stiffgrad"
-DATA="${SG_SHARED_DATA:-$ROOT/../shared/data}"
-note "--- train g1-imitate:run1_subject2, 64 environments, 3 iterations (throughput lines)"
-if [[ -x "$CLI" ]]; then
-  for run in "shac cuda backend" "shac cuda host" "shac cpu host" "ppo cuda auto"; do
-    set -- $run
-    phase "train $1 $2 $3" 60 "$OUT/train_cuda.log" "$CLI" train g1-imitate:run1_subject2 --algo "$1" --backend "$2" \
-      --policy-loop "$3" --envs 64 --iterations 3 --threads 16 --out "$OUT/train_$1_$2_$3" --data "$DATA"
-    note "$1 $2 (policy loop $3): $(grep -E '^throughput' "$OUT/train_cuda.log" | tail -n 1)"
-  done
-else
-  note "the stiffgrad command was not built"
-fi
-
 # ---- CPU suite (quick) ----
 CPU_LOG="$OUT/cpu_tests.log"
-if [[ -z "${FAILED_BUILD_ALL:-}" ]]; then
+if [[ -n $PREBUILT ]]; then
+  note "cpu tests: not run (prebuilt: the CPU suite runs where the binaries were built)"
+elif [[ -z "${FAILED_BUILD_ALL:-}" ]]; then
   phase "cpu tests" 120 "$CPU_LOG" ctest --test-dir "$BUILD" -LE gpu -j8 --timeout 100
   note "--- cpu tests"
   grep -E "tests passed|tests failed" "$CPU_LOG" >>"$REPORT"

@@ -11,7 +11,12 @@ std::string shared_data() {
   return SG_SHARED_DATA;
 }
 
-std::string mujoco_models() { return SG_MUJOCO_MODELS; }
+// SG_MUJOCO_MODELS overrides the configured folder: a build run on another machine (the
+// device machine runs binaries built here) finds libmujoco-samples' models elsewhere.
+std::string mujoco_models() {
+  if (const char* env = std::getenv("SG_MUJOCO_MODELS")) return env;
+  return SG_MUJOCO_MODELS;
+}
 
 std::string humanoid_xml() { return mujoco_models() + "/humanoid/humanoid.xml"; }
 
