@@ -3,7 +3,9 @@
 # (scripts/device_check.sh with SG_PREBUILT), so that a crash or a hang in one test is that
 # test's failure and does not hide the others: one process runs them all (a process per test
 # would repeat the CUDA start-up each time); if it dies or hangs inside a test, that test is
-# reported as failed and each test it had not reached runs in a process of its own.
+# reported as failed and each test it had not reached runs in a process of its own. A CUDA
+# error such as an illegal address is sticky: it fails every later test of the process too, so
+# each failed test is run once more alone, and that run's verdict counts (both are printed).
 #
 #   scripts/run_gtest_each.sh BINARY [WHOLE_RUN_TIMEOUT_S] [PER_TEST_TIMEOUT_S] [GTEST_FILTER]
 #
@@ -41,25 +43,28 @@ count() {
 out=$(timeout --kill-after=5 "$WHOLE" "$BIN" --gtest_filter="$FILTER" --gtest_color=no 2>&1)
 rc=$?
 echo "$out"
-PENDING=()
+ALONE=()
 for t in "${TESTS[@]}"; do
   v=$(verdict "$out" "$t")
-  if [[ -n $v ]]; then
+  if [[ $v == passed || $v == skipped ]]; then
     count "$v"
-  elif grep -qF "[ RUN      ] $t" <<<"$out"; then
-    echo "*** $t crashed or hung (the run's status $rc)"
-    ((++failed))
   else
-    PENDING+=("$t")
+    # failed, crashed or hung, or never reached (the run died first): once more, alone
+    if [[ $v == failed ]]; then
+      echo "*** $t failed in the whole run; running it alone"
+    elif grep -qF "[ RUN      ] $t" <<<"$out"; then
+      echo "*** $t crashed or hung in the whole run (its status $rc); running it alone"
+    fi
+    ALONE+=("$t")
   fi
 done
-# Tests the run never reached (it died first): one process each.
-for t in "${PENDING[@]}"; do
+for t in "${ALONE[@]}"; do
   out=$(timeout --kill-after=5 "$PER_TEST" "$BIN" --gtest_filter="$t" --gtest_color=no 2>&1)
   rc=$?
   echo "$out"
   v=$(verdict "$out" "$t")
-  [[ -z $v ]] && echo "*** $t crashed or hung (status $rc)"
+  [[ -z $v ]] && echo "*** $t crashed or hung alone (status $rc)"
+  echo "gtest-each: alone, $t ${v:-crashed or hung}"
   count "${v:-failed}"
 done
 echo "gtest-each: $passed tests passed, $failed failed, $skipped skipped, out of ${#TESTS[@]}"
