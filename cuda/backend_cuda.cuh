@@ -87,7 +87,13 @@ namespace cuda_detail {
 // demand of one block modest (several blocks fit per SM for occupancy), still gives the
 // scheduler 4 warps per block to hide global-memory latency, and for small batches
 // (a few hundred environments) spreads the work over more SMs than 256 or 512 would.
+// SG_CUDA_BLOCK_SIZE overrides it at build time (-DSG_CUDA_BLOCK_SIZE=32 in CMAKE_CUDA_FLAGS), to
+// measure small batches: with 128, 64 environments run as one block on one of the H200's 132 SMs.
+#ifdef SG_CUDA_BLOCK_SIZE
+constexpr int kBlockSize = SG_CUDA_BLOCK_SIZE;
+#else
 constexpr int kBlockSize = 128;
+#endif
 static_assert(kBlockSize % 32 == 0, "whole warps only");
 
 // RAII owner of a device allocation (freed without throwing).
