@@ -27,8 +27,8 @@
 #   SG_DEBS_DIR     a folder of .deb files to install offline (the device machine has no
 #                   network; apt-get can only use what is already there or carried)
 #   SG_PREBUILT     a folder made here by scripts/device_pack.sh (the executables, the shared
-#                   libraries they need, the data): no packages, no build; the GPU tests run one
-#                   process per test (scripts/run_gtest_each.sh) and the CPU suite is left to
+#                   libraries they need, the data): no packages, no build; the GPU tests run in
+#                   one process, each failure rerun alone (scripts/run_gtest_each.sh); the CPU suite is left to
 #                   the machine that built them. The device machine has nvcc but none of the
 #                   Debian packages, and no network: this is how the check runs there.
 set -uo pipefail

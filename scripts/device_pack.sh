@@ -7,6 +7,9 @@
 #
 # BUILD_DIR must be configured with -DSTIFFGRAD_CUDA=ON and CMAKE_CUDA_ARCHITECTURES holding 90
 # (the H200), with stiffgrad_gpu_tests, stiffgrad_cli, bench_forward and bench_backward built.
+# Configure it with -DBUILD_SHARED_LIBS=ON -DCMAKE_CUDA_ARCHITECTURES=90-real: a static build
+# puts the ~23 MB of device code in each of the four executables, and a device call carries at
+# most 64 MiB with the working tree (the shared pack is about 27 MB).
 # PACK_DIR (ignored by git; never committed) receives:
 #   bin/   the four executables
 #   lib/   the shared libraries they need that are not glibc's or the CUDA driver's, as ldd

@@ -9,8 +9,10 @@
 #
 #   scripts/run_gtest_each.sh BINARY [WHOLE_RUN_TIMEOUT_S] [PER_TEST_TIMEOUT_S] [GTEST_FILTER]
 #
-# Prints the tests' own output, "*** NAME crashed or hung (status S)" for a test that died
-# without a verdict, and a last line "gtest-each: P tests passed, F failed, S skipped, out of N".
+# Prints the tests' own output, a "*** NAME ..." line for each test the whole run failed or lost
+# (crashed, hung), a "gtest-each: alone, NAME VERDICT" line for each rerun alone (the verdict
+# that counts, as in ctest, which runs every test in a process of its own), and a last line
+# "gtest-each: P tests passed, F failed, S skipped, out of N".
 # Exits 1 when a test failed or died, or when the binary lists no test.
 set -uo pipefail
 
