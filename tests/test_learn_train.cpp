@@ -95,6 +95,7 @@ TEST(Train, PpoRecordsAreConsistent) {
     EXPECT_GT(r.log[i].actor_grad_norm, 0.0);
     EXPECT_EQ(r.log[i].adjoint_s, 0.0);  // PPO takes no simulator gradients
   }
+  sgtest::expect_time_split_within_wall(r, "ppo");
   EXPECT_EQ(r.policy.algorithm, "ppo");
   EXPECT_EQ(r.policy.actor_sizes.front(), task->obs_dim());
   EXPECT_EQ(r.policy.actor_sizes.back(), task->act_dim());
@@ -117,6 +118,7 @@ TEST(Train, ShacBcgBundlesOnTheAntsFloor) {
     EXPECT_TRUE(std::isfinite(l.actor_grad_norm));
     EXPECT_GT(l.adjoint_s, 0.0);
   }
+  sgtest::expect_time_split_within_wall(r, "shac-bcg");
   EXPECT_EQ(r.policy.algorithm, "shac-bcg");
 }
 

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "host/learn/stream_timer.hpp"
 #include "host/learn/train_core.hpp"
 
 namespace stiffgrad::learn {
@@ -33,6 +34,9 @@ TrainResult train_ppo(TrainerCore& c, const std::function<void(const IterationLo
   TrainResult result;
   const auto now = [] { return std::chrono::steady_clock::now(); };
   const auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
+  // the steps' own time (CUDA events on the simulator's stream, the host clock on the CPU); the
+  // rest of the rollout phase (observations, actor, sampling, records) is the networks'
+  const std::unique_ptr<StreamTimer> step_timer = make_stream_timer(c.sim->cuda_stream(), H);
 
   const TrainerCore::NamedOptimizers optimizers{{"adam.actor", &actor_opt}, {"adam.critic.0", &critic_opt}};
   for (int it = c.begin_run(result, optimizers, on_iteration); it < o.iterations; ++it) {
@@ -40,22 +44,23 @@ TrainResult train_ppo(TrainerCore& c, const std::function<void(const IterationLo
     actor_opt.set_lr(linear_decay(o.ppo_lr, o.lr_end, it, o.iterations));
     critic_opt.set_lr(linear_decay(o.ppo_lr, o.lr_end, it, o.iterations));
     c.start_horizon();
+    const auto rollout_start = now();
     for (int t = 0; t < H; ++t) {
-      auto t0 = now();
       c.observe(t);
       c.actor_forward(t, act_ws);
       c.sample_actions(t);
       for (int i = 0; i < N * na; ++i) act_f[static_cast<std::size_t>(t) * N * na + i] = static_cast<float>(c.A[static_cast<std::size_t>(t) * N * na + i]);
       gaussian_log_prob(c.MU.data() + static_cast<std::size_t>(t) * N * na, c.log_std.data(),
                         act_f.data() + static_cast<std::size_t>(t) * N * na, N, na, logp_old.data() + static_cast<std::size_t>(t) * N);
-      auto t1 = now();
+      step_timer->begin();
       c.sim->step(c.CTRL.data());
-      sim_s += secs(t1, now());
-      net_s += secs(t0, t1);
+      step_timer->end();
       c.record_step(t);
     }
-    c.observe(H);
+    c.observe(H);  // downloads the last state: every step has run
     auto tn = now();
+    sim_s = step_timer->collect();
+    net_s = secs(rollout_start, tn) - sim_s;
     c.critics[0].forward(c.x(0), (H + 1) * N, values.data(), value_ws);
     const double scale = c.reward_scale();
 

@@ -41,7 +41,8 @@ Shac::Shac(TrainerCore& c)
       n_actor_(c.actor.num_params()),
       actor_opt_(n_actor_ + c.na, AdamOptions{c.o.actor_lr, c.o.beta1, c.o.beta2, 1e-8}),
       grad_actor_(n_actor_ + c.na),
-      grad_critic_(c.critics[0].num_params()) {
+      grad_critic_(c.critics[0].num_params()),
+      step_timer_(make_stream_timer(c.sim->cuda_stream(), c.H)) {
   const int H = c.H, N = c.nenv;
   for (std::size_t k = 0; k < c.critics.size(); ++k) {
     critic_ws_.push_back(c.target_critics[k].make_workspace(H * N));
@@ -88,20 +89,21 @@ double Shac::actor_pass(bool gradient) {
   if (loop_) {
     forward_backend();
   } else {
+    const auto t0 = now();
     rollout_.begin(bundle_seed());
     for (int t = 0; t < H; ++t) {
-      auto t0 = now();
       c.observe(t);
       c.actor_forward(t, actor_ws_[t]);
       c.sample_actions(t);
-      auto t1 = now();
+      step_timer_->begin();
       rollout_.step(c.CTRL.data());
-      auto t2 = now();
+      step_timer_->end();
       c.record_step(t);
-      net_s_ += secs(t0, t1);
-      sim_s_ += secs(t1, t2);
     }
-    c.observe(H);
+    c.observe(H);  // downloads the last state: every step has run
+    const double steps_s = step_timer_->collect();
+    sim_s_ += steps_s;
+    net_s_ += secs(t0, now()) - steps_s;
   }
 
   // ---- target critic at s_1 .. s_H (bootstrap values of the loss and the TD(λ) targets)
@@ -254,24 +256,24 @@ void Shac::forward_backend() {
   }
   loop_->begin_horizon(c.log_std, c.obs_rms, c.EPS.data(), ref_.data());
   rollout_.begin(bundle_seed());
-  double loop_s = secs(t0, now());
   for (int t = 0; t < H; ++t) {
-    auto t1 = now();
     loop_->observe(t);
     const void* ctrl = loop_->act(t);
-    auto t2 = now();
+    step_timer_->begin();
     rollout_.step_backend_ctrl(ctrl);
-    auto t3 = now();
+    step_timer_->end();
     loop_->record_status(t);
-    loop_s += secs(t1, t2) + secs(t3, now());
-    sim_s_ += secs(t2, t3);
   }
-  auto t4 = now();
   loop_->observe(H);
-  // the horizon's records, once, then the host's rewards and episode ends step by step
+  // the horizon's records, once (this waits for the stream: every step has run), then the
+  // host's rewards and episode ends step by step
   loop_->download(c.Q.data(), c.V.data(), c.OBS.data(), c.X.data(), c.MU.data(), c.A.data(), status_rows_.data());
+  const double steps_s = step_timer_->collect();
   for (int t = 0; t < H; ++t) c.score_step(t, status_rows_.data() + sz(t) * N);
-  net_s_ += loop_s + secs(t4, now());
+  // the steps' device time is the simulation's; the rest of the phase (the policy's kernels,
+  // the transfers, the host's scoring) the networks'
+  sim_s_ += steps_s;
+  net_s_ += secs(t0, now()) - steps_s;
 }
 
 void Shac::backward_backend() {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "host/learn/policy_loop.hpp"
+#include "host/learn/stream_timer.hpp"
 #include "host/learn/train_core.hpp"
 #include "stiffgrad/rollout.hpp"
 
@@ -70,6 +71,9 @@ class Shac {
   std::vector<float> targets_, inputs_, batch_x_, batch_y_, batch_dy_;
   std::vector<int> order_;
   double sim_s_ = 0, adj_s_ = 0, net_s_ = 0;
+  // the forward steps' own time (CUDA events on the simulator's stream, the host clock on the
+  // CPU), H intervals per horizon; the rest of the forward phase is the networks'
+  std::unique_ptr<StreamTimer> step_timer_;
   int nonfinite_grad_ = 0;
   int iteration_ = 0;                  // the iteration being run (iterate's)
 };

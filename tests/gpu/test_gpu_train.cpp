@@ -99,6 +99,7 @@ TEST(GpuTrain, ShacBcgAndPpoRunOnCuda) {
       EXPECT_EQ(l.nonfinite, 0) << algorithm_name(algo);
     }
     if (algo == Algorithm::ShacBcg) EXPECT_GT(r.log.back().bundle_rate, 0.0);
+    sgtest::expect_time_split_within_wall(r, algorithm_name(algo).c_str());
   }
 }
 
