@@ -30,7 +30,7 @@ const char* const kTrainHelp =
     "                       [--policy-loop auto|host|backend] [--explicit-servos]\n"
     "                       [--servo-targets home|reference] [--action-scale X] [--clip-window B:E]\n"
     "                       [--eval-every N] [--eval-episodes E] [--init POLICY.sgp]\n"
-    "                       [--checkpoint-every K] [--resume CHECKPOINT]\n"
+    "                       [--checkpoint-every K] [--resume CHECKPOINT] [--policy-every K]\n"
     "TASK: cartpole-swingup, ant-run, g1-imitate:CLIP (CLIP: a file stem in DATA/motions/lafan1_g1,\n"
     "e.g. run1_subject2). Defaults: 64 environments, 500 iterations of a 32-step horizon, seed 0,\n"
     "the CPU backend, DIR train_TASK_ALGO, the Impulse contact model at kappa 300 for contact tasks.\n"
@@ -65,6 +65,9 @@ const char* const kTrainHelp =
     "same command (every option must equal the checkpoint's but --threads, --policy-loop and\n"
     "--checkpoint-every; an error names each difference) and rewrites DIR/log.csv whole; it equals\n"
     "the uninterrupted run bit for bit.\n"
+    "--policy-every K: after every K-th iteration, the policy as it stands to DIR/policy_itN.sgp\n"
+    "(N: iterations done), e.g. to evaluate the run in MuJoCo at a fraction of its budget; like the\n"
+    "evaluations it changes nothing in training.\n"
     "Writes DIR/log.csv (one row per iteration), DIR/policy.sgp (stiffgrad eval reads it) and,\n"
     "with gnuplot installed, DIR/return_vs_steps.png, return_vs_time.png, grad_norm.png and\n"
     "bundle_rate.png. Progress on stderr; the last line of stdout is `final mean return: X`.\n"
@@ -254,6 +257,10 @@ int cmd_train(const Args& a) {
   if (a.has("checkpoint-every")) {
     o.checkpoint_every = static_cast<int>(parse_int_in(a.get("checkpoint-every"), "--checkpoint-every", 1, 100000000));
     o.checkpoint_path = dir + "/checkpoint.sgc";
+  }
+  if (a.has("policy-every")) {
+    o.snapshot_every = static_cast<int>(parse_int_in(a.get("policy-every"), "--policy-every", 1, 100000000));
+    o.snapshot_dir = dir;
   }
   if (a.has("resume")) {
     if (a.has("init")) throw UsageError("--init and --resume exclude each other (a checkpoint holds the whole run)");

@@ -481,7 +481,7 @@ int main(int argc, char** argv) {
                                                    "threads", "contact", "kappa", "episode-steps", "data", "actor-lr",
                                                    "critic-lr", "ppo-lr", "log-std", "tau", "reward", "action-rate", "critics", "disc-replay", "disc-minibatches", "policy-loop",
                                                    "eval-every", "eval-episodes", "servo-targets", "action-scale", "clip-window", "init",
-                                                   "checkpoint-every", "resume"}));
+                                                   "checkpoint-every", "resume", "policy-every"}));
     }
     if (cmd == "eval") {
       if (wants_help(argc, argv)) return std::fputs(kEvalHelp, stdout), 0;

@@ -15,6 +15,9 @@
 # from it (train --resume), its progress appended to progress.txt.
 # EVAL_ONLY=1: no training, only the evaluations of the policies already in OUT_DIR (runs without
 # OUT_DIR/RUN/policy.sgp are skipped with a message).
+# The *_snapshots row reruns g1_shac_bcg_lr2e3_n64_w95_800 with policy snapshots every 40
+# iterations (--policy-every, which changes nothing in training: its log must equal that run's),
+# to evaluate the run in MuJoCo at a tenth of PPO's budget.
 # A row's own --seed overrides the --seed 0 given to every run (the last one counts).
 # Usage: scripts/train_experiments.sh [BUILD_DIR] [OUT_DIR] [RUN ...]   (default: every run)
 set -euo pipefail
@@ -94,6 +97,7 @@ g1_shac_lr2e3_n64_w95_long_k1000 $G1 shac 64 400 --actor-lr 2e-3 --critics 1 --a
 g1_shac_lr2e3_n64_w95_long_k100 $G1 shac 64 400 --actor-lr 2e-3 --critics 1 --action-rate 0 --eval-every 20 --servo-targets reference --clip-window 95:105 --kappa 100
 g1_shac_lr2e3_n64_w95_long_k50 $G1 shac 64 400 --actor-lr 2e-3 --critics 1 --action-rate 0 --eval-every 20 --servo-targets reference --clip-window 95:105 --kappa 50 --checkpoint-every 20
 g1_shac_bcg_lr2e3_n64_w95_800 $G1 shac-bcg 64 800 --actor-lr 2e-3 --critics 1 --action-rate 0 --eval-every 40 --servo-targets reference --clip-window 95:105 --checkpoint-every 10
+g1_shac_bcg_lr2e3_n64_w95_800_snapshots $G1 shac-bcg 64 800 --actor-lr 2e-3 --critics 1 --action-rate 0 --eval-every 40 --servo-targets reference --clip-window 95:105 --checkpoint-every 20 --policy-every 40
 g1_ppo_n64_w95   $G1              ppo      64 400 --action-rate 0 --eval-every 20 --servo-targets reference --clip-window 95:105
 g1_ppo_n64_w95_4000 $G1           ppo      64 4000 --action-rate 0 --eval-every 50 --servo-targets reference --clip-window 95:105 --checkpoint-every 50
 g1_ppo_w95       $G1              ppo      16 1500 --action-rate 0 --eval-every 100 --servo-targets reference --clip-window 95:105

@@ -184,6 +184,42 @@ TEST(Train, SavedPolicyRoundTripActsTheSame) {
   std::filesystem::remove(path);
 }
 
+// Policy snapshots (train --policy-every): the file after the last iteration is the run's final
+// policy bit for bit, earlier ones differ from it, and taking them changes nothing in training.
+TEST(Train, PolicySnapshotsAreThePolicyAsItStoodAndChangeNothing) {
+  auto task = make_task("cartpole-swingup", sgtest::learn_task_options());
+  TrainOptions o = defaults_for("cartpole-swingup", Algorithm::Ppo);
+  o.nenv = 8;
+  o.iterations = 4;
+  const TrainResult plain = train(*task, "cartpole-swingup", o);
+  const std::string dir = unique_temp("snapshots");
+  std::filesystem::create_directories(dir);
+  TrainOptions snap = o;
+  snap.snapshot_every = 2;
+  snap.snapshot_dir = dir;
+  const TrainResult snapped = train(*task, "cartpole-swingup", snap);
+  ASSERT_EQ(snapped.log.size(), plain.log.size());
+  for (std::size_t i = 0; i < plain.log.size(); ++i) {
+    EXPECT_EQ(snapped.log[i].mean_step_reward, plain.log[i].mean_step_reward) << i;
+    EXPECT_EQ(snapped.log[i].actor_loss, plain.log[i].actor_loss) << i;
+    EXPECT_EQ(snapped.log[i].critic_loss, plain.log[i].critic_loss) << i;
+  }
+  EXPECT_EQ(snapped.policy.actor_params, plain.policy.actor_params);
+  ASSERT_TRUE(std::filesystem::exists(dir + "/policy_it2.sgp"));
+  ASSERT_TRUE(std::filesystem::exists(dir + "/policy_it4.sgp"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/policy_it1.sgp"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/policy_it3.sgp"));
+  const PolicyFile last = load_policy(dir + "/policy_it4.sgp"), second = load_policy(dir + "/policy_it2.sgp");
+  EXPECT_EQ(last.actor_params, plain.policy.actor_params);
+  EXPECT_EQ(last.log_std, plain.policy.log_std);
+  EXPECT_EQ(last.obs_mean, plain.policy.obs_mean);
+  EXPECT_NE(second.actor_params, plain.policy.actor_params);
+  std::filesystem::remove_all(dir);
+  TrainOptions no_dir = o;
+  no_dir.snapshot_every = 1;
+  EXPECT_THROW(train(*task, "cartpole-swingup", no_dir), std::invalid_argument);
+}
+
 // TrainOptions::init_policy: a run goes on from a saved policy. With the actor's learning rate
 // at 0 its actor and log-std stay the file's bit for bit, and the observation statistics go on
 // from the file's count; without the warm start the same settings give the seed's actor.
@@ -266,7 +302,7 @@ double value_after(const std::string& text, const std::string& key) {
 
 TEST(TrainCli, TrainWritesLogPolicyAndFinalLineAndEvalRunsInMujoco) {
   const std::string dir = unique_temp("train_out");
-  const ::Run t = run_cli("train cartpole-swingup --algo shac --envs 8 --iterations 3 --eval-every 2 --eval-episodes 2 --out " + dir +
+  const ::Run t = run_cli("train cartpole-swingup --algo shac --envs 8 --iterations 3 --eval-every 2 --eval-episodes 2 --policy-every 2 --out " + dir +
                         " --data " + sgtest::shared_data());
   ASSERT_EQ(t.status, 0) << t.err;
   // the last line of stdout
@@ -288,6 +324,8 @@ TEST(TrainCli, TrainWritesLogPolicyAndFinalLineAndEvalRunsInMujoco) {
   }
   EXPECT_EQ(rows, 3);
   ASSERT_TRUE(std::filesystem::exists(dir + "/policy.sgp"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/policy_it2.sgp"));  // --policy-every 2
+  EXPECT_FALSE(std::filesystem::exists(dir + "/policy_it3.sgp"));
   EXPECT_NE(t.err.find("it 3/3"), std::string::npos) << t.err;
 
   const ::Run e = run_cli("eval " + dir + "/policy.sgp --in mujoco --episodes 2 --data " + sgtest::shared_data());

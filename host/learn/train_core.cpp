@@ -1,5 +1,7 @@
 #include "host/learn/train_core.hpp"
 
+#include "stiffgrad/learn/policy_file.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -135,6 +137,9 @@ TrainerCore::TrainerCore(Task& t, const std::string& spec, const TrainOptions& o
   prev_action_.assign(static_cast<std::size_t>(nenv) * na, 0);
   log_std.assign(na, static_cast<float>(o.init_log_std));
   if (o.checkpoint_every < 0) throw std::invalid_argument("train: checkpoint_every must be >= 0");
+  if (o.snapshot_every < 0) throw std::invalid_argument("train: snapshot_every must be >= 0");
+  if (o.snapshot_every > 0 && o.snapshot_dir.empty())
+    throw std::invalid_argument("train: snapshot_every > 0 needs a snapshot_dir");
   if (!o.checkpoint_path.empty() || !o.resume_from.empty()) {
     if (!o.init_policy.empty() && !o.resume_from.empty())
       throw std::invalid_argument("train: --init and --resume exclude each other (a checkpoint holds the whole run)");
@@ -427,6 +432,11 @@ void TrainerCore::finish_iteration(IterationLog log, TrainResult& result,
     log.eval_tracking_error = e.tracking_error;
     log.eval_falls = e.falls;
     log.eval_episodes = e.episodes;
+  }
+  if (o.snapshot_every > 0 && (log.iteration + 1) % o.snapshot_every == 0) {
+    const auto t0 = std::chrono::steady_clock::now();
+    save_policy(o.snapshot_dir + "/policy_it" + std::to_string(log.iteration + 1) + ".sgp", policy_file());
+    eval_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
   result.log.push_back(log);
   if (on_iteration) on_iteration(log);

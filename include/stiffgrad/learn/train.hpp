@@ -97,6 +97,13 @@ struct TrainOptions {
   std::string checkpoint_path;
   int checkpoint_every = 0;        // 0: no checkpoints
   std::string resume_from;
+  // Policy snapshots: after every snapshot_every-th iteration (not the last unless it is one),
+  // the policy as it stands to snapshot_dir/policy_itK.sgp (K: iterations done; save_policy's
+  // format), e.g. to evaluate a run in MuJoCo at a fraction of its budget. Like evaluations,
+  // they count neither in env-steps nor in the training time, and do not change training (so
+  // they are not part of the options a resumed run must share).
+  std::string snapshot_dir;
+  int snapshot_every = 0;          // 0: no snapshots
 };
 
 // The options a resumed run must share with its checkpoint, as "key=value" lines.
