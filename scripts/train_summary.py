@@ -218,6 +218,7 @@ REF_RUNS = ["g1_shac_ref", "g1_shac_bcg_ref", "g1_ppo_ref", "g1_shac_ref_seed1",
 W95_RUNS = ["g1_shac_w95", "g1_shac_bcg_w95", "g1_ppo_w95", "g1_shac_lr2e3_n64_w95", "g1_shac_lr2e3_n64_w95_long",
             "g1_shac_lr2e3_n64_w95_long_seed1", "g1_ppo_n64_w95", "g1_shac_ref", "g1_ppo_ref", "g1_shac_lr2e3_n64_ref"]
 # the long runs on the window (64 environments): two seeds, 800 iterations, kappa 1000, PPO
+W95_10X_RUNS = ["g1_shac_bcg_lr2e3_n64_w95_800", "g1_shac_lr2e3_n64_w95_800", "g1_ppo_n64_w95_4000"]
 W95_LONG_RUNS = ["g1_shac_lr2e3_n64_w95_long", "g1_shac_lr2e3_n64_w95_long_seed1", "g1_shac_lr2e3_n64_w95_800",
                  "g1_shac_bcg_lr2e3_n64_w95_800", "g1_shac_lr2e3_n64_w95_long_k100",
                  "g1_shac_lr2e3_n64_w95_long_k1000", "g1_ppo_n64_w95", "g1_ppo_n64_w95_4000"]
@@ -281,6 +282,14 @@ PLOTS = [
      "environment steps", 2, 18, W95_LONG_RUNS),
     ("g1_w95_long_eval_falls_steps.png", "g1-imitate, clip window 95-105 s, 64 environments: falls of 5 deterministic episodes",
      "environment steps", 2, 19, W95_LONG_RUNS),
+    # the 10x comparison on the stretch: SHAC+BCG and SHAC (1.64 M env-steps) against PPO at 8.2 M,
+    # environment steps on a log scale (the 7th field)
+    ("g1_w95_10x_tracking_steps.png", "g1-imitate, clip window 95-105 s, 64 environments: training tracking error",
+     "environment steps (log scale)", 2, 15, W95_10X_RUNS, True),
+    ("g1_w95_10x_eval_falls_steps.png", "g1-imitate, clip window 95-105 s, 64 environments: falls of 5 deterministic episodes",
+     "environment steps (log scale)", 2, 19, W95_10X_RUNS, True),
+    ("g1_w95_10x_eval_tracking_steps.png", "g1-imitate, clip window 95-105 s, 64 environments: deterministic episodes",
+     "environment steps (log scale)", 2, 20, W95_10X_RUNS, True),
     # train --eval-every: deterministic episodes to a fall (columns 18 and 20)
     ("g1_eval_length_steps.png", "g1-imitate:run1_subject2, Impulse floor: deterministic episodes (train --eval-every)",
      "environment steps", 2, 18, ["g1_shac", "g1_shac_bcg", "g1_ppo", "g1_shac_long"]),
@@ -298,7 +307,8 @@ def write_plots(out):
     with open(os.path.join(out, "plots.gp"), "w") as f:
         f.write("# written by scripts/train_summary.py\nset datafile separator ','\nset terminal pngcairo size 800,500 noenhanced\n"
                 "set grid\nset key right bottom\n")
-        for png, title, xlabel, x, y, runs in PLOTS:
+        for png, title, xlabel, x, y, runs, *rest in PLOTS:
+            logx = bool(rest and rest[0])
             present = [r for r in runs if os.path.exists(os.path.join(out, r, "log.csv"))]
             if y in EVAL_COLUMNS:  # only runs with evaluations, only their evaluated rows
                 present = [r for r in present if any(math.isfinite(row.get("eval_return", float("nan")))
@@ -306,11 +316,17 @@ def write_plots(out):
             if not present:
                 continue
             key = "left top" if y == 17 else "right bottom"  # returns that fall back would sit under the key
+            if logx:
+                key = "left bottom"  # the log-scale comparisons fall from the top left
             f.write(f"set output '{png}'\nset title '{title}'\nset xlabel '{xlabel}'\nset ylabel '{ylabel[y]}'\n"
                     f"set key {key}\n")
             source = (lambda r: f"'< grep -v \",,,,$\" {r}/log.csv'") if y in EVAL_COLUMNS else (lambda r: f"'{r}/log.csv'")
             style = "linespoints" if y in EVAL_COLUMNS else "lines"
+            if logx:
+                f.write("set logscale x\n")
             f.write("plot " + ", ".join(f"{source(r)} using {x}:{y} skip 1 with {style} lw 2 title '{r}'" for r in present) + "\n")
+            if logx:
+                f.write("unset logscale x\n")
 
 
 if __name__ == "__main__":

@@ -146,19 +146,43 @@ set title 'g1-imitate, clip window 95-105 s, 64 environments: long runs'
 set xlabel 'environment steps'
 set ylabel 'mean return (last 64 episodes)'
 set key right bottom
-plot 'g1_shac_lr2e3_n64_w95_long/log.csv' using 2:4 skip 1 with lines lw 2 title 'g1_shac_lr2e3_n64_w95_long', 'g1_shac_lr2e3_n64_w95_long_seed1/log.csv' using 2:4 skip 1 with lines lw 2 title 'g1_shac_lr2e3_n64_w95_long_seed1', 'g1_shac_lr2e3_n64_w95_800/log.csv' using 2:4 skip 1 with lines lw 2 title 'g1_shac_lr2e3_n64_w95_800', 'g1_shac_bcg_lr2e3_n64_w95_800/log.csv' using 2:4 skip 1 with lines lw 2 title 'g1_shac_bcg_lr2e3_n64_w95_800', 'g1_shac_lr2e3_n64_w95_long_k100/log.csv' using 2:4 skip 1 with lines lw 2 title 'g1_shac_lr2e3_n64_w95_long_k100', 'g1_shac_lr2e3_n64_w95_long_k1000/log.csv' using 2:4 skip 1 with lines lw 2 title 'g1_shac_lr2e3_n64_w95_long_k1000', 'g1_ppo_n64_w95/log.csv' using 2:4 skip 1 with lines lw 2 title 'g1_ppo_n64_w95'
+plot 'g1_shac_lr2e3_n64_w95_long/log.csv' using 2:4 skip 1 with lines lw 2 title 'g1_shac_lr2e3_n64_w95_long', 'g1_shac_lr2e3_n64_w95_long_seed1/log.csv' using 2:4 skip 1 with lines lw 2 title 'g1_shac_lr2e3_n64_w95_long_seed1', 'g1_shac_lr2e3_n64_w95_800/log.csv' using 2:4 skip 1 with lines lw 2 title 'g1_shac_lr2e3_n64_w95_800', 'g1_shac_bcg_lr2e3_n64_w95_800/log.csv' using 2:4 skip 1 with lines lw 2 title 'g1_shac_bcg_lr2e3_n64_w95_800', 'g1_shac_lr2e3_n64_w95_long_k100/log.csv' using 2:4 skip 1 with lines lw 2 title 'g1_shac_lr2e3_n64_w95_long_k100', 'g1_shac_lr2e3_n64_w95_long_k1000/log.csv' using 2:4 skip 1 with lines lw 2 title 'g1_shac_lr2e3_n64_w95_long_k1000', 'g1_ppo_n64_w95/log.csv' using 2:4 skip 1 with lines lw 2 title 'g1_ppo_n64_w95', 'g1_ppo_n64_w95_4000/log.csv' using 2:4 skip 1 with lines lw 2 title 'g1_ppo_n64_w95_4000'
 set output 'g1_w95_long_eval_length_steps.png'
 set title 'g1-imitate, clip window 95-105 s, 64 environments: deterministic episodes'
 set xlabel 'environment steps'
 set ylabel 'episode length to a fall (control steps)'
 set key right bottom
-plot '< grep -v ",,,,$" g1_shac_lr2e3_n64_w95_long/log.csv' using 2:18 skip 1 with linespoints lw 2 title 'g1_shac_lr2e3_n64_w95_long', '< grep -v ",,,,$" g1_shac_lr2e3_n64_w95_long_seed1/log.csv' using 2:18 skip 1 with linespoints lw 2 title 'g1_shac_lr2e3_n64_w95_long_seed1', '< grep -v ",,,,$" g1_shac_lr2e3_n64_w95_800/log.csv' using 2:18 skip 1 with linespoints lw 2 title 'g1_shac_lr2e3_n64_w95_800', '< grep -v ",,,,$" g1_shac_bcg_lr2e3_n64_w95_800/log.csv' using 2:18 skip 1 with linespoints lw 2 title 'g1_shac_bcg_lr2e3_n64_w95_800', '< grep -v ",,,,$" g1_shac_lr2e3_n64_w95_long_k100/log.csv' using 2:18 skip 1 with linespoints lw 2 title 'g1_shac_lr2e3_n64_w95_long_k100', '< grep -v ",,,,$" g1_shac_lr2e3_n64_w95_long_k1000/log.csv' using 2:18 skip 1 with linespoints lw 2 title 'g1_shac_lr2e3_n64_w95_long_k1000', '< grep -v ",,,,$" g1_ppo_n64_w95/log.csv' using 2:18 skip 1 with linespoints lw 2 title 'g1_ppo_n64_w95'
+plot '< grep -v ",,,,$" g1_shac_lr2e3_n64_w95_long/log.csv' using 2:18 skip 1 with linespoints lw 2 title 'g1_shac_lr2e3_n64_w95_long', '< grep -v ",,,,$" g1_shac_lr2e3_n64_w95_long_seed1/log.csv' using 2:18 skip 1 with linespoints lw 2 title 'g1_shac_lr2e3_n64_w95_long_seed1', '< grep -v ",,,,$" g1_shac_lr2e3_n64_w95_800/log.csv' using 2:18 skip 1 with linespoints lw 2 title 'g1_shac_lr2e3_n64_w95_800', '< grep -v ",,,,$" g1_shac_bcg_lr2e3_n64_w95_800/log.csv' using 2:18 skip 1 with linespoints lw 2 title 'g1_shac_bcg_lr2e3_n64_w95_800', '< grep -v ",,,,$" g1_shac_lr2e3_n64_w95_long_k100/log.csv' using 2:18 skip 1 with linespoints lw 2 title 'g1_shac_lr2e3_n64_w95_long_k100', '< grep -v ",,,,$" g1_shac_lr2e3_n64_w95_long_k1000/log.csv' using 2:18 skip 1 with linespoints lw 2 title 'g1_shac_lr2e3_n64_w95_long_k1000', '< grep -v ",,,,$" g1_ppo_n64_w95/log.csv' using 2:18 skip 1 with linespoints lw 2 title 'g1_ppo_n64_w95', '< grep -v ",,,,$" g1_ppo_n64_w95_4000/log.csv' using 2:18 skip 1 with linespoints lw 2 title 'g1_ppo_n64_w95_4000'
 set output 'g1_w95_long_eval_falls_steps.png'
 set title 'g1-imitate, clip window 95-105 s, 64 environments: falls of 5 deterministic episodes'
 set xlabel 'environment steps'
 set ylabel 'falls (of the evaluated episodes)'
 set key right bottom
-plot '< grep -v ",,,,$" g1_shac_lr2e3_n64_w95_long/log.csv' using 2:19 skip 1 with linespoints lw 2 title 'g1_shac_lr2e3_n64_w95_long', '< grep -v ",,,,$" g1_shac_lr2e3_n64_w95_long_seed1/log.csv' using 2:19 skip 1 with linespoints lw 2 title 'g1_shac_lr2e3_n64_w95_long_seed1', '< grep -v ",,,,$" g1_shac_lr2e3_n64_w95_800/log.csv' using 2:19 skip 1 with linespoints lw 2 title 'g1_shac_lr2e3_n64_w95_800', '< grep -v ",,,,$" g1_shac_bcg_lr2e3_n64_w95_800/log.csv' using 2:19 skip 1 with linespoints lw 2 title 'g1_shac_bcg_lr2e3_n64_w95_800', '< grep -v ",,,,$" g1_shac_lr2e3_n64_w95_long_k100/log.csv' using 2:19 skip 1 with linespoints lw 2 title 'g1_shac_lr2e3_n64_w95_long_k100', '< grep -v ",,,,$" g1_shac_lr2e3_n64_w95_long_k1000/log.csv' using 2:19 skip 1 with linespoints lw 2 title 'g1_shac_lr2e3_n64_w95_long_k1000', '< grep -v ",,,,$" g1_ppo_n64_w95/log.csv' using 2:19 skip 1 with linespoints lw 2 title 'g1_ppo_n64_w95'
+plot '< grep -v ",,,,$" g1_shac_lr2e3_n64_w95_long/log.csv' using 2:19 skip 1 with linespoints lw 2 title 'g1_shac_lr2e3_n64_w95_long', '< grep -v ",,,,$" g1_shac_lr2e3_n64_w95_long_seed1/log.csv' using 2:19 skip 1 with linespoints lw 2 title 'g1_shac_lr2e3_n64_w95_long_seed1', '< grep -v ",,,,$" g1_shac_lr2e3_n64_w95_800/log.csv' using 2:19 skip 1 with linespoints lw 2 title 'g1_shac_lr2e3_n64_w95_800', '< grep -v ",,,,$" g1_shac_bcg_lr2e3_n64_w95_800/log.csv' using 2:19 skip 1 with linespoints lw 2 title 'g1_shac_bcg_lr2e3_n64_w95_800', '< grep -v ",,,,$" g1_shac_lr2e3_n64_w95_long_k100/log.csv' using 2:19 skip 1 with linespoints lw 2 title 'g1_shac_lr2e3_n64_w95_long_k100', '< grep -v ",,,,$" g1_shac_lr2e3_n64_w95_long_k1000/log.csv' using 2:19 skip 1 with linespoints lw 2 title 'g1_shac_lr2e3_n64_w95_long_k1000', '< grep -v ",,,,$" g1_ppo_n64_w95/log.csv' using 2:19 skip 1 with linespoints lw 2 title 'g1_ppo_n64_w95', '< grep -v ",,,,$" g1_ppo_n64_w95_4000/log.csv' using 2:19 skip 1 with linespoints lw 2 title 'g1_ppo_n64_w95_4000'
+set output 'g1_w95_10x_tracking_steps.png'
+set title 'g1-imitate, clip window 95-105 s, 64 environments: training tracking error'
+set xlabel 'environment steps (log scale)'
+set ylabel 'mean tracking error (m)'
+set key left bottom
+set logscale x
+plot 'g1_shac_bcg_lr2e3_n64_w95_800/log.csv' using 2:15 skip 1 with lines lw 2 title 'g1_shac_bcg_lr2e3_n64_w95_800', 'g1_shac_lr2e3_n64_w95_800/log.csv' using 2:15 skip 1 with lines lw 2 title 'g1_shac_lr2e3_n64_w95_800', 'g1_ppo_n64_w95_4000/log.csv' using 2:15 skip 1 with lines lw 2 title 'g1_ppo_n64_w95_4000'
+unset logscale x
+set output 'g1_w95_10x_eval_falls_steps.png'
+set title 'g1-imitate, clip window 95-105 s, 64 environments: falls of 5 deterministic episodes'
+set xlabel 'environment steps (log scale)'
+set ylabel 'falls (of the evaluated episodes)'
+set key left bottom
+set logscale x
+plot '< grep -v ",,,,$" g1_shac_bcg_lr2e3_n64_w95_800/log.csv' using 2:19 skip 1 with linespoints lw 2 title 'g1_shac_bcg_lr2e3_n64_w95_800', '< grep -v ",,,,$" g1_shac_lr2e3_n64_w95_800/log.csv' using 2:19 skip 1 with linespoints lw 2 title 'g1_shac_lr2e3_n64_w95_800', '< grep -v ",,,,$" g1_ppo_n64_w95_4000/log.csv' using 2:19 skip 1 with linespoints lw 2 title 'g1_ppo_n64_w95_4000'
+unset logscale x
+set output 'g1_w95_10x_eval_tracking_steps.png'
+set title 'g1-imitate, clip window 95-105 s, 64 environments: deterministic episodes'
+set xlabel 'environment steps (log scale)'
+set ylabel 'tracking error to a fall (m)'
+set key left bottom
+set logscale x
+plot '< grep -v ",,,,$" g1_shac_bcg_lr2e3_n64_w95_800/log.csv' using 2:20 skip 1 with linespoints lw 2 title 'g1_shac_bcg_lr2e3_n64_w95_800', '< grep -v ",,,,$" g1_shac_lr2e3_n64_w95_800/log.csv' using 2:20 skip 1 with linespoints lw 2 title 'g1_shac_lr2e3_n64_w95_800', '< grep -v ",,,,$" g1_ppo_n64_w95_4000/log.csv' using 2:20 skip 1 with linespoints lw 2 title 'g1_ppo_n64_w95_4000'
+unset logscale x
 set output 'g1_eval_length_steps.png'
 set title 'g1-imitate:run1_subject2, Impulse floor: deterministic episodes (train --eval-every)'
 set xlabel 'environment steps'
