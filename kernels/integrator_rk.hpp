@@ -305,8 +305,14 @@ SG_HD int rk_substep(const ModelView<Real>& m, const Data<Real, L>& d) {
   const RkScratch<Real, L> w = rk_scratch(m, d);
   const int nq = m.nq, nv = m.nv;
   const double H = sg_double(m.timestep);
-  int status = 0, rhs = 0, accepted = 0, trials = 0;
+  int status = 0, rhs = 0, trials = 0;
   bool stage0_ready = false;
+  // The accepted steps are counted in the environment's own memory (rk_count[0]), not in a local:
+  // CUDA 13's ptxas put a local counter of rk_substep<float> in a warp-uniform register (one
+  // UIADD3 per warp on a per-thread branch), so the lanes of a diverged warp shared one count and
+  // wrote their records past the workspace (compute-sanitizer on an H200, 2026-12-04). Memory
+  // addressed per environment cannot be made warp-uniform.
+  d.rk_count[0] = Real(0);
   d.rk_count[2] = Real(0);
   if (has_warmstart(m))
     for (int i = 0; i < nv; ++i) d.rk_warm[i] = d.qacc_warmstart[i];
@@ -331,11 +337,12 @@ SG_HD int rk_substep(const ModelView<Real>& m, const Data<Real, L>& d) {
     const double err = t.adaptive ? rk_error_norm(m, d, t, h) : 0.0;
     if (err <= 1.0 || forced) {
       if (err > 1.0) status |= kEnvStepCap;
+      const int accepted = sg_int(d.rk_count[0]);
       const View<Real, L> rec = rk_step_record(m, d, accepted);
       for (int i = 0; i < nq; ++i) rec[i] = w.q0[i];
       for (int i = 0; i < nv; ++i) rec[nq + i] = w.v0[i];
       rec[nq + nv] = Real(h);
-      ++accepted;
+      d.rk_count[0] = Real(accepted + 1);
       if (last) break;
       done += h;
       // FSAL: the last stage was evaluated at the result, the next step's start
@@ -358,7 +365,6 @@ SG_HD int rk_substep(const ModelView<Real>& m, const Data<Real, L>& d) {
     if (err <= 1.0) inv_prev = inv;
     h *= factor;
   }
-  d.rk_count[0] = Real(accepted);
   d.rk_count[1] = Real(rhs);
   return status;
 }

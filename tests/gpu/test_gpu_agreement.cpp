@@ -277,8 +277,23 @@ Result run(const std::shared_ptr<const Model>& model, Backend backend, Precision
   const double eps = precision == Precision::Float ? std::numeric_limits<float>::epsilon()
                                                    : std::numeric_limits<double>::epsilon();
   std::mt19937_64 rng(3), rng_warm(4);
+  const bool adaptive = integrator == stiffgrad::Integrator::Tsit5 || integrator == stiffgrad::Integrator::Dopri5 ||
+                        integrator == stiffgrad::Integrator::Bosh3;
   for (int s = 0; s < steps; ++s) {
     sim.step(in.ctrl.data() + s * per_step);
+    if (adaptive) {
+      // each substep records at most max_steps accepted steps (the workspace holds that many): a
+      // count beyond it is the warp-shared counter ptxas once made of rk_substep<float>'s
+      const std::vector<double> stats = sim.contact_stats();
+      int over = 0, first = -1;
+      for (int e = 0; e < nenv; ++e)
+        if (stats[static_cast<std::size_t>(e) * Simulator::kStepStats + 4] > double(kSubsteps) * opt.adaptive.max_steps) {
+          ++over;
+          if (first < 0) first = e;
+        }
+      EXPECT_EQ(over, 0) << over << " environments (the first: " << first << ") took more accepted integrator steps in "
+                         << "step " << s << " than the workspace records";
+    }
     if (perturb_ulps > 0) {
       // the whole state a step depends on: qpos, qvel and the solver's warm start (which
       // set_state zeroes: set it back, perturbed like the rest)
