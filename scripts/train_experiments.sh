@@ -21,6 +21,9 @@
 # A row's own --seed overrides the --seed 0 given to every run (the last one counts).
 # Usage: scripts/train_experiments.sh [BUILD_DIR] [OUT_DIR] [RUN ...]   (default: every run)
 set -euo pipefail
+# The body is one brace group: bash reads it whole before running it, so editing this file while a
+# run is going cannot change what that run executes.
+{
 BUILD=${1:-build}
 OUT=${2:-results/train}
 shift $(($# < 2 ? $# : 2))
@@ -135,3 +138,5 @@ python3 "$(dirname "$0")/train_summary.py" "$OUT" > "$OUT/summary.md"
 # comparison plots (OUT/*.png) from the plots.gp train_summary.py writes
 if command -v gnuplot > /dev/null; then (cd "$OUT" && gnuplot plots.gp); fi
 cat "$OUT/summary.md"
+exit
+}
