@@ -114,9 +114,16 @@ constexpr Tolerance kG1ContactFloat{2e-4, 5e-4, 1e-1};
 // Tsit5's step sizes come from error norms: a rounding-sized change can flip an accept/reject
 // or a cap decision in some environment and move its trajectory by the truncation error, so
 // its tail (max) is that of the tolerance, not of rounding; in float these events are common.
+// How many environments flip is a count, not a size: the device perturbs at every
+// transcendental call of every stage, where the calibration perturbs once per control step,
+// so more of its environments flip. On the H200 (2026-12-04 10:45 UTC) more than 10% did:
+// double p50 5.1e-14 / 4.7e-13 (qpos / qvel, rounding-sized), p90 1.4e-9 / 7.5e-9, max 3.3e-7 /
+// 3.0e-6, against the earlier p90 bound 1e-9 (10 x the CPU's 6.7e-11). So the double p90
+// bound is the flip size, the max bound (10 x the CPU's 9.0e-7); the median stays at rounding
+// and still catches a defect, which moves most environments by 1e-2..1.
 constexpr Tolerance kHumanoidContactRk4Double = kHumanoidContactDouble;
 constexpr Tolerance kHumanoidContactRk4Float{5e-4, 1e-3, 5e-1};
-constexpr Tolerance kHumanoidContactTsit5Double{2e-12, 1e-9, 2e-5};
+constexpr Tolerance kHumanoidContactTsit5Double{2e-12, 2e-5, 2e-5};
 constexpr Tolerance kHumanoidContactTsit5Float{2e-3, 1e-1, 1};
 // Contact cases (constraints on: contacts, limits, friction loss): kContactSteps control steps
 // from a state in persistent contact (contact_states.hpp: humanoid.xml lying on its floor, the

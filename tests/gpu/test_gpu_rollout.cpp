@@ -44,7 +44,7 @@ constexpr double kSafety = 10;
 constexpr double kTolFloat = 2e-5, kTolDouble = 1e-13;
 // With contact (constraints on; humanoid.xml lying on its floor, contact_states.hpp), the same
 // calibration (2026-12-01): float vs double 1.4e-2 (stiff contact amplifies float rounding in
-// the gradient); scaled by 2^-29 2.7e-11; double 2-ulp perturbed 7.0e-13. Bounds: 10 x the
+// the gradient); scaled by 2^-29 2.7e-11; double 2-ulp perturbed 7.0e-13 (1.1e-12 on 2026-12-04). Bounds: 10 x the
 // larger figure, rounded up to a 1-2-5 step.
 constexpr double kTolContactFloat = 2e-1, kTolContactDouble = 5e-10;
 
@@ -105,6 +105,37 @@ Grad gradient(const std::shared_ptr<const Model>& model, Backend backend, Precis
 }
 
 using sggpu::rel;
+
+// Per environment: the largest difference of its entries of dL/dqpos0, dL/dqvel0 and dL/dctrl,
+// relative to one scale for the whole batch (max(1, max |b| over the three)).
+std::vector<double> per_env_rel(const Grad& a, const Grad& b, int nenv, int nv, int nu, int T) {
+  double scale = 1;
+  for (const auto* w : {&b.q0, &b.v0, &b.u})
+    for (double x : *w) scale = std::max(scale, std::abs(x));
+  std::vector<double> d(static_cast<std::size_t>(nenv), 0.0);
+  for (int e = 0; e < nenv; ++e) {
+    const std::size_t ue = static_cast<std::size_t>(e);
+    for (int i = 0; i < nv; ++i) {
+      const std::size_t k = static_cast<std::size_t>(e * nv + i);
+      d[ue] = std::max({d[ue], std::abs(a.q0[k] - b.q0[k]), std::abs(a.v0[k] - b.v0[k])});
+    }
+    for (int t = 0; t < T; ++t)
+      for (int i = 0; i < nu; ++i) {
+        const std::size_t k = static_cast<std::size_t>((t * nenv + e) * nu + i);
+        d[ue] = std::max(d[ue], std::abs(a.u[k] - b.u[k]));
+      }
+  }
+  for (double& x : d) x /= scale;
+  return d;
+}
+
+struct EnvSpread {
+  double median, max;
+};
+EnvSpread spread(std::vector<double> d) {
+  std::sort(d.begin(), d.end());
+  return {d[d.size() / 2], d.back()};
+}
 
 // CPU and CUDA Rollout gradients of one setting agree within the bounds, and the device replays
 // its own forward pass bit for bit.
@@ -190,21 +221,68 @@ TEST(GpuRollout, ReplayIsBitwise) {
 
 // Issue 8 on the device: RK4 and Tsit5 (each environment its own steps), with contacts from
 // distance (the adjoint runs the second contact model): replay bitwise, and the double
-// gradients equal the CPU's to the bound of the Euler contact case (-fmad=false keeps the
-// device's arithmetic the CPU's; an adaptive step decision flipped by rounding would show
-// here as a large difference, and is reported with the environment count).
+// gradients equal the CPU's as closely as the CPU's own gradient moves when the start and the
+// controls move by 2 ulp, measured in the same run (kSafety x that, per environment: the
+// median and the largest; never below kTolContactDouble, the Euler contact bound).
+//
+// Why a live measurement and not a fixed bound: in these settings the gradient is not
+// rounding-stable. Measured on the CPU (GpuRolloutCalibration.IntegratorsAndCfdPerturbed,
+// T = 6, 130 environments, 2026-12-04), the 2-ulp perturbed gradient differs per environment by
+//                  median    max       environments over 5e-10
+//   rk4            1.1e-13   1.4e-12     0
+//   rk4 + cfd      5.0e-7    3.1e-5     76
+//   tsit5          3.5e-11   7.9e-3     33
+//   tsit5 + cfd    1.9e-4    3.7e-2    130
+// Tsit5 flips accept/reject decisions on rounding. With contacts from distance the adjoint
+// differentiates a second contact model whose constraint solve ends at the solver tolerance
+// (1e-8) from the first model's warm start, and whose widened margin holds rows at the edge of
+// their active set: with the tolerance at 1e-14 the rk4 + cfd median falls to 1.5e-12 but 63
+// environments still move by up to 4.5e-5 (active-set flips, which make the gradient jump).
+// The H200 run of 2026-12-04 (10:45 UTC) measured 5.7e-5 (rk4 + cfd), 3.2e-5 (tsit5) and
+// 3.5e-2 (tsit5 + cfd) against the fixed 5e-10 this test had, within the CPU's own figures.
+// A defect (wrong index, layout, precision) moves most environments by 1e-2..1, which the
+// median bound (at most 2e-3 here) still catches.
 TEST(GpuRollout, IntegratorsAndCfdAgreeWithCpu) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the CUDA Rollout runs on a device machine (scripts/device_check.sh)";
   const auto model = load_mjcf(sgtest::humanoid_xml());
+  const int nenv = 130, T = 6;
   for (Integrator integ : {Integrator::RK4, Integrator::Tsit5})
     for (bool cfd : {false, true}) {
-      const Grad gpu = gradient(model, Backend::Cuda, Precision::Double, 0, 6, integ, &humanoid_lying(model), cfd);
-      const Grad cpu = gradient(model, Backend::Cpu, Precision::Double, 0, 6, integ, &humanoid_lying(model), cfd);
+      const Grad gpu = gradient(model, Backend::Cuda, Precision::Double, 0, T, integ, &humanoid_lying(model), cfd);
+      const Grad cpu = gradient(model, Backend::Cpu, Precision::Double, 0, T, integ, &humanoid_lying(model), cfd);
+      const Grad cpu_pert = gradient(model, Backend::Cpu, Precision::Double, 2, T, integ, &humanoid_lying(model), cfd);
       EXPECT_TRUE(gpu.replay_bitwise) << integrator_name(integ) << (cfd ? " cfd" : "");
-      const double d = std::max({rel(gpu.q0, cpu.q0), rel(gpu.v0, cpu.v0), rel(gpu.u, cpu.u)});
-      std::printf("[gpu rollout] %s%s: CUDA vs CPU gradients (double) %.2e\n", integrator_name(integ),
-                  cfd ? " + cfd" : "", d);
-      EXPECT_LE(d, kTolContactDouble) << integrator_name(integ) << (cfd ? " cfd" : "");
+      const EnvSpread dev = spread(per_env_rel(gpu, cpu, nenv, model->nv, model->nu, T));
+      const EnvSpread pert = spread(per_env_rel(cpu_pert, cpu, nenv, model->nv, model->nu, T));
+      const double tol_median = std::max(kTolContactDouble, kSafety * pert.median);
+      const double tol_max = std::max(kTolContactDouble, kSafety * pert.max);
+      std::printf("[gpu rollout] %s%s: CUDA vs CPU gradients (double) per environment: median %.2e, max %.2e; "
+                  "CPU 2-ulp perturbed: median %.2e, max %.2e\n",
+                  integrator_name(integ), cfd ? " + cfd" : "", dev.median, dev.max, pert.median, pert.max);
+      EXPECT_LE(dev.median, tol_median) << integrator_name(integ) << (cfd ? " cfd" : "");
+      EXPECT_LE(dev.max, tol_max) << integrator_name(integ) << (cfd ? " cfd" : "");
+    }
+}
+
+// The CPU measurement behind IntegratorsAndCfdAgreeWithCpu's bounds (no device needed): RK4
+// without contacts from distance stays rounding-stable (its bound is the fixed Euler one), and
+// in every setting the live median bound stays small enough to tell a defect (1e-2..1 in most
+// environments) from the sensitivity measured here.
+TEST(GpuRolloutCalibration, IntegratorsAndCfdPerturbed) {
+  const auto model = load_mjcf(sgtest::humanoid_xml());
+  const int nenv = 130, T = 6;
+  for (Integrator integ : {Integrator::RK4, Integrator::Tsit5})
+    for (bool cfd : {false, true}) {
+      const Grad d = gradient(model, Backend::Cpu, Precision::Double, 0, T, integ, &humanoid_lying(model), cfd);
+      const Grad d_pert = gradient(model, Backend::Cpu, Precision::Double, 2, T, integ, &humanoid_lying(model), cfd);
+      const std::vector<double> per_env = per_env_rel(d_pert, d, nenv, model->nv, model->nu, T);
+      const EnvSpread p = spread(per_env);
+      const auto over = std::count_if(per_env.begin(), per_env.end(), [](double x) { return x > kTolContactDouble; });
+      std::printf("[ calib    ] %s%s: double 2-ulp perturbed, per environment: median %.2e, max %.2e, %d of %d over %.0e\n",
+                  integrator_name(integ), cfd ? " + cfd" : "", p.median, p.max, static_cast<int>(over), nenv,
+                  kTolContactDouble);
+      if (integ == Integrator::RK4 && !cfd) EXPECT_LE(kSafety * p.max, kTolContactDouble);
+      EXPECT_LE(kSafety * p.median, 1e-2) << integrator_name(integ) << (cfd ? " cfd" : "");
     }
 }
 
