@@ -10,7 +10,8 @@
 # (--explicit-servos keeps the earlier setting). The *_add rows run before the discriminator had a
 # replay ring give --disc-replay 0 (the setting they had); the *_replay rows use the default ring.
 # The *_ref rows hold a zero action at the reference's next joint angles (--servo-targets reference).
-# The *_w95 rows do too, and draw their episodes from seconds 95 to 105 of the clip (--clip-window).
+# The *_w95 rows do too, and draw their episodes from seconds 95 to 105 of the clip (--clip-window);
+# the *_w95_110 rows from seconds 95 to 110, a 15 s motion as long as each of the BCG paper's.
 # RESUME=1: a run whose OUT_DIR/RUN/checkpoint.sgc exists (rows with --checkpoint-every) goes on
 # from it (train --resume), its progress appended to progress.txt.
 # EVAL_ONLY=1: no training, only the evaluations of the policies already in OUT_DIR (runs without
@@ -101,6 +102,8 @@ g1_shac_lr2e3_n64_w95_long_k100 $G1 shac 64 400 --actor-lr 2e-3 --critics 1 --ac
 g1_shac_lr2e3_n64_w95_long_k50 $G1 shac 64 400 --actor-lr 2e-3 --critics 1 --action-rate 0 --eval-every 20 --servo-targets reference --clip-window 95:105 --kappa 50 --checkpoint-every 20
 g1_shac_bcg_lr2e3_n64_w95_800 $G1 shac-bcg 64 800 --actor-lr 2e-3 --critics 1 --action-rate 0 --eval-every 40 --servo-targets reference --clip-window 95:105 --checkpoint-every 10
 g1_shac_bcg_lr2e3_n64_w95_800_snapshots $G1 shac-bcg 64 800 --actor-lr 2e-3 --critics 1 --action-rate 0 --eval-every 40 --servo-targets reference --clip-window 95:105 --checkpoint-every 20 --policy-every 40
+g1_shac_bcg_lr2e3_n64_w95_110 $G1 shac-bcg 64 800 --actor-lr 2e-3 --critics 1 --action-rate 0 --eval-every 40 --servo-targets reference --clip-window 95:110 --checkpoint-every 20 --policy-every 40
+g1_ppo_n64_w95_110_4000 $G1     ppo      64 4000 --action-rate 0 --eval-every 50 --servo-targets reference --clip-window 95:110 --checkpoint-every 50 --policy-every 400
 g1_ppo_n64_w95   $G1              ppo      64 400 --action-rate 0 --eval-every 20 --servo-targets reference --clip-window 95:105
 g1_ppo_n64_w95_4000 $G1           ppo      64 4000 --action-rate 0 --eval-every 50 --servo-targets reference --clip-window 95:105 --checkpoint-every 50
 g1_ppo_w95       $G1              ppo      16 1500 --action-rate 0 --eval-every 100 --servo-targets reference --clip-window 95:105

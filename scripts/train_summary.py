@@ -149,7 +149,8 @@ def main(out):
                                 "g1_ppo_w95"),
                                (("g1_shac_lr2e3_n64_w95_long", "g1_shac_lr2e3_n64_w95_long_seed1"), "g1_ppo_n64_w95"),
                                (("g1_shac_lr2e3_n64_w95_long", "g1_shac_lr2e3_n64_w95_long_seed1",
-                                 "g1_shac_lr2e3_n64_w95_800", "g1_shac_bcg_lr2e3_n64_w95_800"), "g1_ppo_n64_w95_4000")):
+                                 "g1_shac_lr2e3_n64_w95_800", "g1_shac_bcg_lr2e3_n64_w95_800"), "g1_ppo_n64_w95_4000"),
+                               (("g1_shac_bcg_lr2e3_n64_w95_110",), "g1_ppo_n64_w95_110_4000")):
             if ppo not in runs:
                 continue
             target = runs[ppo][-1]["mean_return"]
@@ -219,6 +220,8 @@ W95_RUNS = ["g1_shac_w95", "g1_shac_bcg_w95", "g1_ppo_w95", "g1_shac_lr2e3_n64_w
             "g1_shac_lr2e3_n64_w95_long_seed1", "g1_ppo_n64_w95", "g1_shac_ref", "g1_ppo_ref", "g1_shac_lr2e3_n64_ref"]
 # the long runs on the window (64 environments): two seeds, 800 iterations, kappa 1000, PPO
 W95_10X_RUNS = ["g1_shac_bcg_lr2e3_n64_w95_800", "g1_shac_lr2e3_n64_w95_800", "g1_ppo_n64_w95_4000"]
+# the 15 s window (seconds 95 to 110, as long as each of the BCG paper's motions): SHAC+BCG against PPO
+W110_RUNS = ["g1_shac_bcg_lr2e3_n64_w95_110", "g1_ppo_n64_w95_110_4000"]
 W95_LONG_RUNS = ["g1_shac_lr2e3_n64_w95_long", "g1_shac_lr2e3_n64_w95_long_seed1", "g1_shac_lr2e3_n64_w95_800",
                  "g1_shac_bcg_lr2e3_n64_w95_800", "g1_shac_lr2e3_n64_w95_long_k100",
                  "g1_shac_lr2e3_n64_w95_long_k1000", "g1_ppo_n64_w95", "g1_ppo_n64_w95_4000"]
@@ -290,6 +293,14 @@ PLOTS = [
      "environment steps (log scale)", 2, 19, W95_10X_RUNS, True),
     ("g1_w95_10x_eval_tracking_steps.png", "g1-imitate, clip window 95-105 s, 64 environments: deterministic episodes",
      "environment steps (log scale)", 2, 20, W95_10X_RUNS, True),
+    ("g1_w110_tracking_steps.png", "g1-imitate, clip window 95-110 s (15 s), 64 environments: training tracking error",
+     "environment steps (log scale)", 2, 15, W110_RUNS, True),
+    ("g1_w110_return_steps.png", "g1-imitate, clip window 95-110 s (15 s), 64 environments: mean return",
+     "environment steps (log scale)", 2, 4, W110_RUNS, True),
+    ("g1_w110_eval_falls_steps.png", "g1-imitate, clip window 95-110 s (15 s), 64 environments: falls of 5 deterministic episodes",
+     "environment steps (log scale)", 2, 19, W110_RUNS, True),
+    ("g1_w110_eval_tracking_steps.png", "g1-imitate, clip window 95-110 s (15 s), 64 environments: deterministic episodes",
+     "environment steps (log scale)", 2, 20, W110_RUNS, True),
     # train --eval-every: deterministic episodes to a fall (columns 18 and 20)
     ("g1_eval_length_steps.png", "g1-imitate:run1_subject2, Impulse floor: deterministic episodes (train --eval-every)",
      "environment steps", 2, 18, ["g1_shac", "g1_shac_bcg", "g1_ppo", "g1_shac_long"]),

@@ -183,6 +183,38 @@ set key left bottom
 set logscale x
 plot '< grep -v ",,,,$" g1_shac_bcg_lr2e3_n64_w95_800/log.csv' using 2:20 skip 1 with linespoints lw 2 title 'g1_shac_bcg_lr2e3_n64_w95_800', '< grep -v ",,,,$" g1_shac_lr2e3_n64_w95_800/log.csv' using 2:20 skip 1 with linespoints lw 2 title 'g1_shac_lr2e3_n64_w95_800', '< grep -v ",,,,$" g1_ppo_n64_w95_4000/log.csv' using 2:20 skip 1 with linespoints lw 2 title 'g1_ppo_n64_w95_4000'
 unset logscale x
+set output 'g1_w110_tracking_steps.png'
+set title 'g1-imitate, clip window 95-110 s (15 s), 64 environments: training tracking error'
+set xlabel 'environment steps (log scale)'
+set ylabel 'mean tracking error (m)'
+set key left bottom
+set logscale x
+plot 'g1_shac_bcg_lr2e3_n64_w95_110/log.csv' using 2:15 skip 1 with lines lw 2 title 'g1_shac_bcg_lr2e3_n64_w95_110', 'g1_ppo_n64_w95_110_4000/log.csv' using 2:15 skip 1 with lines lw 2 title 'g1_ppo_n64_w95_110_4000'
+unset logscale x
+set output 'g1_w110_return_steps.png'
+set title 'g1-imitate, clip window 95-110 s (15 s), 64 environments: mean return'
+set xlabel 'environment steps (log scale)'
+set ylabel 'mean return (last 64 episodes)'
+set key left bottom
+set logscale x
+plot 'g1_shac_bcg_lr2e3_n64_w95_110/log.csv' using 2:4 skip 1 with lines lw 2 title 'g1_shac_bcg_lr2e3_n64_w95_110', 'g1_ppo_n64_w95_110_4000/log.csv' using 2:4 skip 1 with lines lw 2 title 'g1_ppo_n64_w95_110_4000'
+unset logscale x
+set output 'g1_w110_eval_falls_steps.png'
+set title 'g1-imitate, clip window 95-110 s (15 s), 64 environments: falls of 5 deterministic episodes'
+set xlabel 'environment steps (log scale)'
+set ylabel 'falls (of the evaluated episodes)'
+set key left bottom
+set logscale x
+plot '< grep -v ",,,,$" g1_shac_bcg_lr2e3_n64_w95_110/log.csv' using 2:19 skip 1 with linespoints lw 2 title 'g1_shac_bcg_lr2e3_n64_w95_110', '< grep -v ",,,,$" g1_ppo_n64_w95_110_4000/log.csv' using 2:19 skip 1 with linespoints lw 2 title 'g1_ppo_n64_w95_110_4000'
+unset logscale x
+set output 'g1_w110_eval_tracking_steps.png'
+set title 'g1-imitate, clip window 95-110 s (15 s), 64 environments: deterministic episodes'
+set xlabel 'environment steps (log scale)'
+set ylabel 'tracking error to a fall (m)'
+set key left bottom
+set logscale x
+plot '< grep -v ",,,,$" g1_shac_bcg_lr2e3_n64_w95_110/log.csv' using 2:20 skip 1 with linespoints lw 2 title 'g1_shac_bcg_lr2e3_n64_w95_110', '< grep -v ",,,,$" g1_ppo_n64_w95_110_4000/log.csv' using 2:20 skip 1 with linespoints lw 2 title 'g1_ppo_n64_w95_110_4000'
+unset logscale x
 set output 'g1_eval_length_steps.png'
 set title 'g1-imitate:run1_subject2, Impulse floor: deterministic episodes (train --eval-every)'
 set xlabel 'environment steps'
