@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Evaluates every policy snapshot of a training run (train --policy-every: DIR/policy_itN.sgp) in
 # stiffgrad and in MuJoCo 2.2.2 (`stiffgrad eval --in mujoco`), and writes the table
-# DIR/snapshots_mujoco.md: iteration, env-steps (from DIR/log.csv), then per simulator falls,
-# mean episode length, tracking error and mean return, and Δd.
+# DIR/snapshots_mujoco.md (DIR/snapshots_mujoco_eN.md for EPISODES = N other than 5): iteration,
+# env-steps (from DIR/log.csv), then per simulator falls, mean episode length, tracking error and
+# mean return, and Δd.
 # Usage: scripts/eval_snapshots.sh BUILD_DIR RUN_DIR EPISODES [eval options, e.g. --servo-targets
 #        reference --clip-window 95:105: the training's task settings]
 set -euo pipefail
@@ -10,6 +11,7 @@ BUILD=$1 DIR=$2 EPISODES=$3
 shift 3
 SG="$BUILD/stiffgrad"
 OUT="$DIR/snapshots_mujoco.md"
+[[ $EPISODES == 5 ]] || OUT="$DIR/snapshots_mujoco_e$EPISODES.md"
 {
   echo "policy snapshots of \`$DIR\`, $EPISODES deterministic episodes each (\`stiffgrad eval POLICY --in mujoco --episodes $EPISODES $*\`)"
   echo

@@ -12,6 +12,8 @@
 # The *_ref rows hold a zero action at the reference's next joint angles (--servo-targets reference).
 # The *_w95 rows do too, and draw their episodes from seconds 95 to 105 of the clip (--clip-window);
 # the *_w95_110 rows from seconds 95 to 110, a 15 s motion as long as each of the BCG paper's.
+# The *_w95_110_k50 / _k100 rows are BCG's Table 1 (the same SHAC+BCG run at kappa 50 and 100;
+# kappa 300 is the row without a suffix); their snapshots are compared by scripts/eval_snapshots.sh.
 # RESUME=1: a run whose OUT_DIR/RUN/checkpoint.sgc exists (rows with --checkpoint-every) goes on
 # from it (train --resume), its progress appended to progress.txt.
 # EVAL_ONLY=1: no training, only the evaluations of the policies already in OUT_DIR (runs without
@@ -103,6 +105,8 @@ g1_shac_lr2e3_n64_w95_long_k50 $G1 shac 64 400 --actor-lr 2e-3 --critics 1 --act
 g1_shac_bcg_lr2e3_n64_w95_800 $G1 shac-bcg 64 800 --actor-lr 2e-3 --critics 1 --action-rate 0 --eval-every 40 --servo-targets reference --clip-window 95:105 --checkpoint-every 10
 g1_shac_bcg_lr2e3_n64_w95_800_snapshots $G1 shac-bcg 64 800 --actor-lr 2e-3 --critics 1 --action-rate 0 --eval-every 40 --servo-targets reference --clip-window 95:105 --checkpoint-every 20 --policy-every 40
 g1_shac_bcg_lr2e3_n64_w95_110 $G1 shac-bcg 64 800 --actor-lr 2e-3 --critics 1 --action-rate 0 --eval-every 40 --servo-targets reference --clip-window 95:110 --checkpoint-every 20 --policy-every 40
+g1_shac_bcg_lr2e3_n64_w95_110_k50 $G1 shac-bcg 64 800 --actor-lr 2e-3 --critics 1 --action-rate 0 --eval-every 40 --servo-targets reference --clip-window 95:110 --checkpoint-every 20 --policy-every 40 --kappa 50
+g1_shac_bcg_lr2e3_n64_w95_110_k100 $G1 shac-bcg 64 800 --actor-lr 2e-3 --critics 1 --action-rate 0 --eval-every 40 --servo-targets reference --clip-window 95:110 --checkpoint-every 20 --policy-every 40 --kappa 100
 g1_ppo_n64_w95_110_4000 $G1     ppo      64 4000 --action-rate 0 --eval-every 50 --servo-targets reference --clip-window 95:110 --checkpoint-every 50 --policy-every 400
 g1_ppo_n64_w95   $G1              ppo      64 400 --action-rate 0 --eval-every 20 --servo-targets reference --clip-window 95:105
 g1_ppo_n64_w95_4000 $G1           ppo      64 4000 --action-rate 0 --eval-every 50 --servo-targets reference --clip-window 95:105 --checkpoint-every 50

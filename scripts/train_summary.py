@@ -83,6 +83,57 @@ def throughput(path):
     return ""
 
 
+def parse_snapshots(path):
+    """scripts/eval_snapshots.sh's table: {iteration: (env-steps, stiffgrad cell, MuJoCo cell, delta_d)},
+    each cell (falls "n/N", length, tracking (m), return)."""
+    rows = {}
+    if not os.path.exists(path):
+        return rows
+    for line in open(path):
+        cols = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cols) != 5 or not cols[0].isdigit():
+            continue
+        cell = lambda c: tuple(v.strip() for v in c.split(","))
+        rows[int(cols[0])] = (cols[1], cell(cols[2]), cell(cols[3]), cols[4])
+    return rows
+
+
+def kappa_table(out):
+    """BCG's Table 1 on the 15 s motion: SHAC+BCG trained at kappa 50 / 100 / 300 (same settings
+    otherwise), each policy snapshot evaluated in stiffgrad at its own kappa and in MuJoCo 2.2.2."""
+    for table, episodes in (("snapshots_mujoco.md", 5), ("snapshots_mujoco_e20.md", 20)):
+        kappa_table_of(out, table, episodes)
+
+
+def kappa_table_of(out, table, episodes):
+    snaps = {k: parse_snapshots(os.path.join(out, n, table)) for k, n in zip(KAPPAS, W110_KAPPA_RUNS)}
+    snaps = {k: v for k, v in snaps.items() if v}
+    if len(snaps) < 2:
+        return
+    its = sorted(set.intersection(*(set(v) for v in snaps.values())))
+    its = [i for i in its if i >= 320]  # the snapshots where some run first holds an episode
+    if not its:
+        return
+    print(f"\nkappa ablation on the 15 s motion (SHAC+BCG, clip window 95-110 s, snapshots of {episodes} deterministic "
+          f"episodes, `scripts/eval_snapshots.sh`): falls in MuJoCo 2.2.2 (in stiffgrad), MuJoCo tracking error (m), "
+          "delta_d (mm)\n")
+    print("| iteration | env-steps | " + " | ".join(f"kappa {k}" for k in snaps) + " |")
+    print("|---|---|" + "---|" * len(snaps))
+    for i in its:
+        cells = []
+        for k, v in snaps.items():
+            steps, sg, mj, dd = v[i]
+            cells.append(f"{mj[0]} ({sg[0]}), {float(mj[2]):.3f}, {float(dd):.1f}")
+        print(f"| {i} | {next(iter(snaps.values()))[i][0]} | " + " | ".join(cells) + " |")
+    for k, v in snaps.items():
+        held = [i for i in its if v[i][2][0].startswith("0/")]
+        falls = sum(int(v[i][2][0].split("/")[0]) for i in its)
+        total = sum(int(v[i][2][0].split("/")[1]) for i in its)
+        dd = [float(v[i][3]) for i in its]
+        print(f"- kappa {k}: 0 falls in MuJoCo at {len(held)} of {len(its)} snapshots (first at iteration "
+              f"{held[0] if held else 'none'}); {falls}/{total} episodes fell in all; mean delta_d {sum(dd) / len(dd):.1f} mm.")
+
+
 def fmt(x, spec=".1f"):
     return "n/a" if x is None or (isinstance(x, float) and not math.isfinite(x)) else format(x, spec)
 
@@ -150,7 +201,7 @@ def main(out):
                                (("g1_shac_lr2e3_n64_w95_long", "g1_shac_lr2e3_n64_w95_long_seed1"), "g1_ppo_n64_w95"),
                                (("g1_shac_lr2e3_n64_w95_long", "g1_shac_lr2e3_n64_w95_long_seed1",
                                  "g1_shac_lr2e3_n64_w95_800", "g1_shac_bcg_lr2e3_n64_w95_800"), "g1_ppo_n64_w95_4000"),
-                               (("g1_shac_bcg_lr2e3_n64_w95_110",), "g1_ppo_n64_w95_110_4000")):
+                               (tuple(W110_KAPPA_RUNS[::-1]), "g1_ppo_n64_w95_110_4000")):
             if ppo not in runs:
                 continue
             target = runs[ppo][-1]["mean_return"]
@@ -205,6 +256,7 @@ def main(out):
         if any("_add" in n for n in g1):
             print("\nWith the ADD reward (*_add) the logged return is the discriminator's reward minus the action-rate "
                   "penalty; the eval columns give the task's tracking return of the deterministic policy.")
+        kappa_table(out)
         print()
         for n in sorted(g1):
             t = throughput(os.path.join(out, n, "train.txt"))
@@ -222,6 +274,10 @@ W95_RUNS = ["g1_shac_w95", "g1_shac_bcg_w95", "g1_ppo_w95", "g1_shac_lr2e3_n64_w
 W95_10X_RUNS = ["g1_shac_bcg_lr2e3_n64_w95_800", "g1_shac_lr2e3_n64_w95_800", "g1_ppo_n64_w95_4000"]
 # the 15 s window (seconds 95 to 110, as long as each of the BCG paper's motions): SHAC+BCG against PPO
 W110_RUNS = ["g1_shac_bcg_lr2e3_n64_w95_110", "g1_ppo_n64_w95_110_4000"]
+# BCG's Table 1 on the 15 s window: SHAC+BCG at kappa 50, 100 and 300 (1/m), otherwise the same settings
+KAPPAS = (50, 100, 300)
+W110_KAPPA_RUNS = ["g1_shac_bcg_lr2e3_n64_w95_110_k50", "g1_shac_bcg_lr2e3_n64_w95_110_k100",
+                   "g1_shac_bcg_lr2e3_n64_w95_110"]
 W95_LONG_RUNS = ["g1_shac_lr2e3_n64_w95_long", "g1_shac_lr2e3_n64_w95_long_seed1", "g1_shac_lr2e3_n64_w95_800",
                  "g1_shac_bcg_lr2e3_n64_w95_800", "g1_shac_lr2e3_n64_w95_long_k100",
                  "g1_shac_lr2e3_n64_w95_long_k1000", "g1_ppo_n64_w95", "g1_ppo_n64_w95_4000"]
@@ -301,6 +357,10 @@ PLOTS = [
      "environment steps (log scale)", 2, 19, W110_RUNS, True),
     ("g1_w110_eval_tracking_steps.png", "g1-imitate, clip window 95-110 s (15 s), 64 environments: deterministic episodes",
      "environment steps (log scale)", 2, 20, W110_RUNS, True),
+    ("g1_w110_kappa_tracking_steps.png", "g1-imitate, clip window 95-110 s: SHAC+BCG at kappa 50 / 100 / 300, training tracking error",
+     "environment steps (log scale)", 2, 15, W110_KAPPA_RUNS + ["g1_ppo_n64_w95_110_4000"], True),
+    ("g1_w110_kappa_eval_falls_steps.png", "g1-imitate, clip window 95-110 s: SHAC+BCG at kappa 50 / 100 / 300, falls of 5 deterministic episodes in stiffgrad",
+     "environment steps", 2, 19, W110_KAPPA_RUNS),
     # train --eval-every: deterministic episodes to a fall (columns 18 and 20)
     ("g1_eval_length_steps.png", "g1-imitate:run1_subject2, Impulse floor: deterministic episodes (train --eval-every)",
      "environment steps", 2, 18, ["g1_shac", "g1_shac_bcg", "g1_ppo", "g1_shac_long"]),
