@@ -357,9 +357,9 @@ PLOTS = [
      "environment steps (log scale)", 2, 19, W110_RUNS, True),
     ("g1_w110_eval_tracking_steps.png", "g1-imitate, clip window 95-110 s (15 s), 64 environments: deterministic episodes",
      "environment steps (log scale)", 2, 20, W110_RUNS, True),
-    ("g1_w110_kappa_tracking_steps.png", "g1-imitate, clip window 95-110 s: SHAC+BCG at kappa 50 / 100 / 300, training tracking error",
+    ("g1_w110_kappa_tracking_steps.png", "g1-imitate 95-110 s, SHAC+BCG at kappa 50 / 100 / 300: training tracking error",
      "environment steps (log scale)", 2, 15, W110_KAPPA_RUNS + ["g1_ppo_n64_w95_110_4000"], True),
-    ("g1_w110_kappa_eval_falls_steps.png", "g1-imitate, clip window 95-110 s: SHAC+BCG at kappa 50 / 100 / 300, falls of 5 deterministic episodes in stiffgrad",
+    ("g1_w110_kappa_eval_falls_steps.png", "g1-imitate 95-110 s, SHAC+BCG at kappa 50 / 100 / 300: falls of 5 episodes in stiffgrad",
      "environment steps", 2, 19, W110_KAPPA_RUNS),
     # train --eval-every: deterministic episodes to a fall (columns 18 and 20)
     ("g1_eval_length_steps.png", "g1-imitate:run1_subject2, Impulse floor: deterministic episodes (train --eval-every)",

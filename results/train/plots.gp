@@ -216,7 +216,7 @@ set logscale x
 plot '< grep -v ",,,,$" g1_shac_bcg_lr2e3_n64_w95_110/log.csv' using 2:20 skip 1 with linespoints lw 2 title 'g1_shac_bcg_lr2e3_n64_w95_110', '< grep -v ",,,,$" g1_ppo_n64_w95_110_4000/log.csv' using 2:20 skip 1 with linespoints lw 2 title 'g1_ppo_n64_w95_110_4000'
 unset logscale x
 set output 'g1_w110_kappa_tracking_steps.png'
-set title 'g1-imitate, clip window 95-110 s: SHAC+BCG at kappa 50 / 100 / 300, training tracking error'
+set title 'g1-imitate 95-110 s, SHAC+BCG at kappa 50 / 100 / 300: training tracking error'
 set xlabel 'environment steps (log scale)'
 set ylabel 'mean tracking error (m)'
 set key left bottom
@@ -224,7 +224,7 @@ set logscale x
 plot 'g1_shac_bcg_lr2e3_n64_w95_110_k50/log.csv' using 2:15 skip 1 with lines lw 2 title 'g1_shac_bcg_lr2e3_n64_w95_110_k50', 'g1_shac_bcg_lr2e3_n64_w95_110_k100/log.csv' using 2:15 skip 1 with lines lw 2 title 'g1_shac_bcg_lr2e3_n64_w95_110_k100', 'g1_shac_bcg_lr2e3_n64_w95_110/log.csv' using 2:15 skip 1 with lines lw 2 title 'g1_shac_bcg_lr2e3_n64_w95_110', 'g1_ppo_n64_w95_110_4000/log.csv' using 2:15 skip 1 with lines lw 2 title 'g1_ppo_n64_w95_110_4000'
 unset logscale x
 set output 'g1_w110_kappa_eval_falls_steps.png'
-set title 'g1-imitate, clip window 95-110 s: SHAC+BCG at kappa 50 / 100 / 300, falls of 5 deterministic episodes in stiffgrad'
+set title 'g1-imitate 95-110 s, SHAC+BCG at kappa 50 / 100 / 300: falls of 5 episodes in stiffgrad'
 set xlabel 'environment steps'
 set ylabel 'falls (of the evaluated episodes)'
 set key right bottom
