@@ -228,7 +228,7 @@ set title 'g1-imitate 95-110 s, SHAC+BCG at kappa 50 / 100 / 300: falls of 5 epi
 set xlabel 'environment steps'
 set ylabel 'falls (of the evaluated episodes)'
 set key right bottom
-plot '< grep -v ",,,,$" g1_shac_bcg_lr2e3_n64_w95_110_k100/log.csv' using 2:19 skip 1 with linespoints lw 2 title 'g1_shac_bcg_lr2e3_n64_w95_110_k100', '< grep -v ",,,,$" g1_shac_bcg_lr2e3_n64_w95_110/log.csv' using 2:19 skip 1 with linespoints lw 2 title 'g1_shac_bcg_lr2e3_n64_w95_110'
+plot '< grep -v ",,,,$" g1_shac_bcg_lr2e3_n64_w95_110_k50/log.csv' using 2:19 skip 1 with linespoints lw 2 title 'g1_shac_bcg_lr2e3_n64_w95_110_k50', '< grep -v ",,,,$" g1_shac_bcg_lr2e3_n64_w95_110_k100/log.csv' using 2:19 skip 1 with linespoints lw 2 title 'g1_shac_bcg_lr2e3_n64_w95_110_k100', '< grep -v ",,,,$" g1_shac_bcg_lr2e3_n64_w95_110/log.csv' using 2:19 skip 1 with linespoints lw 2 title 'g1_shac_bcg_lr2e3_n64_w95_110'
 set output 'g1_eval_length_steps.png'
 set title 'g1-imitate:run1_subject2, Impulse floor: deterministic episodes (train --eval-every)'
 set xlabel 'environment steps'
