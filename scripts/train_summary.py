@@ -398,6 +398,29 @@ def write_plots(out):
             f.write("plot " + ", ".join(f"{source(r)} using {x}:{y} skip 1 with {style} lw 2 title '{r}'" for r in present) + "\n")
             if logx:
                 f.write("unset logscale x\n")
+        write_kappa_mujoco_plot(f, out)
+
+
+def write_kappa_mujoco_plot(f, out):
+    """BCG's Table 1 as a plot: falls in MuJoCo 2.2.2 of each kappa run's policy snapshots (20
+    episodes each, scripts/eval_snapshots.sh's snapshots_mujoco_e20.md), written to
+    OUT/g1_w110_kappa_mujoco_falls.csv (env-steps, then one falls column per kappa) and plotted."""
+    snaps = {k: parse_snapshots(os.path.join(out, n, "snapshots_mujoco_e20.md")) for k, n in zip(KAPPAS, W110_KAPPA_RUNS)}
+    snaps = {k: v for k, v in snaps.items() if v}
+    if not snaps:
+        return
+    its = sorted(set.intersection(*(set(v) for v in snaps.values())))
+    with open(os.path.join(out, "g1_w110_kappa_mujoco_falls.csv"), "w") as d:
+        d.write("env_steps," + ",".join(f"mujoco_falls_kappa{k}" for k in snaps) + "\n")
+        for i in its:
+            steps = next(iter(snaps.values()))[i][0]
+            d.write(steps + "," + ",".join(v[i][2][0].split("/")[0] for v in snaps.values()) + "\n")
+    f.write("set output 'g1_w110_kappa_mujoco_falls_steps.png'\n"
+            "set title 'g1-imitate 95-110 s, SHAC+BCG at kappa 50 / 100 / 300: falls of 20 episodes in MuJoCo 2.2.2'\n"
+            "set xlabel 'environment steps'\nset ylabel 'falls in MuJoCo 2.2.2 (of 20 deterministic episodes)'\n"
+            "set key left bottom\n")
+    f.write("plot " + ", ".join(f"'g1_w110_kappa_mujoco_falls.csv' using 1:{c + 2} skip 1 with linespoints lw 2 "
+                                f"title 'kappa {k}'" for c, k in enumerate(snaps)) + "\n")
 
 
 if __name__ == "__main__":

@@ -241,3 +241,9 @@ set xlabel 'environment steps'
 set ylabel 'tracking error to a fall (m)'
 set key right bottom
 plot '< grep -v ",,,,$" g1_shac/log.csv' using 2:20 skip 1 with linespoints lw 2 title 'g1_shac', '< grep -v ",,,,$" g1_shac_bcg/log.csv' using 2:20 skip 1 with linespoints lw 2 title 'g1_shac_bcg', '< grep -v ",,,,$" g1_ppo/log.csv' using 2:20 skip 1 with linespoints lw 2 title 'g1_ppo', '< grep -v ",,,,$" g1_shac_long/log.csv' using 2:20 skip 1 with linespoints lw 2 title 'g1_shac_long'
+set output 'g1_w110_kappa_mujoco_falls_steps.png'
+set title 'g1-imitate 95-110 s, SHAC+BCG at kappa 50 / 100 / 300: falls of 20 episodes in MuJoCo 2.2.2'
+set xlabel 'environment steps'
+set ylabel 'falls in MuJoCo 2.2.2 (of 20 deterministic episodes)'
+set key left bottom
+plot 'g1_w110_kappa_mujoco_falls.csv' using 1:2 skip 1 with linespoints lw 2 title 'kappa 50', 'g1_w110_kappa_mujoco_falls.csv' using 1:3 skip 1 with linespoints lw 2 title 'kappa 100', 'g1_w110_kappa_mujoco_falls.csv' using 1:4 skip 1 with linespoints lw 2 title 'kappa 300'
