@@ -98,6 +98,15 @@ def parse_snapshots(path):
     return rows
 
 
+def kappa_snapshots(out, table):
+    """The kappa runs' snapshot tables OUT/RUN/TABLE that exist, {kappa: parse_snapshots rows}, and
+    the iterations all of them evaluated."""
+    snaps = {k: parse_snapshots(os.path.join(out, n, table)) for k, n in zip(KAPPAS, W110_KAPPA_RUNS)}
+    snaps = {k: v for k, v in snaps.items() if v}
+    its = sorted(set.intersection(*(set(v) for v in snaps.values()))) if snaps else []
+    return snaps, its
+
+
 def kappa_table(out):
     """BCG's Table 1 on the 15 s motion: SHAC+BCG trained at kappa 50 / 100 / 300 (same settings
     otherwise), each policy snapshot evaluated in stiffgrad at its own kappa and in MuJoCo 2.2.2."""
@@ -106,11 +115,9 @@ def kappa_table(out):
 
 
 def kappa_table_of(out, table, episodes):
-    snaps = {k: parse_snapshots(os.path.join(out, n, table)) for k, n in zip(KAPPAS, W110_KAPPA_RUNS)}
-    snaps = {k: v for k, v in snaps.items() if v}
+    snaps, its = kappa_snapshots(out, table)
     if len(snaps) < 2:
         return
-    its = sorted(set.intersection(*(set(v) for v in snaps.values())))
     its = [i for i in its if i >= 320]  # the snapshots where some run first holds an episode
     if not its:
         return
@@ -405,11 +412,9 @@ def write_kappa_mujoco_plot(f, out):
     """BCG's Table 1 as a plot: falls in MuJoCo 2.2.2 of each kappa run's policy snapshots (20
     episodes each, scripts/eval_snapshots.sh's snapshots_mujoco_e20.md), written to
     OUT/g1_w110_kappa_mujoco_falls.csv (env-steps, then one falls column per kappa) and plotted."""
-    snaps = {k: parse_snapshots(os.path.join(out, n, "snapshots_mujoco_e20.md")) for k, n in zip(KAPPAS, W110_KAPPA_RUNS)}
-    snaps = {k: v for k, v in snaps.items() if v}
+    snaps, its = kappa_snapshots(out, "snapshots_mujoco_e20.md")
     if not snaps:
         return
-    its = sorted(set.intersection(*(set(v) for v in snaps.values())))
     with open(os.path.join(out, "g1_w110_kappa_mujoco_falls.csv"), "w") as d:
         d.write("env_steps," + ",".join(f"mujoco_falls_kappa{k}" for k in snaps) + "\n")
         for i in its:
