@@ -64,7 +64,8 @@ struct GradMemory {
 // With bundles (enabled) the pool's branch states count too (stiffgrad/bundle.hpp's formula).
 GradMemory grad_memory(Simulator& sim, int steps, const BundleOptions& bundles = {});
 
-// Memory the request may use: MemAvailable of /proc/meminfo, else the physical memory.
+// Memory the request may use: MemAvailable of /proc/meminfo, else the physical memory; the
+// environment's STIFFGRAD_MEMORY_LIMIT (bytes), when set, instead.
 struct MemoryLimit {
   double bytes = 0;
   std::string source;  // where the figure comes from, for the message

@@ -32,6 +32,9 @@ Args parse_args(int argc, char** argv, const std::vector<std::string>& flags,
       continue;
     }
     const std::string k = short_output ? "output" : s.substr(2);
+    // a second value would silently win over the first: ask which one was meant
+    if (a.options.count(k) && (listed(flags, k) || listed(valued, k)))
+      throw UsageError("option --" + k + " given more than once");
     if (listed(flags, k)) {
       a.options[k] = std::string(1, '1');  // (not = "1": GCC 12's -Wrestrict false positive)
     } else if (listed(valued, k)) {

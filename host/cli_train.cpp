@@ -68,9 +68,12 @@ const char* const kTrainHelp =
     "--policy-every K: after every K-th iteration, the policy as it stands to DIR/policy_itN.sgp\n"
     "(N: iterations done), e.g. to evaluate the run in MuJoCo at a fraction of its budget; like the\n"
     "evaluations it changes nothing in training.\n"
-    "Writes DIR/log.csv (one row per iteration), DIR/policy.sgp (stiffgrad eval reads it) and,\n"
-    "with gnuplot installed, DIR/return_vs_steps.png, return_vs_time.png, grad_norm.png and\n"
-    "bundle_rate.png. Progress on stderr; the last line of stdout is `final mean return: X`.\n"
+    "Writes DIR/log.csv (one row per iteration; n/a where a value is undefined, e.g. the mean return\n"
+    "before any episode has ended), DIR/policy.sgp (stiffgrad eval reads it), DIR/plots.gp and, with\n"
+    "gnuplot installed, DIR/return_vs_steps.png and return_vs_time.png (once an episode has ended),\n"
+    "grad_norm.png and, for shac-bcg, bundle_rate.png; DIR/checkpoint.sgc and DIR/policy_itN.sgp\n"
+    "with the options above. DIR must be a directory or not exist. Progress on stderr; the last\n"
+    "line of stdout is `final mean return: X` (n/a when no episode ended).\n"
     "DATA defaults to $STIFFGRAD_DATA or the shared/data folder the build was configured with.\n";
 
 const char* const kEvalHelp =
@@ -82,10 +85,11 @@ const char* const kEvalHelp =
     "from the task's initial-state distribution, in stiffgrad or in MuJoCo 2.2.2 (libmujoco, the\n"
     "task's MuJoCo model file). An episode runs the task's full length or until a fall (imitation:\n"
     "losing the reference does not end it, as it does in training). Prints mean return, mean\n"
-    "episode length, falls (root below 0.3 m,\n"
-    "as n/N), mean tracking error (imitation tasks) and mean largest contact penetration; with\n"
-    "--in mujoco also the same policy in stiffgrad and the difference of mean penetration\n"
-    "between the two simulators (delta_d = MuJoCo - stiffgrad). TASK defaults to the policy's;\n"
+    "episode length, and where the task has them: falls (as n/N; a task that can fall: ant-run,\n"
+    "g1-imitate with its root below 0.3 m), mean tracking error (imitation tasks) and mean largest\n"
+    "foot contact penetration (tasks with feet); with --in mujoco also the same policy in stiffgrad\n"
+    "and, with feet, the difference of mean penetration between the two simulators\n"
+    "(delta_d = MuJoCo - stiffgrad). TASK defaults to the policy's;\n"
     "The task's options (--contact, --kappa, --episode-steps, --explicit-servos, --servo-targets,\n"
     "--action-scale, --clip-window) default to those the policy file records from its training; given here, they\n"
     "override them (with a note on stderr).\n";
@@ -145,6 +149,15 @@ Backend parse_backend_name(const std::string& s) {
   throw UsageError("--backend must be cpu or cuda");
 }
 
+// A value of the log, or n/a where it is undefined (the mean return before any episode ended,
+// the tracking error of a task that tracks nothing): "nan" reads as a failure.
+std::string logged(const char* format, double x) {
+  if (!std::isfinite(x)) return "n/a";
+  char b[64];
+  std::snprintf(b, sizeof b, format, x);
+  return b;
+}
+
 // One line per iteration on a terminal (rewritten), else a line every 5% of the run.
 class TrainProgress {
  public:
@@ -160,8 +173,10 @@ class TrainProgress {
     if (l.evaluated)
       std::snprintf(evaluated, sizeof evaluated, "  eval: return %.2f, length %.1f, falls %d/%d", l.eval_return,
                     l.eval_episode_length, l.eval_falls, l.eval_episodes);
-    std::fprintf(stderr, "%s[%s] it %d/%d  env-steps %lld  mean return %.2f  %.1f s%s%s", tty_ ? "\r" : "", bar.c_str(),
-                 l.iteration + 1, total_, l.env_steps, l.mean_return, l.wall_s, evaluated, tty_ && !last ? "" : "\n");
+    std::fprintf(stderr, "%s[%s] it %d/%d  env-steps %lld  mean return %s  %.1f s%s%s", tty_ ? "\r" : "", bar.c_str(),
+                 l.iteration + 1, total_, l.env_steps,
+                 std::isfinite(l.mean_return) ? logged("%.2f", l.mean_return).c_str() : "n/a (no episode ended yet)",
+                 l.wall_s, evaluated, tty_ && !last ? "" : "\n");
     std::fflush(stderr);
   }
 
@@ -170,15 +185,21 @@ class TrainProgress {
   bool tty_;
 };
 
-void write_plots(const std::string& dir, bool bundles) {
+// DIR/plots.gp and, with gnuplot, its PNGs. The return plots need a mean return (gnuplot stops
+// the script at a plot with no defined point), so they are written once an episode has ended.
+void write_plots(const std::string& dir, bool bundles, bool any_return) {
   const std::string gp = dir + "/plots.gp";
   std::ofstream f(gp);
-  f << "set datafile separator ','\nset terminal pngcairo size 800,500 noenhanced\nset key autotitle columnhead\nset grid\n"
-       "set output '" << dir << "/return_vs_steps.png'\nset xlabel 'environment steps'\nset ylabel 'mean return'\n"
-       "plot '" << dir << "/log.csv' using 2:4 with lines title 'mean return'\n"
-       "set output '" << dir << "/return_vs_time.png'\nset xlabel 'wall time (s)'\n"
-       "plot '" << dir << "/log.csv' using 3:4 with lines title 'mean return'\n"
-       "set output '" << dir << "/grad_norm.png'\nset xlabel 'environment steps'\nset ylabel 'actor gradient norm (before clipping)'\nset logscale y\n"
+  f << "set datafile separator ','\nset datafile missing 'n/a'\nset terminal pngcairo size 800,500 noenhanced\n"
+       "set key autotitle columnhead\nset grid\n";
+  if (any_return)
+    f << "set output '" << dir << "/return_vs_steps.png'\nset xlabel 'environment steps'\nset ylabel 'mean return'\n"
+         "plot '" << dir << "/log.csv' using 2:4 with lines title 'mean return'\n"
+         "set output '" << dir << "/return_vs_time.png'\nset xlabel 'wall time (s)'\n"
+         "plot '" << dir << "/log.csv' using 3:4 with lines title 'mean return'\n";
+  else
+    std::fprintf(stderr, "train: no episode ended: return plots not drawn\n");
+  f << "set output '" << dir << "/grad_norm.png'\nset xlabel 'environment steps'\nset ylabel 'actor gradient norm (before clipping)'\nset logscale y\n"
        "plot '" << dir << "/log.csv' using 2:9 with lines title 'gradient norm'\nunset logscale y\n";
   if (bundles)
     f << "set output '" << dir << "/bundle_rate.png'\nset ylabel 'bundles per environment-step'\n"
@@ -271,6 +292,14 @@ int cmd_train(const Args& a) {
     eval_task = learn::make_task(spec, topts);
     eval.task = eval_task.get();
   }
+  {
+    std::error_code ec;
+    const auto st = std::filesystem::status(dir, ec);
+    if (std::filesystem::exists(st) && !std::filesystem::is_directory(st))
+      // appended piecewise: GCC 12 warns (-Wrestrict, falsely) on "literal" + s
+      throw UsageError(std::string("--out ").append(dir).append(
+          ": exists and is not a directory (train writes its log, policy and plots into the directory DIR)"));
+  }
   std::filesystem::create_directories(dir);
   const std::string csv = dir + "/log.csv";
   std::FILE* log = std::fopen(csv.c_str(), "w");
@@ -285,13 +314,18 @@ int cmd_train(const Args& a) {
                learn::reward_name(o.reward).c_str(), learn::policy_loop_name(o.policy_loop).c_str());
   TrainProgress progress(o.iterations);
   double sim = 0, adj = 0, net = 0;
+  bool any_return = false;
   const learn::TrainResult r = learn::train(*task, spec, o, [&](const learn::IterationLog& l) {
-    std::fprintf(log, "%d,%lld,%.6g,%.10g,%.6g,%.10g,%.10g,%.10g,%.10g,%.6g,%d,%.6g,%.6g,%.6g,%.6g,%.6g", l.iteration,
-                 l.env_steps, l.wall_s, l.mean_return, l.mean_episode_length, l.mean_step_reward, l.actor_loss,
-                 l.critic_loss, l.actor_grad_norm, l.bundle_rate, l.nonfinite, l.sim_s, l.adjoint_s, l.network_s,
-                 l.mean_tracking_error, l.disc_loss);
+    std::fprintf(log, "%d,%lld,%.6g,%s,%s,%s,%s,%s,%s,%.6g,%d,%.6g,%.6g,%.6g,%s,%s", l.iteration, l.env_steps, l.wall_s,
+                 logged("%.10g", l.mean_return).c_str(), logged("%.6g", l.mean_episode_length).c_str(),
+                 logged("%.10g", l.mean_step_reward).c_str(), logged("%.10g", l.actor_loss).c_str(),
+                 logged("%.10g", l.critic_loss).c_str(), logged("%.10g", l.actor_grad_norm).c_str(), l.bundle_rate,
+                 l.nonfinite, l.sim_s, l.adjoint_s, l.network_s, logged("%.6g", l.mean_tracking_error).c_str(),
+                 logged("%.6g", l.disc_loss).c_str());
+    any_return |= std::isfinite(l.mean_return);
     if (l.evaluated)
-      std::fprintf(log, ",%.10g,%.6g,%d,%.6g\n", l.eval_return, l.eval_episode_length, l.eval_falls, l.eval_tracking_error);
+      std::fprintf(log, ",%s,%.6g,%d,%s\n", logged("%.10g", l.eval_return).c_str(), l.eval_episode_length, l.eval_falls,
+                   logged("%.6g", l.eval_tracking_error).c_str());
     else
       std::fprintf(log, ",,,,\n");
     std::fflush(log);
@@ -301,14 +335,14 @@ int cmd_train(const Args& a) {
   std::fclose(log);
   // the policy records the task's options (learn::train takes them from the task): eval runs it there
   learn::save_policy(dir + "/policy.sgp", r.policy);
-  write_plots(dir, algo == learn::Algorithm::ShacBcg);
+  write_plots(dir, algo == learn::Algorithm::ShacBcg, any_return);
   const double wall = r.log.empty() ? 0 : r.log.back().wall_s;
   const long long steps = r.log.empty() ? 0 : r.log.back().env_steps;
   std::printf("log: %s\npolicy: %s/policy.sgp\n", csv.c_str(), dir.c_str());
   std::printf("throughput: %.0f env-steps/s; time in simulation %.1f%%, adjoint %.1f%%, networks %.1f%% (%.1f s)\n",
               wall > 0 ? steps / wall : 0.0, 100 * sim / std::max(wall, 1e-9), 100 * adj / std::max(wall, 1e-9),
               100 * net / std::max(wall, 1e-9), wall);
-  std::printf("final mean return: %.6g\n", r.final_mean_return);
+  std::printf("final mean return: %s\n", logged("%.6g", r.final_mean_return).c_str());
   return 0;
 }
 
@@ -339,12 +373,15 @@ int cmd_eval(const Args& a) {
     std::fprintf(stderr, "eval: note: the policy was trained with %s, evaluating with %s\n",
                  learn::format_task_options(trained).c_str(), learn::format_task_options(topts).c_str());
   auto task = learn::make_task(spec, topts);
+  // falls only where the task can fall, tracking only where it tracks, penetration only where it
+  // has feet (cartpole has none of the three)
+  const bool falls = task->can_fall(), feet = !task->foot_geoms().empty();
   const auto print = [&](const char* sim, const learn::EvalResult& r) {
-    std::printf("%s: mean return %.6g, mean episode length %.1f, falls %d/%d, tracking error ", sim, r.mean_return,
-                r.mean_length, r.falls, r.episodes);
-    if (std::isfinite(r.tracking_error)) std::printf("%.4f m", r.tracking_error);
-    else std::printf("n/a");
-    std::printf(", mean penetration %.4f mm\n", 1e3 * r.mean_penetration);
+    std::printf("%s: mean return %.6g, mean episode length %.1f", sim, r.mean_return, r.mean_length);
+    if (falls) std::printf(", falls %d/%d", r.falls, r.episodes);
+    if (std::isfinite(r.tracking_error)) std::printf(", tracking error %.4f m", r.tracking_error);
+    if (feet) std::printf(", mean penetration %.4f mm", 1e3 * r.mean_penetration);
+    std::printf("\n");
   };
   const learn::EvalResult in_sg = learn::evaluate_in_stiffgrad(*task, policy, episodes, seed);
   if (where == "stiffgrad") {
@@ -354,7 +391,8 @@ int cmd_eval(const Args& a) {
   const learn::EvalResult in_mj = learn::evaluate_in_mujoco(*task, policy, episodes, seed);
   print("mujoco", in_mj);
   print("stiffgrad", in_sg);
-  std::printf("delta_d (MuJoCo - stiffgrad mean penetration): %.4f mm\n", 1e3 * (in_mj.mean_penetration - in_sg.mean_penetration));
+  if (feet)
+    std::printf("delta_d (MuJoCo - stiffgrad mean penetration): %.4f mm\n", 1e3 * (in_mj.mean_penetration - in_sg.mean_penetration));
   return 0;
 }
 

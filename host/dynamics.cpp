@@ -112,4 +112,19 @@ void rollout_host(const Model& model, double* qpos, double* qvel, const double* 
   std::copy(h.d.qvel.p, h.d.qvel.p + model.nv, qvel);
 }
 
+void rollout_host_controls(const Model& model, double* qpos, double* qvel, const double* ctrl, int steps,
+                           Integrator integrator, bool constraints) {
+  SimulatorOptions so;
+  so.constraints = constraints;
+  HostData h(model, constraint_capacity(model, so), integrator);
+  h.load(qpos, qvel);  // warm start zero, as after Simulator::set_state
+  for (int s = 0; s < steps; ++s) {
+    const double* u = ctrl + static_cast<std::size_t>(s) * model.nu;
+    for (int i = 0; i < model.nu; ++i) h.d.ctrl[i] = u[i];
+    kern::substep(h.view, h.d);
+  }
+  std::copy(h.d.qpos.p, h.d.qpos.p + model.nq, qpos);
+  std::copy(h.d.qvel.p, h.d.qvel.p + model.nv, qvel);
+}
+
 }  // namespace stiffgrad

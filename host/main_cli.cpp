@@ -35,6 +35,8 @@ const char* kUsage =
     "  demo [--model PATH] [--nenv N] ...     batched stepping demonstration (main job)\n"
     "  train TASK --algo shac|shac-bcg|ppo    policy learning (cartpole-swingup, ant-run, g1-imitate:CLIP)\n"
     "  eval POLICY.sgp [--in stiffgrad|mujoco] run a trained policy, in stiffgrad or MuJoCo 2.2.2\n"
+    "  help [COMMAND]                         this text, or a command's options\n"
+    "  --version                              version and what this build includes\n"
     "N (--steps) counts control steps and must be from 1 to 1000000000 for every command.\n"
     "dynamics, rollout, grad, gradcheck and demo include contacts, joint and tendon limits and\n"
     "friction loss (MuJoCo 2.2.2's soft constraints) unless the model's <flag> disables them.\n"
@@ -55,7 +57,8 @@ const char* kDynamicsHelp =
 
 const char* kRolloutHelp =
     "usage: stiffgrad rollout MODEL.xml --states STATES.csv --steps N [--backend cpu|cuda] [--float]\n"
-    "                         [--integrator NAME] [--rtol X] [--atol X] [--max-steps K]\n"
+    "                         [--integrator NAME | --implicit-actuators] [--rtol X] [--atol X]\n"
+    "                         [--max-steps K]\n"
     "                         [--contact soft|impulse] [--kappa K] [--sweeps N]\n"
     "From each state (format as for `dynamics`), N steps (N >= 1) of the model timestep with the\n"
     "control held; all states are stepped together as one batch.\n"
@@ -229,8 +232,10 @@ const char* kContactHelp =
     "al.'s velocity-level impulses with Moreau midpoint stepping, the model BCG trains with:\n"
     "--sweeps N (10; 1 to 1000) projected Gauss-Seidel sweeps per timestep with Coulomb\n"
     "projection and the soft activation sigma(K d) of the penetration d, --kappa K (300, 1/m),\n"
-    "contacts detected from ln(1e6)/K apart; with --integrator euler only and not with --cfd;\n"
-    "models with limited ball joints, limited tendons or tendon friction loss are refused).\n";
+    "contacts detected from ln(1e6)/K apart; its Moreau midpoint stepping is its own integrator,\n"
+    "so it takes --integrator euler or implicit-actuators (or --implicit-actuators) only, and\n"
+    "not --cfd; models with limited ball joints, limited tendons or tendon friction loss are\n"
+    "refused).\n";
 
 int cmd_rollout(const Args& a) {
   // usage errors before any file is read
@@ -431,6 +436,36 @@ bool wants_help(int argc, char** argv) {
   return false;
 }
 
+// A command's help text (`stiffgrad COMMAND --help`, `stiffgrad help COMMAND`); empty for an
+// unknown command.
+std::string command_help(const std::string& cmd) {
+  if (cmd == "info") return kInfoHelp;
+  if (cmd == "states") return kStatesHelp;
+  if (cmd == "dynamics") return kDynamicsHelp;
+  if (cmd == "rollout") return std::string(kRolloutHelp) + kIntegratorHelp + kContactHelp;
+  if (cmd == "grad") return std::string(kGradHelp) + kIntegratorHelp + kContactHelp;
+  if (cmd == "gradcheck") return gradcheck_help() + kIntegratorHelp + kContactHelp;
+  if (cmd == "demo") return stiffgrad::demo_help();
+  if (cmd == "train") return kTrainHelp;
+  if (cmd == "eval") return kEvalHelp;
+  return "";
+}
+
+// `stiffgrad --version`: the version and what this build can run.
+void print_version() {
+  std::printf("stiffgrad %s\n", STIFFGRAD_VERSION);
+#ifdef STIFFGRAD_CLI_CUDA
+  std::printf("backends: cpu (OpenMP), cuda (built; %s)\n", cuda_available() ? "a device is present" : "no device found");
+#else
+  std::printf("backends: cpu (OpenMP); cuda not built (configure with -DSTIFFGRAD_CUDA=ON where nvcc is found)\n");
+#endif
+#ifdef STIFFGRAD_WITH_MUJOCO
+  std::printf("eval --in mujoco: MuJoCo 2.2.2 linked\n");
+#else
+  std::printf("eval --in mujoco: not built (no MuJoCo at configure time)\n");
+#endif
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -439,54 +474,49 @@ int main(int argc, char** argv) {
     return argc < 2 ? 2 : 0;
   }
   const std::string cmd = argv[1];
+  if (cmd == "--version" || cmd == "version") {
+    if (argc > 2) return std::fprintf(stderr, "stiffgrad: %s takes no arguments\n", argv[1]), 2;
+    return print_version(), 0;
+  }
+  if (cmd == "help") {
+    if (argc == 2) return std::fputs(kUsage, stdout), 0;
+    const std::string text = argc == 3 ? command_help(argv[2]) : "";
+    if (text.empty()) {
+      std::fprintf(stderr, "stiffgrad help: %s\n%s", argc == 3 ? ("unknown command '" + std::string(argv[2]) + "'").c_str()
+                                                              : "takes at most one COMMAND", kUsage);
+      return 2;
+    }
+    return std::fputs(text.c_str(), stdout), 0;
+  }
+  if (wants_help(argc, argv)) {
+    const std::string text = command_help(cmd);
+    if (!text.empty()) return std::fputs(text.c_str(), stdout), 0;
+  }
   try {
-    if (cmd == "info") {
-      if (wants_help(argc, argv)) return std::fputs(kInfoHelp, stdout), 0;
-      return cmd_info(parse_args(argc, argv, {"json"}, {}));
-    }
-    if (cmd == "states") {
-      if (wants_help(argc, argv)) return std::fputs(kStatesHelp, stdout), 0;
-      return cmd_states(parse_args(argc, argv, {"qpos0"}, {"keyframe", "random", "seed", "output"}));
-    }
-    if (cmd == "dynamics") {
-      if (wants_help(argc, argv)) return std::fputs(kDynamicsHelp, stdout), 0;
-      return cmd_dynamics(parse_args(argc, argv, {}, {"states"}));
-    }
-    if (cmd == "rollout") {
-      if (wants_help(argc, argv))
-        return std::fputs(kRolloutHelp, stdout), std::fputs(kIntegratorHelp, stdout), std::fputs(kContactHelp, stdout), 0;
+    if (cmd == "info") return cmd_info(parse_args(argc, argv, {"json"}, {}));
+    if (cmd == "states") return cmd_states(parse_args(argc, argv, {"qpos0"}, {"keyframe", "random", "seed", "output"}));
+    if (cmd == "dynamics") return cmd_dynamics(parse_args(argc, argv, {}, {"states"}));
+    if (cmd == "rollout")
       return cmd_rollout(parse_args(argc, argv, {"float", "implicit-actuators"},
                                     {"states", "steps", "backend", "integrator", "rtol", "atol", "max-steps", "contact",
                                      "kappa", "sweeps"}));
-    }
-    if (cmd == "grad") {
-      if (wants_help(argc, argv))
-        return std::fputs(kGradHelp, stdout), std::fputs(kIntegratorHelp, stdout), std::fputs(kContactHelp, stdout), 0;
+    if (cmd == "grad")
       return cmd_grad(parse_args(argc, argv, {"implicit-actuators"},
                                  {"states", "steps", "weights", "integrator", "rtol", "atol", "max-steps", "cfd",
                                   "contact", "kappa", "sweeps", "bundle", "seed", "bundle-trigger"}));
-    }
-    if (cmd == "gradcheck") {
-      if (wants_help(argc, argv))
-        return std::fputs(gradcheck_help().c_str(), stdout), std::fputs(kIntegratorHelp, stdout),
-               std::fputs(kContactHelp, stdout), 0;
+    if (cmd == "gradcheck")
       return cmd_gradcheck(parse_args(argc, argv, {"float", "implicit-actuators"},
                                       {"steps", "substeps", "states", "samples", "seed", "fd-step", "integrator", "rtol",
                                        "atol", "max-steps", "contact", "kappa", "sweeps"}));
-    }
     if (cmd == "demo") return stiffgrad::run_demo(argc, argv);
-    if (cmd == "train") {
-      if (wants_help(argc, argv)) return std::fputs(kTrainHelp, stdout), 0;
+    if (cmd == "train")
       return cmd_train(parse_args(argc, argv, {"explicit-servos"}, {"algo", "envs", "iterations", "seed", "backend", "out", "horizon",
                                                    "threads", "contact", "kappa", "episode-steps", "data", "actor-lr",
                                                    "critic-lr", "ppo-lr", "log-std", "tau", "reward", "action-rate", "critics", "disc-replay", "disc-minibatches", "policy-loop",
                                                    "eval-every", "eval-episodes", "servo-targets", "action-scale", "clip-window", "init",
                                                    "checkpoint-every", "resume", "policy-every"}));
-    }
-    if (cmd == "eval") {
-      if (wants_help(argc, argv)) return std::fputs(kEvalHelp, stdout), 0;
+    if (cmd == "eval")
       return cmd_eval(parse_args(argc, argv, {"explicit-servos"}, {"task", "episodes", "in", "seed", "data", "contact", "kappa", "episode-steps", "servo-targets", "action-scale", "clip-window"}));
-    }
     std::fprintf(stderr, "stiffgrad: unknown command '%s'\n%s", cmd.c_str(), kUsage);
     return 2;
   } catch (const UsageError& e) {

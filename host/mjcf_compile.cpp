@@ -54,7 +54,7 @@ int qpos_of(JointType t) {
 
 class Compiler {
  public:
-  Compiler(const ParsedModel& pm, Model& m) : pm_(pm), m_(m) {}
+  Compiler(const ParsedModel& pm, Model& m, LoadNotes* notes) : pm_(pm), m_(m), notes_(notes) {}
 
   void run() {
     m_.name = pm_.model_name;
@@ -82,9 +82,18 @@ class Compiler {
     // constants its mass matrix at qpos0 (facts §1, §4).
     compile_collision_pairs(m_);
     set_constants(m_);
+    if (notes_ && dropped_count_ > 0)
+      notes_->notes.push_back(first_dropped_ + ": note: dropped " + std::to_string(dropped_count_) +
+                              " visual-only geom" + (dropped_count_ == 1 ? "" : "s") +
+                              " (meshes, or primitives sized from meshes, that cannot collide and add no mass; "
+                              "stiffgrad does not read mesh files), this one first");
   }
 
  private:
+  static const char* geom_type_name(GeomType t) {
+    static const char* kNames[] = {"plane", "hfield", "sphere", "capsule", "ellipsoid", "cylinder", "box", "mesh"};
+    return kNames[static_cast<int>(t)];
+  }
   const Elem& where(int b) const { return bodies_[b].spec->where; }
 
   // ------------------------------------------------------------ tree
@@ -278,19 +287,29 @@ class Compiler {
       const bool in_inertia_group = g.group >= c.inertiagrouprange[0] && g.group <= c.inertiagrouprange[1];
       const bool has_volume_mass = g.has_mass ? g.mass > 0 : g.density > 0;
 
-      switch (g.type) {
+      // A primitive with a mesh attribute is sized from the mesh (MuJoCo fits it to the
+      // mesh's vertices, ignoring `size`): stiffgrad never reads mesh files, so it is treated
+      // as a mesh geom below, dropped when visual, else refused by name.
+      const bool mesh_fitted = g.type != GeomType::Mesh && g.type != GeomType::HField && !g.mesh.empty();
+      const std::string named = g.name.empty() ? std::string() : " '" + g.name + "'";
+      switch (mesh_fitted ? GeomType::Mesh : g.type) {
         case GeomType::HField: e.fail("unsupported geom type 'hfield'");
         case GeomType::Mesh: {
           // Mesh files are never read. A mesh that cannot collide (the Menagerie "visual"
           // class: contype=conaffinity=0, or contacts disabled) and adds no mass is dropped;
           // anything else would need the mesh.
+          const std::string what =
+              mesh_fitted ? "mesh-fitted " + std::string(geom_type_name(g.type)) + " geom" + named + " (sized from mesh '" +
+                                g.mesh + "', which stiffgrad does not read)"
+                          : "colliding mesh geom" + named;
           if ((g.contype != 0 || g.conaffinity != 0) && contacts_enabled())
-            e.fail("unsupported colliding mesh geom" + (g.name.empty() ? std::string() : " '" + g.name + "'") +
-                   " (set contype=\"0\" conaffinity=\"0\" for a visual mesh)");
+            e.fail("unsupported " + what + (mesh_fitted ? "; give it an explicit size and no mesh attribute, or " : " (") +
+                   "set contype=\"0\" conaffinity=\"0\" for a visual geom" + (mesh_fitted ? "" : ")"));
           if (b != 0 && inertia_from_geoms && in_inertia_group && has_volume_mass)
-            e.fail("unsupported mesh geom that contributes to the body inertia (give it "
-                   "density=\"0\" or the body an <inertial>)");
+            e.fail("unsupported " + std::string(mesh_fitted ? what : "mesh geom" + named) +
+                   " that contributes to the body inertia (give it density=\"0\" or the body an <inertial>)");
           if (!g.name.empty()) dropped_geoms_.insert(g.name);
+          if (dropped_count_++ == 0) first_dropped_ = e.file() + ":" + std::to_string(e.line());
           continue;
         }
         case GeomType::Plane:
@@ -563,14 +582,17 @@ class Compiler {
   std::vector<FlatBody> bodies_;
   NameIndex body_names_, joint_names_, geom_names_;
   std::set<std::string> dropped_geoms_;
+  int dropped_count_ = 0;      // visual-only geoms dropped (named or not)
+  std::string first_dropped_;  // "file:line" of the first
+  LoadNotes* notes_;
 };
 
 }  // namespace
 
-std::shared_ptr<Model> compile_model(const ParsedModel& pm, const std::string& file) {
+std::shared_ptr<Model> compile_model(const ParsedModel& pm, const std::string& file, LoadNotes* notes) {
   auto m = std::make_shared<Model>();
   m->file = file;
-  Compiler(pm, *m).run();
+  Compiler(pm, *m, notes).run();
   return m;
 }
 

@@ -5,12 +5,14 @@
 #include <string>
 
 #include "host/mjcf_spec.hpp"
+#include "stiffgrad/mjcf.hpp"
 #include "stiffgrad/model.hpp"
 
 namespace stiffgrad::mjcf {
 
 // Throws MjcfError (pointing at the offending element) for anything MuJoCo would reject or
-// stiffgrad does not support.
-std::shared_ptr<Model> compile_model(const ParsedModel& pm, const std::string& file);
+// stiffgrad does not support. `notes` (may be null) receives what the compile reinterpreted
+// (the visual-only geoms it dropped).
+std::shared_ptr<Model> compile_model(const ParsedModel& pm, const std::string& file, LoadNotes* notes = nullptr);
 
 }  // namespace stiffgrad::mjcf

@@ -11,7 +11,7 @@ std::shared_ptr<const Model> load_mjcf(const std::string& path, LoadNotes* notes
   const mjcf::Source& main = ctx.load_main_file(path);
   LoadNotes local;
   mjcf::ParsedModel pm = mjcf::parse_document(ctx, main, &local);
-  auto model = mjcf::compile_model(pm, path);
+  auto model = mjcf::compile_model(pm, path, &local);
   // Notes are only handed out for a model that loaded.
   if (notes) notes->notes.insert(notes->notes.end(), local.notes.begin(), local.notes.end());
   return model;
@@ -24,7 +24,7 @@ std::shared_ptr<const Model> load_mjcf_string(const std::string& xml,
   const mjcf::Source& main = ctx.load_main_string(xml, virtual_path);
   LoadNotes local;
   mjcf::ParsedModel pm = mjcf::parse_document(ctx, main, &local);
-  auto model = mjcf::compile_model(pm, virtual_path);
+  auto model = mjcf::compile_model(pm, virtual_path, &local);
   if (notes) notes->notes.insert(notes->notes.end(), local.notes.begin(), local.notes.end());
   return model;
 }

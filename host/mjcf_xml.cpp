@@ -12,8 +12,19 @@
 
 namespace stiffgrad {
 
+namespace {
+// "file:line: message"; line 0 means the file as a whole (it could not be opened): no ":0" that
+// would read as a position. Appended piecewise (GCC 12's -Wrestrict false positive on "x" + s).
+std::string located(const std::string& file, int line, const std::string& message) {
+  std::string out = file;
+  if (line > 0) out.append(1, ':').append(std::to_string(line));
+  out.append(": ").append(message);
+  return out;
+}
+}  // namespace
+
 MjcfError::MjcfError(std::string file, int line, const std::string& message)
-    : std::runtime_error(file + ":" + std::to_string(line) + ": " + message),
+    : std::runtime_error(located(file, line, message)),
       file_(std::move(file)),
       line_(line),
       message_(message) {}
@@ -65,10 +76,53 @@ bool is_decimal_literal(std::string_view t) {
   return i == n;
 }
 
+// What went wrong, in words: tinyxml2's own ErrorStr() names its enum and internal state
+// ("Error=XML_ERROR_EMPTY_DOCUMENT ErrorID=13 ...").
 std::string xml_error_text(const tinyxml2::XMLDocument& doc) {
-  const char* s = doc.ErrorStr();
-  std::string msg = s ? s : "XML error";
-  return "XML parse error: " + msg;
+  switch (doc.ErrorID()) {
+    case tinyxml2::XML_ERROR_EMPTY_DOCUMENT:
+      return "not an MJCF file: it holds no XML element (empty, or only whitespace and comments); expected <mujoco>";
+    case tinyxml2::XML_ERROR_MISMATCHED_ELEMENT:
+      return "XML parse error: a closing tag does not match the element it closes (or an element is never closed)";
+    case tinyxml2::XML_ERROR_PARSING_ELEMENT:
+      return "XML parse error: malformed element (an unclosed '<', a bad tag name, or an element left open at the "
+             "end of the file)";
+    case tinyxml2::XML_ERROR_PARSING_ATTRIBUTE:
+      return "XML parse error: malformed attribute (expected name=\"value\")";
+    case tinyxml2::XML_ERROR_PARSING_TEXT:
+      return "XML parse error: text where an element belongs (or malformed text between elements); expected <mujoco>";
+    case tinyxml2::XML_ERROR_PARSING_CDATA: return "XML parse error: malformed CDATA section";
+    case tinyxml2::XML_ERROR_PARSING_COMMENT: return "XML parse error: unterminated or malformed comment";
+    case tinyxml2::XML_ERROR_PARSING_DECLARATION: return "XML parse error: malformed <?xml ...?> declaration";
+    case tinyxml2::XML_ERROR_PARSING_UNKNOWN: return "XML parse error: malformed <!...> markup";
+    default: return "XML parse error: the file is not well-formed XML";
+  }
+}
+
+// A binary file (a mesh, an archive, a compiled model) given where an MJCF file belongs:
+// tinyxml2 would report a parse error somewhere inside it. A NUL byte, or a control character
+// other than whitespace, in the first 4 KiB says "not text".
+bool looks_binary(std::string_view text, std::size_t* at) {
+  const std::size_t n = std::min<std::size_t>(text.size(), 4096);
+  for (std::size_t i = 0; i < n; ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c == 0 || (c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f' && c != '\v') || c == 0x7f) {
+      *at = i;
+      return true;
+    }
+  }
+  return false;
+}
+
+// Parses `text` into `doc`, throwing MjcfError(shown, line, words) when it is not XML.
+void parse_xml(tinyxml2::XMLDocument& doc, std::string_view text, const std::string& shown) {
+  std::size_t at = 0;
+  if (looks_binary(text, &at))
+    throw MjcfError(shown, 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n')),
+                    "not an MJCF file: binary data (byte " + std::to_string(at) + " is a control character); expected "
+                    "an XML text file starting with <mujoco>");
+  if (doc.Parse(text.data(), text.size()) != tinyxml2::XML_SUCCESS)
+    throw MjcfError(shown, std::max(1, doc.ErrorLineNum()), xml_error_text(doc));
 }
 
 }  // namespace
@@ -201,7 +255,8 @@ std::string parent_dir(const std::string& path) {
 
 void check_root(const Source& s) {
   const tinyxml2::XMLElement* root = s.doc.RootElement();
-  if (!root) throw MjcfError(s.path, 1, "no root element (expected <mujoco>)");
+  if (!root)
+    throw MjcfError(s.path, 1, "not an MJCF file: it holds no XML element (only a declaration, whitespace or comments); expected <mujoco>");
   if (std::string_view(root->Name()) != "mujoco")
     throw MjcfError(s.path, root->GetLineNum(),
                     "root element is <" + std::string(root->Name()) + ">, expected <mujoco>");
@@ -220,8 +275,7 @@ const Source& IncludeContext::load_main_string(const std::string& xml,
   auto s = std::make_unique<Source>();
   s->path = virtual_path;
   s->dir = parent_dir(virtual_path);
-  if (s->doc.Parse(xml.data(), xml.size()) != tinyxml2::XML_SUCCESS)
-    throw MjcfError(virtual_path, std::max(1, s->doc.ErrorLineNum()), xml_error_text(s->doc));
+  parse_xml(s->doc, xml, virtual_path);
   check_root(*s);
   sources_.push_back(std::move(s));
   std::error_code ec;
@@ -237,17 +291,20 @@ const Source& IncludeContext::parse_file(const std::string& path, const std::str
   s->dir = parent_dir(path);
   // Read the file ourselves so that a directory or unreadable path is a clean error.
   std::error_code ec;
-  bool regular = std::filesystem::is_regular_file(path, ec);
+  const std::filesystem::file_status st = std::filesystem::status(path, ec);
   std::ifstream in(path, std::ios::binary);
-  if (!regular || !in) {
-    if (from) from->fail("cannot open included file '" + path + "'");
-    throw MjcfError(shown, 0, "cannot open file");
+  if (!std::filesystem::is_regular_file(st) || !in) {
+    const std::string why = !std::filesystem::exists(st)          ? "no such file"
+                            : std::filesystem::is_directory(st)   ? "is a directory, not an MJCF file"
+                            : !std::filesystem::is_regular_file(st) ? "not a regular file"
+                                                                  : "cannot read it (permission denied?)";
+    if (from) from->fail("cannot open included file '" + path + "': " + why);
+    throw MjcfError(shown, 0, why);
   }
   std::stringstream buf;
   buf << in.rdbuf();
   const std::string text = buf.str();
-  if (s->doc.Parse(text.data(), text.size()) != tinyxml2::XML_SUCCESS)
-    throw MjcfError(shown, std::max(1, s->doc.ErrorLineNum()), xml_error_text(s->doc));
+  parse_xml(s->doc, text, shown);
   check_root(*s);
   sources_.push_back(std::move(s));
   if (!from) {

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Build stiffgrad in Release and run the main job:
-#   1. `stiffgrad demo`: 1024 environments of MuJoCo's humanoid stepped with random controls on
-#      the CPU backend, double then float; prints environment-steps per second for each.
+#   1. `stiffgrad demo`: 1024 environments of MuJoCo's humanoid stepped with random controls and
+#      contacts on the CPU backend, double then float; prints environment-steps per second for
+#      each, then checks environment 0 against the single-state host rollout (bitwise). The test
+#      suite runs the same demo (ctest MainJob.DemoDefaults), so CI fails when the main job does.
 #   2. The MuJoCo parity tests (`ctest -R Parity`), with their summary.
 #
 #   scripts/run.sh                       # defaults

@@ -17,7 +17,8 @@ import sys
 def read_log(path):
     with open(path) as f:
         # eval_* columns are empty in the rows without an evaluation (train --eval-every)
-        return [{k: float(v) if v != "" else float("nan") for k, v in row.items()} for row in csv.DictReader(f)]
+        # and `n/a` marks an undefined value (the mean return before any episode ended)
+        return [{k: float(v) if v not in ("", "n/a") else float("nan") for k, v in row.items()} for row in csv.DictReader(f)]
 
 
 def smooth(values, width=5):

@@ -527,7 +527,7 @@ TEST(LoaderErrors, TreeRules) {
 TEST(LoaderErrors, DocumentLevel) {
   expect_error("<notmujoco/>", 1, {"expected <mujoco>"});
   expect_error("<mujoco>\n<worldbody>\n<body></worldbody></mujoco>", 3, {"XML parse error"});
-  expect_error("", 1, {"XML parse error"});
+  expect_error("", 1, {"not an MJCF file", "no XML element"});
   expect_error("<mujoco><compiler coordinate=\"global\"/></mujoco>", 1, {"unsupported", "global"});
 }
 

@@ -65,6 +65,7 @@ class CartpoleSwingup final : public Task {
     adj_squash_action(*model_, a, &adj_u, adj_a);
   }
   bool terminated(int, int, const double*, const double*) const override { return false; }
+  bool can_fall() const override { return false; }  // a cart on a rail: nothing ends an episode
   TaskKernelDesc kernel_desc() const override { return squash_kernel_desc(*model_, kern::tasks::kTaskKernelCartpole); }
   std::string mujoco_model_file() const override { return path_; }
 

@@ -86,6 +86,8 @@ class Task {
   // falls, return and tracking error are measured over the whole episode and not cut short where
   // training stops learning. Defaults to terminated().
   virtual bool fallen(int e, int t, const double* qpos, const double* qvel) const { return terminated(e, t, qpos, qvel); }
+  // Whether the task can fall at all (fallen() can be true): `eval` reports falls only then.
+  virtual bool can_fall() const { return true; }
 
   // ADD reward (the BCG paper's adversarial differential discriminator, stiffgrad/learn/add.hpp):
   // tasks with a reference motion give the difference Δ = f(reference) − f(state) of add_dim()
