@@ -3,21 +3,29 @@
 // velocity vy = −0.1 m/s and initial vertical velocity vz; after 1 s at model timestep h = 0.01 the
 // loss is the horizontal distance travelled. The gradient dL/dvz over a sweep vz ∈ [−3, −1], from
 //   - euler (semi-implicit, MuJoCo's default) and rk4 (MuJoCo's) at the fixed step h,
-//   - tsit5, dopri5, bosh3: adaptive inside each timestep h, at the paper's tolerances for this
-//     experiment (rtol = atol = 1e-8; max_steps raised to 1024 steps per timestep), and tsit5 at
-//     DiffMJX's defaults (rtol 1e-3, atol 1e-6, 16 steps per timestep) for comparison,
-// against ground truth: central differences in vz of Tsit5 at rtol 1e-12, atol 1e-14 (FD step
-// checked against 10x the step). Beside it a second reference: the step-through gradient of that
-// same tight Tsit5 run ("dto-ref"), the analogue of the paper's reference (an adjoint solve at
-// tolerance 1e-10). The two differ by a floor that no integrator removes: MuJoCo clamps the
-// impedance to >= 1e-4 (mjMINIMP), so with solimp dmin = 0 the contact force still jumps by 1e-4
-// of its scale at touchdown and lift-off, and a gradient through the steps never sees a jump
-// (measured: that floor scales linearly with dmin: 1.5e-3 at the clamp, ~1.5e-2 at dmin 1e-3,
-// ~1.5e-1 at dmin 1e-2, for the cube).
+//   - tsit5, dopri5, bosh3: adaptive inside each timestep h at rtol 1e-10 / atol 1e-13, <= 16384
+//     trial steps per timestep, without and with event location (-ev: AdaptiveTolerances::
+//     event_step 1e-8 s, the goal's setting), and tsit5 at the paper's rtol = atol = 1e-8 without
+//     and with it (reported),
+//   - tsit5 at DiffMJX's defaults (rtol 1e-3, atol 1e-6, 16 steps per timestep) for comparison,
+// against DiffMJX's kind of ground truth: the step-through (adjoint) gradient of Tsit5 at rtol
+// 1e-12 / atol 1e-14 ("dto-ref"; the paper uses a backsolve at 1e-10), cross-checked against the
+// step-through gradient of Dopri5 at the same tolerance (goal: agreement to <= 1e-5, worst over
+// the sweep).
+//
+// Beside it, "fd-flow": central differences in vz of that same reference run, the derivative of
+// the simulated flow. It differs from every step-through gradient by the event bias: MuJoCo clamps
+// the impedance to >= 1e-4 (mjMINIMP), so with solimp dmin = 0 a contact row still switches on
+// (and off) with a jump of its force, whose effect on the final state through the event's timing
+// (a saltation term) a derivative of the flow sees and a gradient through the steps does not, at
+// any step size. The bias scales linearly with dmin (measured on the cube: 1.5e-3 at the clamp,
+// ~1.5e-2 at dmin 1e-3, ~1.5e-1 at dmin 1e-2).
 //
 //   bench_diffmjx_toss [--quick] [--out DIR] [--samples N] [--shapes cube,ball,...]
 //
-// Goal (issue): adaptive median relative gradient error <= 1e-3 where fixed-step euler is >= 0.5.
+// Goals (issue 36), printed beside their measurements: euler at h = 0.01 >= 0.5 off; adaptive
+// (tsit5, dopri5, bosh3 at rtol 1e-10 / atol 1e-13) median relative error <= 1e-3; rtol = atol =
+// 1e-8 reported (<= 2e-2 expected); the ground truth's Dopri5 cross-check <= 1e-5.
 // Writes <out>/toss.csv (every shape, method and vz), toss_summary.csv (medians) and toss.png.
 // Contact parameters and the scene are in diffmjx_common.hpp (toss::xml): solref (0.005, 1),
 // solimp (0, 0.95, 0.001, 0.5, 2) on every geom, refsafe disabled so that the time constant 0.005
@@ -37,21 +45,37 @@ using namespace stiffgrad::bench;
 
 namespace {
 
+// What a method's median error is held to: Tight (adaptive at rtol 1e-10 with event location:
+// <= 1e-3), Plain (the same without event location: reported), Paper (rtol = atol = 1e-8:
+// reported, <= 2e-2 expected), Euler (>= 0.5).
+enum class Goal { None, Tight, Plain, Paper, Euler };
+
 struct Method {
   std::string name;
   Integrator integrator;
-  double rtol = 1e-8, atol = 1e-8;
-  int max_steps = 1024;
-  bool adaptive_goal = false;  // counts for the goal's "adaptive" side
+  double rtol = 1e-10, atol = 1e-13;
+  int max_steps = 4096;
+  Goal goal = Goal::None;
+  double event_step = 0;  // AdaptiveTolerances::event_step
 };
+
+// The methods' event location: every constraint event inside an accepted step of at most 10 ns.
+constexpr double kEventStep = 1e-8;
+
+constexpr double kGoalTight = 1e-3, kExpectPaper = 2e-2, kGoalEuler = 0.5, kGoalCross = 1e-5;
 
 const std::vector<Method>& methods() {
   static const std::vector<Method> m = {
-      {"euler", Integrator::SemiImplicitEuler},
+      {"euler", Integrator::SemiImplicitEuler, 1e-10, 1e-13, 4096, Goal::Euler},  // tolerances unused
       {"rk4", Integrator::RK4},
-      {"tsit5", Integrator::Tsit5, 1e-8, 1e-8, 1024, true},
-      {"dopri5", Integrator::Dopri5, 1e-8, 1e-8, 1024, true},
-      {"bosh3", Integrator::Bosh3, 1e-8, 1e-8, 1024, true},
+      {"tsit5", Integrator::Tsit5, 1e-10, 1e-13, 16384, Goal::Plain},
+      {"dopri5", Integrator::Dopri5, 1e-10, 1e-13, 16384, Goal::Plain},
+      {"bosh3", Integrator::Bosh3, 1e-10, 1e-13, 16384, Goal::Plain},
+      {"tsit5-ev", Integrator::Tsit5, 1e-10, 1e-13, 16384, Goal::Tight, kEventStep},
+      {"dopri5-ev", Integrator::Dopri5, 1e-10, 1e-13, 16384, Goal::Tight, kEventStep},
+      {"bosh3-ev", Integrator::Bosh3, 1e-10, 1e-13, 16384, Goal::Tight, kEventStep},
+      {"tsit5-1e-8", Integrator::Tsit5, 1e-8, 1e-8, 4096, Goal::Paper},
+      {"tsit5-1e-8-ev", Integrator::Tsit5, 1e-8, 1e-8, 4096, Goal::Paper, kEventStep},
       {"tsit5-default", Integrator::Tsit5, 1e-3, 1e-6, 16},
   };
   return m;
@@ -64,10 +88,19 @@ constexpr double kEps = toss::kTruthEps;
 
 struct Cell {  // one shape x method
   std::vector<double> grad, err;
-  double median_err = 0, median_err_ref = 0, evals = 0, seconds = 0;
-  double median_dL = 0;  // forward accuracy: median |L − L_true| (m)
+  double median_err = 0, evals = 0, seconds = 0;
+  double median_dL = 0;  // forward accuracy: median |L − L_ref| (m)
   int capped = 0, failed = 0;
   bool bitwise = true;
+};
+
+// The references of one shape: the ground truth (dto-ref), its Dopri5 cross-check and the FD of
+// the flow, with their errors against the ground truth.
+struct Reference {
+  toss::GroundTruth gt;
+  double floor = 0;  // 1% of the shape's largest |ground truth|
+  std::vector<double> fd_err, cross_err;
+  double median_fd = 0, median_cross = 0, worst_cross = 0;
 };
 
 }  // namespace
@@ -107,11 +140,15 @@ int main(int argc, char** argv) {
   std::printf("scene: free body at z0 %.1f m, vy %.1f m/s, vz in [%.0f, %.0f] (%d samples), %.0f s at h %.2f s,\n"
               "solref 0.005 1, solimp 0 0.95 0.001 0.5 2, refsafe off; L = horizontal distance travelled\n",
               toss::kZ0, toss::kVy, vz.front(), vz.back(), samples, toss::kDuration, toss::kH);
-  std::printf("methods: euler, rk4 (fixed h); tsit5, dopri5, bosh3 at rtol = atol = 1e-8, <= 1024 steps per timestep;\n"
-              "tsit5-default at rtol 1e-3, atol 1e-6, <= 16 steps per timestep\n");
-  std::printf("ground truth: central FD (eps %.0e in vz) of tsit5 rtol %.0e atol %.0e, <= %d steps per timestep\n"
+  std::printf("methods: euler, rk4 (fixed h); tsit5, dopri5, bosh3 at rtol 1e-10 atol 1e-13, <= 16384 trial steps per\n"
+              "timestep, without and with (-ev) event location at %.0e s; tsit5-1e-8 at rtol = atol = 1e-8, without and\n"
+              "with it; tsit5-default at rtol 1e-3, atol 1e-6, <= 16 steps per timestep\n", kEventStep);
+  std::printf("ground truth (dto-ref): the step-through gradient of tsit5 at rtol %.0e atol %.0e (<= %d steps per\n"
+              "timestep), cross-checked against dopri5's at the same tolerance; fd-flow: central FD (eps %.0e in vz)\n"
+              "of the same tsit5 run, the derivative of the flow, which differs by the event bias (contact rows\n"
+              "switching on with a jump of force: a saltation term no gradient through the steps has)\n"
               "relative error: |g - g_true| / max(|g_true|, 1%% of the shape's largest |g_true|)\n",
-              kEps, kTruthRtol, kTruthAtol, kTruthMaxSteps);
+              kTruthRtol, kTruthAtol, kTruthMaxSteps, kEps);
 
   const auto t_all = Clock::now();
   std::unique_ptr<CsvWriter> csv;
@@ -126,44 +163,56 @@ int main(int argc, char** argv) {
   }
 
   std::map<std::string, std::map<std::string, Cell>> cells;  // shape -> method -> results
+  std::map<std::string, Reference> refs;                      // shape -> references
   std::vector<std::string> notes;
-  std::map<std::string, double> ref_floor;  // shape -> median error of dto-ref against FD
   for (const auto& shape : shapes) {
     const auto model = model_with_timestep(toss::xml(shape), toss::kH);
-    const toss::GroundTruth gt = toss::ground_truth(model, vz);
-    const toss::Truth& truth = gt.truth;
-    const double floor = gt.floor, fd_worst = gt.fd_worst;
-    const std::vector<double>& ref_err = gt.ref_err;
-    ref_floor[shape.name] = median(ref_err);
-    std::printf("\n== %s: ground truth %.1f s, FD check (eps vs 10 eps) worst %.1e, capped %d, failed %d; "
-                "L in [%.4f, %.4f] m;\n   dto-ref (step-through gradient of the same run) vs FD: median %.1e\n",
-                shape.name.c_str(), truth.seconds, fd_worst, truth.capped, truth.failed,
-                *std::min_element(truth.L.begin(), truth.L.end()), *std::max_element(truth.L.begin(), truth.L.end()),
-                ref_floor[shape.name]);
-    if (truth.capped || truth.failed)
-      notes.push_back(shape.name + ": the ground truth run hit the step cap or failed");
+    Reference& ref = refs[shape.name];
+    ref.gt = toss::ground_truth(model, vz, /*cross_check=*/true, toss::kTruthEventStep);
+    const toss::GroundTruth& gt = ref.gt;
+    const std::vector<double>& truth = gt.ref_grad;
+    double scale = 0;
+    for (double x : truth) scale = std::max(scale, std::abs(x));
+    ref.floor = 1e-2 * scale;
+    for (int e = 0; e < samples; ++e) {
+      ref.fd_err.push_back(rel_err(gt.truth.grad[uz(e)], truth[uz(e)], ref.floor));
+      ref.cross_err.push_back(rel_err(gt.cross_grad[uz(e)], truth[uz(e)], ref.floor));
+      csv->row({shape.name, "fd-flow", CsvWriter::num(vz[uz(e)]), CsvWriter::num(gt.truth.grad[uz(e)]),
+                CsvWriter::num(truth[uz(e)]), CsvWriter::num(ref.fd_err.back())});
+      csv->row({shape.name, "dopri5-ref", CsvWriter::num(vz[uz(e)]), CsvWriter::num(gt.cross_grad[uz(e)]),
+                CsvWriter::num(truth[uz(e)]), CsvWriter::num(ref.cross_err.back())});
+    }
+    ref.median_fd = median(ref.fd_err);
+    ref.median_cross = median(ref.cross_err);
+    ref.worst_cross = *std::max_element(ref.cross_err.begin(), ref.cross_err.end());
+    std::printf("\n== %s: references %.1f s; FD step check (eps vs 10 eps) worst %.1e, capped %d, failed %d;\n"
+                "   L in [%.4f, %.4f] m; dopri5 vs tsit5 at rtol 1e-12: median %.1e, worst %.1e; fd-flow vs dto-ref\n"
+                "   (the event bias): median %.1e\n",
+                shape.name.c_str(), gt.truth.seconds, gt.fd_worst, gt.truth.capped, gt.truth.failed,
+                *std::min_element(gt.truth.L.begin(), gt.truth.L.end()),
+                *std::max_element(gt.truth.L.begin(), gt.truth.L.end()), ref.median_cross, ref.worst_cross,
+                ref.median_fd);
+    if (gt.truth.capped || gt.truth.failed)
+      notes.push_back(shape.name + ": the reference run hit the step cap or failed");
     for (const Method& me : methods()) {
-      const auto o = integrator_options(me.integrator, samples, me.rtol, me.atol, me.max_steps);
+      const auto o = integrator_options(me.integrator, samples, me.rtol, me.atol, me.max_steps, me.event_step);
       const auto g = toss::gradients(model, o, vz);
       Cell c;
       c.grad = g.dL_dvz;
       for (int e = 0; e < samples; ++e) {
-        c.err.push_back(rel_err(c.grad[uz(e)], truth.grad[uz(e)], floor));
+        c.err.push_back(rel_err(c.grad[uz(e)], truth[uz(e)], ref.floor));
         csv->row({shape.name, me.name, CsvWriter::num(vz[uz(e)]), CsvWriter::num(c.grad[uz(e)]),
-                  CsvWriter::num(truth.grad[uz(e)]), CsvWriter::num(c.err.back())});
+                  CsvWriter::num(truth[uz(e)]), CsvWriter::num(c.err.back())});
       }
       c.median_err = median(c.err);
       std::vector<double> dL;
-      for (int e = 0; e < samples; ++e) dL.push_back(std::abs(g.L[uz(e)] - truth.L[uz(e)]));
+      for (int e = 0; e < samples; ++e) dL.push_back(std::abs(g.L[uz(e)] - gt.truth.L[uz(e)]));
       c.median_dL = median(dL);
-      std::vector<double> err_ref;
-      for (int e = 0; e < samples; ++e) err_ref.push_back(rel_err(c.grad[uz(e)], gt.ref_grad[uz(e)], floor));
-      c.median_err_ref = median(err_ref);
       c.evals = mean(g.run.evals_per_step);
       c.seconds = g.run.seconds + g.run.backward_seconds;
-      for (int s : g.run.status) {
-        c.capped += (s & 4) ? 1 : 0;
-        c.failed += (s & 1) ? 1 : 0;
+      for (int st : g.run.status) {
+        c.capped += (st & 4) ? 1 : 0;
+        c.failed += (st & 1) ? 1 : 0;
       }
       c.bitwise = g.run.bitwise;
       if (c.capped) notes.push_back(shape.name + "/" + me.name + ": " + std::to_string(c.capped) + " env(s) hit the step cap");
@@ -172,104 +221,116 @@ int main(int argc, char** argv) {
       cells[shape.name][me.name] = c;
     }
     // per-sample table for this shape
-    std::printf("%6s %11s %11s", "vz", "truth (FD)", "dto-ref");
+    std::printf("%6s %11s %11s %11s", "vz", "dto-ref", "dopri5-ref", "fd-flow");
     for (const Method& me : methods()) std::printf(" %13s", me.name.c_str());
     std::printf("\n");
     for (int e = 0; e < samples; ++e) {
-      std::printf("%6.2f %11.4e %11.4e", vz[uz(e)], truth.grad[uz(e)], gt.ref_grad[uz(e)]);
+      std::printf("%6.2f %11.4e %11.4e %11.4e", vz[uz(e)], truth[uz(e)], gt.cross_grad[uz(e)], gt.truth.grad[uz(e)]);
       for (const Method& me : methods()) std::printf(" %13.4e", cells[shape.name][me.name].grad[uz(e)]);
       std::printf("\n");
     }
   }
   csv.reset();
 
-  // summary tables, rows: shape, columns: method; `extra` adds a last column (header, value)
-  const auto table = [&](const char* title, auto&& cell, const char* extra_header = nullptr,
-                         const std::map<std::string, double>* extra = nullptr) {
+  // summary tables, rows: shape, columns: method, then the references' columns
+  const auto table = [&](const char* title, auto&& cell, bool reference_columns) {
     std::printf("\n%s\n%-10s", title, "");
     for (const Method& me : methods()) std::printf(" %13s", me.name.c_str());
-    if (extra_header) std::printf(" %13s", extra_header);
+    if (reference_columns) std::printf(" %13s %13s", "dopri5-ref", "fd-flow");
     std::printf("\n");
     for (const auto& shape : shapes) {
       std::printf("%-10s", shape.name.c_str());
       for (const Method& me : methods()) cell(cells[shape.name][me.name]);
-      if (extra) std::printf(" %13.2e", extra->at(shape.name));
+      if (reference_columns) std::printf(" %13.2e %13.2e", refs[shape.name].median_cross, refs[shape.name].median_fd);
       std::printf("\n");
     }
   };
-  table("median relative gradient error (rows: shape; columns: method)",
-        [](const Cell& c) { std::printf(" %13.2e", c.median_err); });
-  table("median relative gradient error against dto-ref (the converged step-through gradient)",
-        [](const Cell& c) { std::printf(" %13.2e", c.median_err_ref); }, "dto-ref vs FD", &ref_floor);
-  table("forward accuracy: median |L - L_true| (m)", [](const Cell& c) { std::printf(" %13.1e", c.median_dL); });
+  table("median relative gradient error against the ground truth dto-ref (rows: shape; columns: method; then\n"
+        "dopri5 at the ground truth's tolerance, and fd-flow: the event bias)",
+        [](const Cell& c) { std::printf(" %13.2e", c.median_err); }, true);
+  table("forward accuracy: median |L - L_ref| (m)", [](const Cell& c) { std::printf(" %13.1e", c.median_dL); }, false);
   table("dynamics evaluations per control step (mean over the sweep) / seconds forward+backward",
-        [](const Cell& c) { std::printf(" %7.1f/%5.2f", c.evals, c.seconds); });
+        [](const Cell& c) { std::printf(" %7.1f/%5.2f", c.evals, c.seconds); }, false);
   for (const auto& n : notes) std::printf("note: %s\n", n.c_str());
   if (notes.empty()) std::printf("no environment hit the step cap or failed; every replay was bitwise\n");
 
-  // goal: per shape, every adaptive method (paper tolerances) <= 1e-3 and euler >= 0.5
-  std::printf("\ngoal (issue): adaptive median relative gradient error <= 1e-3 where fixed-step euler is >= 0.5\n"
-              "(against the FD ground truth; in brackets the worst adaptive against dto-ref)\n");
+  // goals, per shape
+  std::printf("\ngoals (issue 36), against the ground truth dto-ref:\n"
+              "  ground truth: dopri5 vs tsit5 at rtol 1e-12, worst over the sweep <= %.0e\n"
+              "  euler at h = %.2f: median >= %.1f\n"
+              "  adaptive (tsit5, dopri5, bosh3) at rtol 1e-10 / atol 1e-13 with event location (-ev, %.0e s):\n"
+              "    worst median <= %.0e; without event location reported\n"
+              "  tsit5 at rtol = atol = 1e-8 (the paper's setting), without and with event location: reported,\n"
+              "    <= %.0e expected\n",
+              kGoalCross, toss::kH, kGoalEuler, kEventStep, kGoalTight, kExpectPaper);
   bool all = true;
   for (const auto& shape : shapes) {
     const auto& row = cells[shape.name];
-    double worst_adaptive = 0, worst_vs_ref = 0;
-    for (const Method& me : methods())
-      if (me.adaptive_goal) {
-        worst_adaptive = std::max(worst_adaptive, row.at(me.name).median_err);
-        worst_vs_ref = std::max(worst_vs_ref, row.at(me.name).median_err_ref);
-      }
-    const double euler = row.at("euler").median_err;
-    const bool met = worst_adaptive <= 1e-3 && euler >= 0.5;
+    double tight = 0, plain = 0, paper = 0;
+    for (const Method& me : methods()) {
+      const double e = row.at(me.name).median_err;
+      if (me.goal == Goal::Tight) tight = std::max(tight, e);
+      if (me.goal == Goal::Plain) plain = std::max(plain, e);
+      if (me.goal == Goal::Paper) paper = std::max(paper, e);
+    }
+    const double euler = row.at("euler").median_err, cross = refs[shape.name].worst_cross;
+    const bool met = cross <= kGoalCross && euler >= kGoalEuler && tight <= kGoalTight;
     all = all && met;
-    std::printf("measured %-10s: worst adaptive (tsit5/dopri5/bosh3) %.2e [%.2e], euler %.2e -> %s\n",
-                shape.name.c_str(), worst_adaptive, worst_vs_ref, euler, met ? "MET" : "MISSED");
+    std::printf("measured %-10s: cross-check %.1e %s, euler %.2e %s, adaptive 1e-10 -ev %.1e %s (plain %.1e),\n"
+                "                     tsit5 1e-8 %.1e (%s) -> %s\n",
+                shape.name.c_str(), cross, cross <= kGoalCross ? "ok" : "MISSED", euler,
+                euler >= kGoalEuler ? "ok" : "MISSED", tight, tight <= kGoalTight ? "ok" : "MISSED", plain, paper,
+                paper <= kExpectPaper ? "as expected" : "above the expected", met ? "MET" : "MISSED");
   }
   std::printf("overall: %s; total %.1f s\n", all ? "MET" : "MISSED", seconds_since(t_all));
 
-  // per shape x method summary (the figure's last panel)
+  // per shape x method summary (the figure's last panel), the references as two more methods
   try {
-    CsvWriter sum(out.path("toss_summary.csv"), {"shape_index", "shape", "method", "median_rel_err",
-                                                 "median_rel_err_vs_dto_ref", "dto_ref_vs_fd", "evals_per_step",
+    CsvWriter sum(out.path("toss_summary.csv"), {"shape_index", "shape", "method", "median_rel_err", "evals_per_step",
                                                  "capped_envs"});
-    for (std::size_t i = 0; i < shapes.size(); ++i)
+    for (std::size_t i = 0; i < shapes.size(); ++i) {
+      const Reference& r = refs[shapes[i].name];
       for (const Method& me : methods()) {
         const Cell& c = cells[shapes[i].name][me.name];
-        sum.row({std::to_string(i), shapes[i].name, me.name, CsvWriter::num(c.median_err),
-                 CsvWriter::num(c.median_err_ref), CsvWriter::num(ref_floor[shapes[i].name]), CsvWriter::num(c.evals),
+        sum.row({std::to_string(i), shapes[i].name, me.name, CsvWriter::num(c.median_err), CsvWriter::num(c.evals),
                  std::to_string(c.capped)});
       }
+      sum.row({std::to_string(i), shapes[i].name, "dopri5-ref", CsvWriter::num(r.median_cross), "", "0"});
+      sum.row({std::to_string(i), shapes[i].name, "fd-flow", CsvWriter::num(r.median_fd), "", "0"});
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;
   }
 
   // figure: one panel per shape (relative error against vz, one curve per method, log scale),
-  // then the medians per shape with the goal's two thresholds; the last panel's key holds for all
+  // then the medians per shape with the goals' thresholds; the last panel's key holds for all
+  std::vector<std::string> curves;
+  for (const Method& me : methods()) curves.push_back(me.name);
+  curves.push_back("dopri5-ref");
+  curves.push_back("fd-flow");
   const std::string file = out.path("toss.csv"), summary = out.path("toss_summary.csv");
   std::string gp = out.terminal("toss", 1500, 900) + "set datafile separator ','\nset logscale y\n"
                    "set format y '10^{%L}'\nset ylabel 'relative gradient error'\nset multiplot layout 2,3\n";
-  const char* colours[] = {"#d62728", "#9467bd", "#2ca02c", "#1f77b4", "#17becf", "#ff7f0e"};
+  const char* colours[] = {"#d62728", "#9467bd", "#98df8a", "#aec7e8", "#9edae5", "#2ca02c",
+                           "#1f77b4", "#17becf", "#ffbb78", "#ff7f0e", "#8c564b", "#7f7f7f", "#000000"};
   gp += "unset key\nset xlabel 'initial v_z (m/s)'\n";
   for (const auto& shape : shapes) {
-    gp += "set title '" + shape.name + ": dL/dv_z error vs FD ground truth'\nplot ";
-    for (std::size_t k = 0; k < methods().size(); ++k) {
-      const std::string& m = methods()[k].name;
+    gp += "set title '" + shape.name + ": dL/dv_z error vs the ground truth (dto-ref)'\nplot ";
+    for (std::size_t k = 0; k < curves.size(); ++k)
       gp += std::string(k ? ", " : "") + "'" + file + "' u 3:((strcol(1) eq '" + shape.name + "' && strcol(2) eq '" +
-            m + "') ? ($6 > 1e-16 ? $6 : 1e-16) : NaN) w lp pt 7 ps 0.5 lc rgb '" + colours[k] + "' t '" + m + "'";
-    }
+            curves[k] + "') ? ($6 > 1e-16 ? $6 : 1e-16) : NaN) w lp pt 7 ps 0.5 lc rgb '" + colours[k] + "' t '" +
+            curves[k] + "'";
     gp += "\n";
   }
   gp += "set title 'median relative error per shape (key for all panels)'\nset xlabel ''\n"
-        "set xrange [-0.5:" + std::to_string(shapes.size()) + "-0.5]\nset yrange [1e-4:1e14]\nset xtics rotate by 30 right\n"
-        "set key top left font ',7' maxrows 4\nplot ";
-  for (std::size_t k = 0; k < methods().size(); ++k) {
-    const std::string& m = methods()[k].name;
-    gp += std::string(k ? ", " : "") + "'" + summary + "' u 1:(strcol(3) eq '" + m +
-          "' ? $4 : NaN):xtic(2) w p pt 7 ps 1.2 lc rgb '" + colours[k] + "' t '" + m + "'";
-  }
-  gp += ", 1e-3 w l dt 2 lc rgb 'black' t 'goal: adaptive <= 1e-3', 0.5 w l dt 3 lc rgb 'black' t "
-        "'goal: euler >= 0.5'\nunset multiplot\n";
+        "set xrange [-0.5:" + std::to_string(shapes.size()) + "-0.5]\nset yrange [1e-9:1e14]\nset xtics rotate by 30 right\n"
+        "set key top left font ',7' maxrows 5\nplot ";
+  for (std::size_t k = 0; k < curves.size(); ++k)
+    gp += std::string(k ? ", " : "") + "'" + summary + "' u 1:(strcol(3) eq '" + curves[k] +
+          "' ? $4 : NaN):xtic(2) w p pt 7 ps 1.2 lc rgb '" + colours[k] + "' t '" + curves[k] + "'";
+  gp += ", 1e-3 w l dt 2 lc rgb 'black' t 'goal: adaptive 1e-10 -ev <= 1e-3', 0.5 w l dt 3 lc rgb 'black' t "
+        "'goal: euler >= 0.5', 1e-5 w l dt 4 lc rgb 'gray' t 'goal: cross-check <= 1e-5'\nunset multiplot\n";
   out.plot("toss", gp);
-  return 0;
+  return 0;  // goals are reported, not enforced: the figures are the result
 }

@@ -29,7 +29,7 @@ inline std::shared_ptr<const Model> model_with_timestep(const std::string& xml, 
 }
 
 inline SimulatorOptions integrator_options(Integrator integrator, int nenv, double rtol = 1e-3, double atol = 1e-6,
-                                           int max_steps = 16) {
+                                           int max_steps = 16, double event_step = 0) {
   SimulatorOptions o;
   o.nenv = nenv;
   // One thread: an environment of these one-body models costs microseconds per step, so OpenMP's
@@ -40,6 +40,7 @@ inline SimulatorOptions integrator_options(Integrator integrator, int nenv, doub
   o.adaptive.rtol = rtol;
   o.adaptive.atol = atol;
   o.adaptive.max_steps = max_steps;
+  o.adaptive.event_step = event_step;
   return o;
 }
 
@@ -285,22 +286,39 @@ inline Truth finite_differences(const std::shared_ptr<const Model>& model, const
   return t;
 }
 
-// The ground truth of a toss sweep and the floor below which no step-through gradient goes:
-// central FD of Tsit5 at rtol 1e-12 / atol 1e-14 (checked against 10x the FD step), and the
-// step-through gradient of that same run ("dto-ref"), both over vz.
+// The references of a toss sweep, both from Tsit5 at rtol 1e-12 / atol 1e-14, over vz:
+//   - central FD of that run (checked against 10x the FD step): the derivative of the simulated
+//     flow, events included;
+//   - the step-through gradient of that same run ("dto-ref"): DiffMJX's kind of ground truth
+//     (an adjoint at tight tolerance), without the contact events' saltation terms;
+//   - optionally (cross_check) the step-through gradient of Dopri5 at the same tolerance, which
+//     must agree with dto-ref where dto-ref has converged.
+// The two kinds differ by the event bias: with MuJoCo's impedance clamp (>= 1e-4) a contact row
+// switches on with a jump of the force, which a derivative of the flow sees and a gradient
+// through the steps does not.
 struct GroundTruth {
-  Truth truth;
-  double floor = 0;              // relative errors divide by max(|truth|, floor)
-  double fd_worst = 0;           // FD step check: eps vs 10 eps, worst relative difference
-  std::vector<double> ref_grad;  // dto-ref: the step-through gradient of the truth's run, per vz
-  std::vector<double> ref_err;   // dto-ref against the FD truth, per vz
+  Truth truth;                     // FD of the flow
+  double floor = 0;                // relative errors divide by max(|reference|, floor)
+  double fd_worst = 0;             // FD step check: eps vs 10 eps, worst relative difference
+  std::vector<double> ref_grad;    // dto-ref: the step-through gradient of the truth's run, per vz
+  std::vector<double> ref_err;     // dto-ref against the FD truth, per vz
+  std::vector<double> cross_grad;  // Dopri5 at the same tolerance, step-through (cross_check)
+  std::vector<double> cross_err;   // Dopri5 against dto-ref, per vz (cross_check)
 };
 constexpr double kTruthRtol = 1e-12, kTruthAtol = 1e-14, kTruthEps = 1e-5;
 constexpr int kTruthMaxSteps = 4000;
+// Event location for the references (AdaptiveTolerances::event_step): every contact row switching
+// on or off falls inside an accepted step of at most 1 ns, so that the step-through gradient is
+// the converged one and not that of a large step straddling a jump of force.
+constexpr double kTruthEventStep = 1e-9;
 
-inline GroundTruth ground_truth(const std::shared_ptr<const Model>& model, const std::vector<double>& vz) {
+// `event_step`: AdaptiveTolerances::event_step of the reference runs (0: off, as the tolerance
+// sweep measures against; the toss uses kTruthEventStep).
+inline GroundTruth ground_truth(const std::shared_ptr<const Model>& model, const std::vector<double>& vz,
+                                bool cross_check = false, double event_step = 0) {
   const int samples = static_cast<int>(vz.size());
-  const SimulatorOptions o = integrator_options(Integrator::Tsit5, samples, kTruthRtol, kTruthAtol, kTruthMaxSteps);
+  const SimulatorOptions o =
+      integrator_options(Integrator::Tsit5, samples, kTruthRtol, kTruthAtol, kTruthMaxSteps, event_step);
   GroundTruth g;
   g.truth = finite_differences(model, o, vz, kTruthEps);
   double scale = 0;
@@ -310,6 +328,12 @@ inline GroundTruth ground_truth(const std::shared_ptr<const Model>& model, const
     g.fd_worst = std::max(g.fd_worst, rel_err(g.truth.grad_eps10[uz(e)], g.truth.grad[uz(e)], g.floor));
   g.ref_grad = gradients(model, o, vz).dL_dvz;
   for (int e = 0; e < samples; ++e) g.ref_err.push_back(rel_err(g.ref_grad[uz(e)], g.truth.grad[uz(e)], g.floor));
+  if (cross_check) {
+    const SimulatorOptions od =
+        integrator_options(Integrator::Dopri5, samples, kTruthRtol, kTruthAtol, kTruthMaxSteps, event_step);
+    g.cross_grad = gradients(model, od, vz).dL_dvz;
+    for (int e = 0; e < samples; ++e) g.cross_err.push_back(rel_err(g.cross_grad[uz(e)], g.ref_grad[uz(e)], g.floor));
+  }
   return g;
 }
 

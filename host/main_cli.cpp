@@ -58,7 +58,7 @@ const char* kDynamicsHelp =
 const char* kRolloutHelp =
     "usage: stiffgrad rollout MODEL.xml --states STATES.csv --steps N [--backend cpu|cuda] [--float]\n"
     "                         [--integrator NAME | --implicit-actuators] [--rtol X] [--atol X]\n"
-    "                         [--max-steps K]\n"
+    "                         [--max-steps K] [--event-step S]\n"
     "                         [--contact soft|impulse] [--kappa K] [--sweeps N]\n"
     "From each state (format as for `dynamics`), N steps (N >= 1) of the model timestep with the\n"
     "control held; all states are stepped together as one batch.\n"
@@ -68,7 +68,7 @@ const char* kRolloutHelp =
 
 const char* kGradHelp =
     "usage: stiffgrad grad MODEL.xml --states STATES.csv --steps N --weights W.csv\n"
-    "                      [--integrator NAME] [--rtol X] [--atol X] [--max-steps K]\n"
+    "                      [--integrator NAME] [--rtol X] [--atol X] [--max-steps K] [--event-step S]\n"
     "                      [--cfd D0,DWIDTH,WIDTH,MID,POWER] [--contact soft|impulse] [--kappa K]\n"
     "                      [--sweeps N] [--bundle B,H,TAU[,SIGMA_P,SIGMA_V] [--seed S]\n"
     "                      [--bundle-trigger force|impulse]]\n"
@@ -110,6 +110,7 @@ std::string gradcheck_help() {
              "usage: stiffgrad gradcheck MODEL.xml [--steps T] [--substeps S] [--states FILE] [--float]\n"
              "                           [--samples K] [--seed N] [--fd-step H] [--implicit-actuators]\n"
              "                           [--integrator NAME] [--rtol X] [--atol X] [--max-steps K]\n"
+             "                           [--event-step S]\n"
              "                           [--contact soft|impulse] [--kappa K] [--sweeps N]\n"
              "Runs a rollout of T control steps (default 20) of S substeps (default 4) and checks the\n"
              "adjoint gradient of the fixed loss L = w . [qpos_T; qvel_T], w ~ N(0, 1) drawn from the\n"
@@ -192,7 +193,7 @@ void positive_option(const Args& a, const char* key, double* out) {
     throw UsageError(std::string("--") + key + " must be a positive number");
 }
 
-// --integrator NAME (or the older --implicit-actuators), --rtol, --atol, --max-steps.
+// --integrator NAME (or the older --implicit-actuators), --rtol, --atol, --max-steps, --event-step.
 void integrator_args(const Args& a, Integrator* integrator, AdaptiveTolerances* tol) {
   if (a.has("implicit-actuators")) *integrator = Integrator::ImplicitDampingEuler;
   if (a.has("integrator") && !parse_integrator(a.get("integrator"), integrator))
@@ -200,6 +201,11 @@ void integrator_args(const Args& a, Integrator* integrator, AdaptiveTolerances* 
                      a.get("integrator") + "'");
   positive_option(a, "rtol", &tol->rtol);
   positive_option(a, "atol", &tol->atol);
+  positive_option(a, "event-step", &tol->event_step);
+  const bool adaptive = *integrator == Integrator::Tsit5 || *integrator == Integrator::Dopri5 ||
+                        *integrator == Integrator::Bosh3;
+  if (a.has("event-step") && !adaptive)
+    throw UsageError("--event-step locates events inside the adaptive steps: it needs --integrator tsit5, dopri5 or bosh3");
   if (a.has("max-steps")) tol->max_steps = static_cast<int>(parse_int_in(a.get("max-steps"), "--max-steps", 1, 1000000));
 }
 
@@ -225,7 +231,10 @@ const char* kIntegratorHelp =
     "--integrator euler|implicit-actuators|rk4|tsit5|dopri5|bosh3 (default euler: MuJoCo's;\n"
     "implicit-actuators: actuator velocity gains implicit too; rk4: MuJoCo's RK4; tsit5, dopri5,\n"
     "bosh3: adaptive Runge-Kutta, each state taking its own steps inside every timestep, with\n"
-    "--rtol (1e-3), --atol (1e-6) and --max-steps (16) trial steps per timestep).\n";
+    "--rtol (1e-3), --atol (1e-6) and --max-steps (16) trial steps per timestep; --event-step S\n"
+    "(seconds, default off): event location, a step across which the constraint rows change is\n"
+    "halved until at most S long, so that gradients through the steps converge with the\n"
+    "tolerance; each event costs about log2(step / S) more trials).\n";
 
 const char* kContactHelp =
     "--contact soft|impulse (default soft: MuJoCo 2.2.2's soft constraints; impulse: Schwarke et\n"
@@ -498,16 +507,16 @@ int main(int argc, char** argv) {
     if (cmd == "dynamics") return cmd_dynamics(parse_args(argc, argv, {}, {"states"}));
     if (cmd == "rollout")
       return cmd_rollout(parse_args(argc, argv, {"float", "implicit-actuators"},
-                                    {"states", "steps", "backend", "integrator", "rtol", "atol", "max-steps", "contact",
-                                     "kappa", "sweeps"}));
+                                    {"states", "steps", "backend", "integrator", "rtol", "atol", "max-steps", "event-step",
+                                     "contact", "kappa", "sweeps"}));
     if (cmd == "grad")
       return cmd_grad(parse_args(argc, argv, {"implicit-actuators"},
-                                 {"states", "steps", "weights", "integrator", "rtol", "atol", "max-steps", "cfd",
+                                 {"states", "steps", "weights", "integrator", "rtol", "atol", "max-steps", "event-step", "cfd",
                                   "contact", "kappa", "sweeps", "bundle", "seed", "bundle-trigger"}));
     if (cmd == "gradcheck")
       return cmd_gradcheck(parse_args(argc, argv, {"float", "implicit-actuators"},
                                       {"steps", "substeps", "states", "samples", "seed", "fd-step", "integrator", "rtol",
-                                       "atol", "max-steps", "contact", "kappa", "sweeps"}));
+                                       "atol", "max-steps", "event-step", "contact", "kappa", "sweeps"}));
     if (cmd == "demo") return stiffgrad::run_demo(argc, argv);
     if (cmd == "train")
       return cmd_train(parse_args(argc, argv, {"explicit-servos"}, {"algo", "envs", "iterations", "seed", "backend", "out", "horizon",

@@ -61,6 +61,7 @@ kern::ModelView<Real> with_integrator(kern::ModelView<Real> view, Integrator int
   view.rk_rtol = static_cast<Real>(tol.rtol);
   view.rk_atol = static_cast<Real>(tol.atol);
   view.rk_max_steps = tol.max_steps;
+  view.rk_event_step = tol.event_step;
   return view;
 }
 

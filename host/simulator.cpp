@@ -1,5 +1,6 @@
 #include "stiffgrad/simulator.hpp"
 
+#include <cmath>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -89,6 +90,8 @@ Simulator::Simulator(std::shared_ptr<const Model> model, SimulatorOptions option
   if (!(tol.rtol >= 0.0) || !(tol.atol >= 0.0) || tol.rtol + tol.atol <= 0.0)
     throw std::invalid_argument("Simulator: adaptive rtol and atol must be >= 0, not both 0");
   if (tol.max_steps < 1) throw std::invalid_argument("Simulator: adaptive max_steps must be >= 1");
+  if (!(tol.event_step >= 0.0) || !std::isfinite(tol.event_step))
+    throw std::invalid_argument("Simulator: adaptive event_step must be a finite number >= 0 (0: off)");
   if (options_.cfd.enabled) {
     if (!options_.constraints) throw std::invalid_argument("Simulator: contacts from distance need constraints on");
     contacts_from_distance_model(*model_, options_.cfd);  // validates the parameters

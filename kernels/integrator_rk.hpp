@@ -167,14 +167,31 @@ SG_HD int rk_eval_stage(const ModelView<Real>& m, const Data<Real, L>& d, int i)
   return status;
 }
 
+// A signature of the constraint rows of the last dynamics evaluation in d: their number and each
+// row's solver state. Event location compares it between the stages of a step: a row switching
+// on or off is where the force can jump (MuJoCo's clamped impedance), a row changing state (a
+// contact separating, a friction row between stick and slip) where its derivative jumps; either
+// breaks the smoothness the method's order and its error estimate rely on.
+template <class Real, class L>
+SG_HD SG_INLINE int rk_constraint_signature(const ModelView<Real>& m, const Data<Real, L>& d) {
+  if (m.nefc_max <= 0) return 0;
+  const int nefc = sg_int(d.nefc[0]);
+  unsigned sig = static_cast<unsigned>(nefc);
+  for (int i = 0; i < nefc; ++i) sig = sig * 31u + static_cast<unsigned>(sg_int(d.efc_state[i]) + 1);
+  return static_cast<int>(sig & 0x7fffffffu);
+}
+
 // One step of size h from (q0, v0) in the scratch; stage 0 is taken as already evaluated when
 // `stage0_ready`. Leaves the result in d.qpos, d.qvel; returns the status bits raised and adds
-// the dynamics evaluations to *rhs.
+// the dynamics evaluations to *rhs. *sig: on entry the constraint signature at stage 0 (when
+// ready), on return the last stage's (the next step's stage 0 under FSAL); *event: whether any
+// stage saw another signature than stage 0 (event location, AdaptiveTolerances::event_step).
 template <class Real, class L>
 SG_HD int rk_step(const ModelView<Real>& m, const Data<Real, L>& d, const RkTableau& t, Real h, bool stage0_ready,
-                  int* rhs) {
+                  int* rhs, int* sig, bool* event) {
   const RkScratch<Real, L> w = rk_scratch(m, d);
-  int status = 0;
+  int status = 0, sig0 = *sig;
+  *event = false;
   for (int i = stage0_ready ? 1 : 0; i < t.stages; ++i) {
     if (i == 0) {
       for (int k = 0; k < m.nq; ++k) d.qpos[k] = w.q0[k];
@@ -184,6 +201,10 @@ SG_HD int rk_step(const ModelView<Real>& m, const Data<Real, L>& d, const RkTabl
     }
     status |= rk_eval_stage(m, d, i);
     ++*rhs;
+    const int r = rk_constraint_signature(m, d);
+    if (i == 0) sig0 = r;
+    else if (r != sig0) *event = true;
+    *sig = r;
   }
   rk_combine(m, d, t.b, t.stages, h);
   return status;
@@ -244,12 +265,13 @@ SG_HD double rk_error_norm(const ModelView<Real>& m, const Data<Real, L>& d, con
 // stage 0 at y0 (kept: the first trial reuses it) and the probe; leaves d at y0.
 template <class Real, class L>
 SG_HD double rk_initial_step(const ModelView<Real>& m, const Data<Real, L>& d, const RkTableau& t, double H, int* rhs,
-                             int* status) {
+                             int* status, int* sig0) {
   const RkScratch<Real, L> w = rk_scratch(m, d);
   const int nq = m.nq, nv = m.nv;
   const double rtol = sg_double(m.rk_rtol), atol = sg_double(m.rk_atol);
   *status |= rk_eval_stage(m, d, 0);
   ++*rhs;
+  *sig0 = rk_constraint_signature(m, d);  // stage 0's, before the probe overwrites d
   double d0 = 0, d1 = 0;
   rk_for_each_dof(m, [&](int j, int c, int k) {
     const double yq = rk_position_magnitude(m, w.q0, j, c), yv = sg_double(sg_abs(w.v0[k]));
@@ -319,10 +341,12 @@ SG_HD int rk_substep(const ModelView<Real>& m, const Data<Real, L>& d) {
   double done = 0.0, h = H, inv_prev = 1.0;
   const double k = t.order, beta1 = 0.6 / k, beta2 = -0.2 / k;
   const int max_trials = t.adaptive ? (m.rk_max_steps > 1 ? m.rk_max_steps : 1) : 1;
+  const double event_step = t.adaptive ? m.rk_event_step : 0.0;  // AdaptiveTolerances::event_step
+  int sig = 0;  // the constraint signature at the current step's stage 0
   if (t.adaptive) {
     for (int i = 0; i < nq; ++i) w.q0[i] = d.qpos[i];
     for (int i = 0; i < nv; ++i) w.v0[i] = d.qvel[i];
-    h = rk_initial_step(m, d, t, H, &rhs, &status);
+    h = rk_initial_step(m, d, t, H, &rhs, &status, &sig);
     stage0_ready = true;
   }
   for (;;) {
@@ -332,10 +356,15 @@ SG_HD int rk_substep(const ModelView<Real>& m, const Data<Real, L>& d) {
     const bool forced = trials + 1 >= max_trials;
     const bool last = forced || h >= left;
     if (last) h = left;
-    status |= rk_step(m, d, t, Real(h), stage0_ready, &rhs);
+    const int sig_start = sig;
+    bool event = false;
+    status |= rk_step(m, d, t, Real(h), stage0_ready, &rhs, &sig, &event);
     ++trials;
     const double err = t.adaptive ? rk_error_norm(m, d, t, h) : 0.0;
-    if (err <= 1.0 || forced) {
+    // event location: a step across a constraint event longer than event_step is halved (bisection
+    // toward the event; the error controller is left as it was)
+    const bool split = event_step > 0.0 && event && h > event_step && !forced;
+    if ((err <= 1.0 && !split) || forced) {
       if (err > 1.0) status |= kEnvStepCap;
       const int accepted = sg_int(d.rk_count[0]);
       const View<Real, L> rec = rk_step_record(m, d, accepted);
@@ -357,6 +386,11 @@ SG_HD int rk_substep(const ModelView<Real>& m, const Data<Real, L>& d) {
       for (int i = 0; i < nq; ++i) d.qpos[i] = w.q0[i];
       for (int i = 0; i < nv; ++i) d.qvel[i] = w.v0[i];
       stage0_ready = true;
+      sig = sig_start;
+      if (split) {
+        h *= 0.5;
+        continue;
+      }
     }
     const double inv = err > 0.0 ? 1.0 / err : 1e300;
     double factor = err > 0.0 ? 0.9 * sg_pow(inv, beta1) * sg_pow(inv_prev, beta2) : 10.0;

@@ -37,8 +37,9 @@ SG_HD void adj_rk_step(const ModelView<Real>& m, const DataLayout& o, const Data
   // the stages' primal
   for (int i = 0; i < nq; ++i) w.q0[i] = q0[i];
   for (int i = 0; i < nv; ++i) w.v0[i] = v0[i];
-  int rhs = 0;
-  rk_step(m, d, t, h, false, &rhs);
+  int rhs = 0, sig = 0;
+  bool event = false;
+  rk_step(m, d, t, h, false, &rhs, &sig, &event);
 
   // output map: q1 = integrate_pos(q0, Σ b_j V_j, h), v1 = v0 + h Σ b_j acc_j
   for (int j = 0; j < s; ++j)

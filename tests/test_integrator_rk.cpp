@@ -13,6 +13,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <fstream>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -20,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/diffmjx_common.hpp"
 #include "kernels/integrator_rk.hpp"
 #include "stiffgrad/gradcheck.hpp"
 #include "stiffgrad/mjcf.hpp"
@@ -205,61 +208,80 @@ ContactStart humanoid_in_contact(int nenv) {
   return s;
 }
 
+// A Rollout of T control steps with random controls (seed) from `st` under options `o`, its
+// adjoint for a random loss on the final state, and per environment the dot-product test against
+// the dual-number forward mode of the same run: returns the worst relative residual. Also
+// reports the replay, the final status and the dynamics evaluations of the forward steps.
+struct DotTest {
+  double worst = 0;
+  bool bitwise = false;
+  std::vector<int> status;
+  double evals = 0;
+};
+DotTest rollout_dot_test(const ContactStart& st, const SimulatorOptions& o, int T, unsigned seed) {
+  const Model& md = *st.model;
+  const int nenv = o.nenv, nq = md.nq, nv = md.nv, nu = md.nu;
+  Simulator sim(st.model, o);
+  sim.set_state(st.qpos.data(), st.qvel.data());
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> n01;
+  std::vector<double> ctrl(sz(T * nenv * nu));
+  for (double& c : ctrl) c = 0.3 * n01(rng);
+  Rollout ro(sim, T);
+  ro.begin();
+  DotTest r;
+  for (int t = 0; t < T; ++t) {
+    ro.step(ctrl.data() + sz(t * nenv * nu));
+    const auto stats = sim.contact_stats();
+    for (int e = 0; e < nenv; ++e) r.evals += stats[sz(Simulator::kStepStats * e + 5)];
+  }
+  r.status = sim.status();
+  // a random loss row on the final state only (the adjoint of the whole rollout)
+  std::vector<double> dq(sz((T + 1) * nenv * nq), 0.0), dv(sz((T + 1) * nenv * nv), 0.0);
+  for (int i = 0; i < nenv * nq; ++i) dq[sz(T * nenv * nq + i)] = n01(rng);
+  for (int i = 0; i < nenv * nv; ++i) dv[sz(T * nenv * nv + i)] = n01(rng);
+  std::vector<double> gq(sz(nenv * nq)), gv(sz(nenv * nv)), gu(sz(T * nenv * nu));
+  ro.backward_raw(dq.data(), dv.data(), gq.data(), gv.data(), gu.data());
+  r.bitwise = ro.replay_bitwise();
+  for (int e = 0; e < nenv; ++e) {
+    std::vector<double> uq(sz(nq)), uv(sz(nv)), uc(sz(T * nu)), ce(sz(T * nu));
+    for (double& x : uq) x = n01(rng);
+    for (double& x : uv) x = n01(rng);
+    for (double& x : uc) x = n01(rng);
+    for (int t = 0; t < T; ++t)
+      for (int i = 0; i < nu; ++i) ce[sz(t * nu + i)] = ctrl[sz((t * nenv + e) * nu + i)];
+    const auto jvp = rollout_jvp(md, st.qpos.data() + e * nq, st.qvel.data() + e * nv, ce.data(), T, o.substeps,
+                                 uq.data(), uv.data(), uc.data(), Precision::Double, o.integrator, true, o.adaptive);
+    double lhs = 0, rhs = 0, scale = 0;
+    for (int i = 0; i < nq; ++i) { lhs += dq[sz(T * nenv * nq + e * nq + i)] * jvp[sz(i)]; }
+    for (int i = 0; i < nv; ++i) { lhs += dv[sz(T * nenv * nv + e * nv + i)] * jvp[sz(nq + i)]; }
+    for (int i = 0; i < nq; ++i) { rhs += gq[sz(e * nq + i)] * uq[sz(i)]; scale += std::abs(gq[sz(e * nq + i)] * uq[sz(i)]); }
+    for (int i = 0; i < nv; ++i) { rhs += gv[sz(e * nv + i)] * uv[sz(i)]; scale += std::abs(gv[sz(e * nv + i)] * uv[sz(i)]); }
+    for (int t = 0; t < T; ++t)
+      for (int i = 0; i < nu; ++i) {
+        const double g = gu[sz((t * nenv + e) * nu + i)];
+        rhs += g * uc[sz(t * nu + i)];
+        scale += std::abs(g * uc[sz(t * nu + i)]);
+      }
+    r.worst = std::max(r.worst, std::abs(lhs - rhs) / std::max(scale, 1e-300));
+  }
+  return r;
+}
+
 TEST(RkIntegrators, RolloutAdjointEqualsForwardModeInContact) {
   const int nenv = 2, T = 6, S = 2;
   const ContactStart st = humanoid_in_contact(nenv);
-  const Model& md = *st.model;
-  const int nq = md.nq, nv = md.nv, nu = md.nu;
   for (const Method& me : kMethods) {
     SimulatorOptions o;
     o.nenv = nenv;
     o.substeps = S;
     o.integrator = me.integrator;
-    Simulator sim(st.model, o);
-    sim.set_state(st.qpos.data(), st.qvel.data());
-    std::mt19937_64 rng(17);
-    std::normal_distribution<double> n01;
-    std::vector<double> ctrl(sz(T * nenv * nu));
-    for (double& c : ctrl) c = 0.3 * n01(rng);
-    Rollout ro(sim, T);
-    ro.begin();
-    for (int t = 0; t < T; ++t) ro.step(ctrl.data() + sz(t * nenv * nu));
-    EXPECT_EQ(sim.num_failed(), 0) << me.name;
-    const auto st_now = sim.status();
-    // a random loss row on the final state only (the adjoint of the whole rollout)
-    std::vector<double> dq(sz((T + 1) * nenv * nq), 0.0), dv(sz((T + 1) * nenv * nv), 0.0);
-    for (int i = 0; i < nenv * nq; ++i) dq[sz(T * nenv * nq + i)] = n01(rng);
-    for (int i = 0; i < nenv * nv; ++i) dv[sz(T * nenv * nv + i)] = n01(rng);
-    std::vector<double> gq(sz(nenv * nq)), gv(sz(nenv * nv)), gu(sz(T * nenv * nu));
-    ro.backward_raw(dq.data(), dv.data(), gq.data(), gv.data(), gu.data());
-    EXPECT_TRUE(ro.replay_bitwise()) << me.name;
-    double worst = 0;
-    for (int e = 0; e < nenv; ++e) {
-      std::vector<double> uq(sz(nq)), uv(sz(nv)), uc(sz(T * nu)), ce(sz(T * nu));
-      for (double& x : uq) x = n01(rng);
-      for (double& x : uv) x = n01(rng);
-      for (double& x : uc) x = n01(rng);
-      for (int t = 0; t < T; ++t)
-        for (int i = 0; i < nu; ++i) ce[sz(t * nu + i)] = ctrl[sz((t * nenv + e) * nu + i)];
-      const auto jvp = rollout_jvp(md, st.qpos.data() + e * nq, st.qvel.data() + e * nv, ce.data(), T, S, uq.data(),
-                                   uv.data(), uc.data(), Precision::Double, me.integrator, true);
-      double lhs = 0, rhs = 0, scale = 0;
-      for (int i = 0; i < nq; ++i) { lhs += dq[sz(T * nenv * nq + e * nq + i)] * jvp[sz(i)]; }
-      for (int i = 0; i < nv; ++i) { lhs += dv[sz(T * nenv * nv + e * nv + i)] * jvp[sz(nq + i)]; }
-      for (int i = 0; i < nq; ++i) { rhs += gq[sz(e * nq + i)] * uq[sz(i)]; scale += std::abs(gq[sz(e * nq + i)] * uq[sz(i)]); }
-      for (int i = 0; i < nv; ++i) { rhs += gv[sz(e * nv + i)] * uv[sz(i)]; scale += std::abs(gv[sz(e * nv + i)] * uv[sz(i)]); }
-      for (int t = 0; t < T; ++t)
-        for (int i = 0; i < nu; ++i) {
-          const double g = gu[sz((t * nenv + e) * nu + i)];
-          rhs += g * uc[sz(t * nu + i)];
-          scale += std::abs(g * uc[sz(t * nu + i)]);
-        }
-      const double rel = std::abs(lhs - rhs) / std::max(scale, 1e-300);
-      worst = std::max(worst, rel);
-      EXPECT_LE(rel, 1e-10) << me.name << " env " << e << ": forward " << lhs << " reverse " << rhs;
-    }
+    const DotTest r = rollout_dot_test(st, o, T, 17);
+    for (int s : r.status) EXPECT_EQ(s & 1, 0) << me.name << ": an environment failed";
+    EXPECT_TRUE(r.bitwise) << me.name;
+    EXPECT_LE(r.worst, 1e-10) << me.name;
     std::printf("[rk] %-6s Rollout T=%d S=%d in contact: dot-product rel residual %.2e (status %d %d)\n", me.name, T, S,
-                worst, st_now[0], st_now[1]);
+                r.worst, r.status[0], r.status[1]);
   }
 }
 
@@ -310,6 +332,80 @@ TEST(RkIntegrators, GradientMatchesFiniteDifferencesWhereSmooth) {
   }
 }
 
+// Event location (AdaptiveTolerances::event_step) changes which steps are taken, not how they
+// are differentiated: the adjoint through the accepted steps still equals the dual-number
+// forward mode of the same run, and the replay is bitwise.
+TEST(RkIntegrators, EventLocationKeepsTheAdjointExactAndSplitsSteps) {
+  const int nenv = 2, T = 4, S = 2;
+  const ContactStart st = humanoid_in_contact(nenv);
+  for (Integrator integ : {Integrator::Tsit5, Integrator::Bosh3}) {
+    double evals[2] = {0, 0};
+    for (int located = 0; located < 2; ++located) {
+      SimulatorOptions o;
+      o.nenv = nenv;
+      o.substeps = S;
+      o.integrator = integ;
+      o.adaptive.rtol = 1e-5;
+      o.adaptive.atol = 1e-7;
+      o.adaptive.max_steps = 400;
+      o.adaptive.event_step = located ? 1e-6 : 0.0;
+      const DotTest r = rollout_dot_test(st, o, T, 23);
+      for (int s : r.status) EXPECT_EQ(s, 0) << integrator_name(integ) << " located " << located;
+      EXPECT_TRUE(r.bitwise) << integrator_name(integ) << " located " << located;
+      EXPECT_LE(r.worst, 1e-10) << integrator_name(integ) << " located " << located;
+      evals[located] = r.evals;
+    }
+    // the humanoid lands and its rows change state: locating those events costs extra trials
+    EXPECT_GT(evals[1], evals[0]) << integrator_name(integ);
+    std::printf("[rk] %-6s humanoid in contact, rtol 1e-5: %.0f dynamics evaluations, %.0f with event location 1e-6 s\n",
+                integrator_name(integ), evals[0], evals[1]);
+  }
+}
+
+// What event location is for: two methods' step-through gradients of the toss (DiffMJX's
+// reference kind, bench_diffmjx_toss) converge to the same value once no step straddles a
+// contact row switching on or changing state. Without it, Tsit5 and Dopri5 at rtol 1e-12 differ
+// by 2.6e-4 on the cube (the first-order error of the steps across those events, which the
+// error estimate does not see); with it by 6.8e-6 (bench_diffmjx_toss, 2026-12-05).
+TEST(RkIntegrators, EventLocationMakesStepThroughGradientsConverge) {
+  const auto model = bench::model_with_timestep(bench::toss::xml(bench::toss::shapes()[0]), bench::toss::kH);
+  const std::vector<double> vz = {-3.0, -2.0, -1.0};
+  double spread[2] = {0, 0};
+  for (int located = 0; located < 2; ++located) {
+    const double ev = located ? bench::toss::kTruthEventStep : 0.0;
+    const auto tsit5 = bench::toss::gradients(
+        model, bench::integrator_options(Integrator::Tsit5, 3, 1e-12, 1e-14, 4000, ev), vz);
+    const auto dopri5 = bench::toss::gradients(
+        model, bench::integrator_options(Integrator::Dopri5, 3, 1e-12, 1e-14, 4000, ev), vz);
+    for (int e = 0; e < 3; ++e) {
+      EXPECT_EQ(tsit5.run.status[sz(e)], 0);
+      EXPECT_EQ(dopri5.run.status[sz(e)], 0);
+      EXPECT_TRUE(tsit5.run.bitwise && dopri5.run.bitwise);
+      spread[located] = std::max(spread[located], std::abs(tsit5.dL_dvz[sz(e)] - dopri5.dL_dvz[sz(e)]) /
+                                                      std::abs(tsit5.dL_dvz[sz(e)]));
+    }
+  }
+  std::printf("[rk] toss cube, rtol 1e-12: tsit5 vs dopri5 step-through gradients %.1e apart, %.1e with event location\n",
+              spread[0], spread[1]);
+  EXPECT_GT(spread[0], 5e-5);  // the straddling steps' error, without location
+  EXPECT_LT(spread[1], 2e-5);  // converged with it (the bench's goal is 1e-5 over 21 samples)
+}
+
+// The command line's --event-step: the adaptive integrators take it, the others refuse it.
+TEST(RkIntegrators, CliEventStepNeedsAnAdaptiveIntegrator) {
+  const std::string model = sgtest::shared_data() + "/models/dm_control/cartpole.xml";
+  const std::string states = ::testing::TempDir() + "/sg_event_states.csv";
+  { std::ofstream(states) << "0,0.1,0,0,0\n"; }
+  const auto run = [&](const std::string& args) {
+    return std::system((std::string(SG_CLI) + " rollout " + model + " --states " + states + " --steps 3 " + args +
+                        " >/dev/null 2>&1").c_str());
+  };
+  EXPECT_EQ(run("--integrator tsit5 --event-step 1e-6"), 0);
+  EXPECT_NE(run("--integrator euler --event-step 1e-6"), 0);
+  EXPECT_NE(run("--integrator tsit5 --event-step 0"), 0);
+  EXPECT_NE(run("--integrator tsit5 --event-step -1"), 0);
+}
+
 TEST(RkIntegrators, ReachingMaxStepsIsFlagged) {
   const std::vector<double> q0 = {0.9, -0.7}, v0 = {1.5, -2.0};
   AdaptiveTolerances tight;
@@ -334,6 +430,9 @@ TEST(RkIntegrators, BadTolerancesAreRefused) {
   EXPECT_THROW(Simulator(pendulum(0.01), o), std::invalid_argument);
   o.adaptive.max_steps = 16;
   o.adaptive.rtol = -1;
+  EXPECT_THROW(Simulator(pendulum(0.01), o), std::invalid_argument);
+  o.adaptive.rtol = 1e-3;
+  o.adaptive.event_step = -1e-6;
   EXPECT_THROW(Simulator(pendulum(0.01), o), std::invalid_argument);
 }
 

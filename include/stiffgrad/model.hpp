@@ -40,6 +40,16 @@ struct AdaptiveTolerances {
   double rtol = 1e-3;  // relative tolerance
   double atol = 1e-6;  // absolute tolerance
   int max_steps = 16;  // trial steps per substep at most; the last takes the time left (status bit 4)
+  // Event location (s; 0: off). When > 0, a trial step during whose stages the constraint rows
+  // change (a contact or limit row switching on or off: with MuJoCo's clamped impedance a jump of
+  // force; or a row changing its solver state, e.g. a contact separating: a jump of the force's
+  // derivative) is halved until it is at most this long, so that every such event falls inside
+  // an accepted step of at most event_step. A gradient through the steps then converges with
+  // the tolerance (to the derivative of the flow without the events' saltation terms) instead
+  // of keeping the first-order error of a large step across the event, which the error
+  // estimate does not see when the jump is small. Each event costs about log2(h / event_step)
+  // rejected trials, which count toward max_steps.
+  double event_step = 0;
 };
 
 // "euler", "implicit-actuators", "rk4", "tsit5", "dopri5", "bosh3" (the CLI's names).
