@@ -104,7 +104,7 @@ int main(int argc, char** argv) {
 
   const auto t_all = Clock::now();
   const auto model = model_with_timestep(toss::xml(*shape), toss::kH);
-  const toss::GroundTruth gt = toss::ground_truth(model, vz, /*cross_check=*/false, toss::kTruthEventStep);
+  const toss::GroundTruth gt = toss::ground_truth(model, vz);
   const std::vector<double>& truth = gt.ref_grad;
   double scale = 0;
   for (double x : truth) scale = std::max(scale, std::abs(x));

@@ -169,7 +169,7 @@ int main(int argc, char** argv) {
   for (const auto& shape : shapes) {
     const auto model = model_with_timestep(toss::xml(shape), toss::kH);
     Reference& ref = refs[shape.name];
-    ref.gt = toss::ground_truth(model, vz, /*cross_check=*/true, toss::kTruthEventStep);
+    ref.gt = toss::ground_truth(model, vz, /*cross_check=*/true);
     const toss::GroundTruth& gt = ref.gt;
     const std::vector<double>& truth = gt.ref_grad;
     double scale = 0;

@@ -286,7 +286,8 @@ inline Truth finite_differences(const std::shared_ptr<const Model>& model, const
   return t;
 }
 
-// The references of a toss sweep, both from Tsit5 at rtol 1e-12 / atol 1e-14, over vz:
+// The references of a toss sweep, both from Tsit5 at rtol 1e-12 / atol 1e-14 with event location
+// (kTruthEventStep), over vz:
 //   - central FD of that run (checked against 10x the FD step): the derivative of the simulated
 //     flow, events included;
 //   - the step-through gradient of that same run ("dto-ref"): DiffMJX's kind of ground truth
@@ -312,10 +313,10 @@ constexpr int kTruthMaxSteps = 4000;
 // the converged one and not that of a large step straddling a jump of force.
 constexpr double kTruthEventStep = 1e-9;
 
-// `event_step`: AdaptiveTolerances::event_step of the reference runs (0: off, as the tolerance
-// sweep measures against; the toss uses kTruthEventStep).
+// The reference runs locate events at kTruthEventStep.
 inline GroundTruth ground_truth(const std::shared_ptr<const Model>& model, const std::vector<double>& vz,
-                                bool cross_check = false, double event_step = 0) {
+                                bool cross_check = false) {
+  const double event_step = kTruthEventStep;
   const int samples = static_cast<int>(vz.size());
   const SimulatorOptions o =
       integrator_options(Integrator::Tsit5, samples, kTruthRtol, kTruthAtol, kTruthMaxSteps, event_step);
