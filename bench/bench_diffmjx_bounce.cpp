@@ -44,22 +44,6 @@ using namespace stiffgrad::bench;
 
 namespace {
 
-// The sphere's centre is R above the body origin, so the slide coordinate q is the height of
-// the sphere's lowest point: the contact distance itself.
-std::string bounce_xml(const std::string& solimp) {
-  const std::string contact = R"(condim="1" solref="-50 -1" solimp=")" + solimp + R"(")";
-  return R"(<mujoco model="bounce">
-  <option timestep="0.1" gravity="0 0 -9.81"/>
-  <worldbody>
-    <geom name="floor" type="plane" size="10 10 0.1" )" + contact + R"(/>
-    <body name="mass" pos="0 0 0">
-      <joint name="z" type="slide" axis="0 0 1"/>
-      <geom type="sphere" size="0.01" pos="0 0 0.01" mass="1" )" + contact + R"(/>
-    </body>
-  </worldbody>
-</mujoco>)";
-}
-
 struct Variant {
   std::string name, solimp;
 };
@@ -166,7 +150,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::vector<double> q0 = linspace(0.5, 1.5, samples);
-  const std::vector<Variant> variants = {{"jump", "0.99 0.99 0.001 0.5 2"}, {"continuous", "0 0.99 0.01 0.5 2"}};
+  const std::vector<Variant> variants = {{"jump", bounce::kJumpSolimp}, {"continuous", bounce::kContinuousSolimp}};
   const std::vector<Method> methods = {
       {"euler h=0.1", Integrator::SemiImplicitEuler, 0.1},
       {"euler h=1e-4", Integrator::SemiImplicitEuler, 1e-4},
@@ -208,7 +192,7 @@ int main(int argc, char** argv) {
   }
 
   for (const Variant& va : variants) {
-    const std::string xml = bounce_xml(va.solimp);
+    const std::string xml = bounce::xml(va.solimp);
     const auto t_var = Clock::now();
     const Truth truth = ground_truth(xml, q0, duration, eps, truth_method);
     std::vector<MethodResult> res;

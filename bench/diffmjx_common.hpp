@@ -170,7 +170,8 @@ namespace stiffgrad::bench::toss {
 // DiffMJX's objects, each a free body of ~5 cm above a plane. The capsule and the cylinder lie
 // with their axis along x, so that the initial velocity along y rolls them rather than tipping
 // them over. Contact: solref (0.005, 1), solimp (0, 0.95, 0.001, 0.5, 2) on every geom (a
-// <default>, so that MuJoCo's mixing of the two geoms' parameters changes nothing). refsafe is
+// <default>, so that MuJoCo's mixing of the two geoms' parameters changes nothing; xml() takes
+// another solimp). refsafe is
 // disabled: with it MuJoCo would raise the time constant 0.005 to 2h = 0.02 and the contact
 // would no longer be the stiff one of the paper.
 struct Shape {
@@ -194,10 +195,15 @@ constexpr double kH = 0.01;     // model timestep (s)
 constexpr double kDuration = 1.0;
 constexpr int kSteps = 100;     // kDuration / kH
 
-inline std::string xml(const Shape& s) {
+// The paper's impedance (dmin 0: the force starts from zero at touch) and MuJoCo's default (dmin
+// 0.9: it jumps there).
+constexpr const char* kPaperSolimp = "0 0.95 0.001 0.5 2";
+constexpr const char* kDefaultSolimp = "0.9 0.95 0.001 0.5 2";
+
+inline std::string xml(const Shape& s, const std::string& solimp = kPaperSolimp) {
   return R"(<mujoco model="toss_)" + s.name + R"(">
   <option timestep="0.01"><flag refsafe="disable"/></option>
-  <default><geom solref="0.005 1" solimp="0 0.95 0.001 0.5 2"/></default>
+  <default><geom solref="0.005 1" solimp=")" + solimp + R"("/></default>
   <worldbody>
     <geom name="floor" type="plane" size="5 5 0.1"/>
     <body name="object" pos="0 0 0.2">
@@ -339,3 +345,31 @@ inline GroundTruth ground_truth(const std::shared_ptr<const Model>& model, const
 }
 
 }  // namespace stiffgrad::bench::toss
+
+// ---------------------------------------------------------------- the bounce scene (experiment 1)
+
+namespace stiffgrad::bench::bounce {
+
+// A point mass on a vertical slide joint above a plane (bench_diffmjx_bounce has the story).
+// The sphere's centre is R above the body origin, so the slide coordinate q is the height of the
+// sphere's lowest point: the contact distance itself. Contact solref "-50 -1" (a_ref = −v − 50 q)
+// on both geoms, condim 1; `solimp` picks the variant: "0.99 0.99 0.001 0.5 2" (jump: the force
+// jumps at touchdown) or "0 0.99 0.01 0.5 2" (continuous).
+inline std::string xml(const std::string& solimp) {
+  const std::string contact = R"(condim="1" solref="-50 -1" solimp=")" + solimp + R"(")";
+  return R"(<mujoco model="bounce">
+  <option timestep="0.1" gravity="0 0 -9.81"/>
+  <worldbody>
+    <geom name="floor" type="plane" size="10 10 0.1" )" + contact + R"(/>
+    <body name="mass" pos="0 0 0">
+      <joint name="z" type="slide" axis="0 0 1"/>
+      <geom type="sphere" size="0.01" pos="0 0 0.01" mass="1" )" + contact + R"(/>
+    </body>
+  </worldbody>
+</mujoco>)";
+}
+
+constexpr const char* kJumpSolimp = "0.99 0.99 0.001 0.5 2";
+constexpr const char* kContinuousSolimp = "0 0.99 0.01 0.5 2";
+
+}  // namespace stiffgrad::bench::bounce

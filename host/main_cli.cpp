@@ -110,7 +110,7 @@ std::string gradcheck_help() {
              "usage: stiffgrad gradcheck MODEL.xml [--steps T] [--substeps S] [--states FILE] [--float]\n"
              "                           [--samples K] [--seed N] [--fd-step H] [--implicit-actuators]\n"
              "                           [--integrator NAME] [--rtol X] [--atol X] [--max-steps K]\n"
-             "                           [--event-step S]\n"
+             "                           [--event-step S] [--event-gradients]\n"
              "                           [--contact soft|impulse] [--kappa K] [--sweeps N]\n"
              "Runs a rollout of T control steps (default 20) of S substeps (default 4) and checks the\n"
              "adjoint gradient of the fixed loss L = w . [qpos_T; qvel_T], w ~ N(0, 1) drawn from the\n"
@@ -207,6 +207,12 @@ void integrator_args(const Args& a, Integrator* integrator, AdaptiveTolerances* 
   if (a.has("event-step") && !adaptive)
     throw UsageError("--event-step locates events inside the adaptive steps: it needs --integrator tsit5, dopri5 or bosh3");
   if (a.has("max-steps")) tol->max_steps = static_cast<int>(parse_int_in(a.get("max-steps"), "--max-steps", 1, 1000000));
+  if (a.has("event-gradients")) {
+    if (!adaptive || !a.has("event-step"))
+      throw UsageError("--event-gradients corrects the gradient at located events: it needs --integrator tsit5, "
+                       "dopri5 or bosh3 and --event-step S");
+    tol->event_gradients = true;
+  }
 }
 
 // --contact soft|impulse, --kappa K, --sweeps N, read after the integrator (and --cfd): the
@@ -235,6 +241,12 @@ const char* kIntegratorHelp =
     "(seconds, default off): event location, a step across which the constraint rows change is\n"
     "halved until at most S long, so that gradients through the steps converge with the\n"
     "tolerance; each event costs about log2(step / S) more trials).\n";
+
+// For the commands that differentiate (grad, gradcheck).
+const char* kEventGradientsHelp =
+    "--event-gradients (with --event-step): event-aware gradients, the saltation term of every\n"
+    "contact switching on or off at a located event added to the gradient through the steps, so\n"
+    "that it is the derivative of the simulated flow (values unchanged).\n";
 
 const char* kContactHelp =
     "--contact soft|impulse (default soft: MuJoCo 2.2.2's soft constraints; impulse: Schwarke et\n"
@@ -317,6 +329,8 @@ int cmd_grad(const Args& a) {
     }
   }
   contact_args(a, opt.integrator, opt.cfd.enabled, &opt.contact_model, &opt.impulse);
+  if (opt.cfd.enabled && opt.adaptive.event_gradients)
+    throw UsageError("--event-gradients and --cfd are two remedies for contact gradients; choose one");
   BundleOptions bundles;
   if (a.has("bundle")) {
     try {
@@ -452,8 +466,8 @@ std::string command_help(const std::string& cmd) {
   if (cmd == "states") return kStatesHelp;
   if (cmd == "dynamics") return kDynamicsHelp;
   if (cmd == "rollout") return std::string(kRolloutHelp) + kIntegratorHelp + kContactHelp;
-  if (cmd == "grad") return std::string(kGradHelp) + kIntegratorHelp + kContactHelp;
-  if (cmd == "gradcheck") return gradcheck_help() + kIntegratorHelp + kContactHelp;
+  if (cmd == "grad") return std::string(kGradHelp) + kIntegratorHelp + kEventGradientsHelp + kContactHelp;
+  if (cmd == "gradcheck") return gradcheck_help() + kIntegratorHelp + kEventGradientsHelp + kContactHelp;
   if (cmd == "demo") return stiffgrad::demo_help();
   if (cmd == "train") return kTrainHelp;
   if (cmd == "eval") return kEvalHelp;
@@ -510,11 +524,11 @@ int main(int argc, char** argv) {
                                     {"states", "steps", "backend", "integrator", "rtol", "atol", "max-steps", "event-step",
                                      "contact", "kappa", "sweeps"}));
     if (cmd == "grad")
-      return cmd_grad(parse_args(argc, argv, {"implicit-actuators"},
+      return cmd_grad(parse_args(argc, argv, {"implicit-actuators", "event-gradients"},
                                  {"states", "steps", "weights", "integrator", "rtol", "atol", "max-steps", "event-step", "cfd",
                                   "contact", "kappa", "sweeps", "bundle", "seed", "bundle-trigger"}));
     if (cmd == "gradcheck")
-      return cmd_gradcheck(parse_args(argc, argv, {"float", "implicit-actuators"},
+      return cmd_gradcheck(parse_args(argc, argv, {"float", "implicit-actuators", "event-gradients"},
                                       {"steps", "substeps", "states", "samples", "seed", "fd-step", "integrator", "rtol",
                                        "atol", "max-steps", "event-step", "contact", "kappa", "sweeps"}));
     if (cmd == "demo") return stiffgrad::run_demo(argc, argv);

@@ -62,6 +62,7 @@ kern::ModelView<Real> with_integrator(kern::ModelView<Real> view, Integrator int
   view.rk_atol = static_cast<Real>(tol.atol);
   view.rk_max_steps = tol.max_steps;
   view.rk_event_step = tol.event_step;
+  view.rk_event_gradients = tol.event_gradients ? 1 : 0;
   return view;
 }
 

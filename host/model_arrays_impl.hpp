@@ -153,6 +153,7 @@ ModelArrays<Real>::ModelArrays(const Model& m, const ConstraintCapacity& capacit
   v.rk_atol = static_cast<Real>(AdaptiveTolerances{}.atol);
   v.rk_max_steps = AdaptiveTolerances{}.max_steps;
   v.rk_event_step = AdaptiveTolerances{}.event_step;
+  v.rk_event_gradients = 0;
   v.cfd = 0;
   v.contact_model = kern::kContactSoft;
   v.impulse_kappa = Real(300);

@@ -92,6 +92,18 @@ Simulator::Simulator(std::shared_ptr<const Model> model, SimulatorOptions option
   if (tol.max_steps < 1) throw std::invalid_argument("Simulator: adaptive max_steps must be >= 1");
   if (!(tol.event_step >= 0.0) || !std::isfinite(tol.event_step))
     throw std::invalid_argument("Simulator: adaptive event_step must be a finite number >= 0 (0: off)");
+  if (tol.event_gradients) {
+    const Integrator i = options_.integrator;
+    if (i != Integrator::Tsit5 && i != Integrator::Dopri5 && i != Integrator::Bosh3)
+      throw std::invalid_argument(std::string("Simulator: event_gradients need an adaptive integrator (tsit5, dopri5, "
+                                              "bosh3), not ") + integrator_name(i));
+    if (!(tol.event_step > 0.0))
+      throw std::invalid_argument("Simulator: event_gradients need event location (adaptive event_step > 0)");
+    if (options_.contact_model != ContactModel::Soft)
+      throw std::invalid_argument("Simulator: event_gradients need the Soft contact model");
+    if (options_.cfd.enabled)
+      throw std::invalid_argument("Simulator: event_gradients and contacts from distance are alternatives; choose one");
+  }
   if (options_.cfd.enabled) {
     if (!options_.constraints) throw std::invalid_argument("Simulator: contacts from distance need constraints on");
     contacts_from_distance_model(*model_, options_.cfd);  // validates the parameters

@@ -71,6 +71,8 @@ struct DataLayout {
   int rk_steps;                         // rk_max_steps x (nq + nv + 1)  accepted steps: start, size
   int rk_count;                         // 3  accepted steps, dynamics evaluations, Newton iterations of the substep
   int rk_warm;                          // nv  the solve's warm start when the substep began (with constraints)
+  int rk_event;                         // nv + 4 ncon_max  saltation at an event (rk_event_gradients):
+                                        //   ∇g, then per active contact its pair and position
   int size;                             // total Reals per environment
 
   template <class Real>
@@ -125,6 +127,7 @@ struct DataLayout {
     d.rk_steps = take(rk_records * (m.nq + m.nv + 1));
     d.rk_count = take(rk ? 3 : 0);
     d.rk_warm = take(rk && (nc > 0 || ne > 0) ? m.nv : 0);
+    d.rk_event = take(rk && m.rk_event_gradients && (nc > 0 || ne > 0) ? m.nv + 4 * nc : 0);
     d.size = o;
     return d;
   }
@@ -154,7 +157,7 @@ struct Data {
   V nefc, efc_type, efc_id, efc_J, efc_chain, efc_pos, efc_margin, efc_frictionloss, efc_mu, efc_dim;
   V efc_diag_approx, efc_R, efc_D, efc_KBIP, efc_vel, efc_aref, efc_force, efc_state;
   V solver_niter, solver_ws, imp_ws;
-  V rk_y0, rk_tmp, rk_stage_q, rk_stage_k, rk_steps, rk_count, rk_warm;
+  V rk_y0, rk_tmp, rk_stage_q, rk_stage_k, rk_steps, rk_count, rk_warm, rk_event;
 
   // `base` views element 0 of this environment's buffer.
   static SG_HD Data bind(V base, const DataLayout& o) {
@@ -196,7 +199,7 @@ struct Data {
     d.imp_ws = base.at(o.imp_ws);
     d.rk_y0 = base.at(o.rk_y0); d.rk_tmp = base.at(o.rk_tmp); d.rk_stage_q = base.at(o.rk_stage_q);
     d.rk_stage_k = base.at(o.rk_stage_k); d.rk_steps = base.at(o.rk_steps); d.rk_count = base.at(o.rk_count);
-    d.rk_warm = base.at(o.rk_warm);
+    d.rk_warm = base.at(o.rk_warm); d.rk_event = base.at(o.rk_event);
     return d;
   }
 };

@@ -33,6 +33,7 @@
 #pragma once
 
 #include "kernels/integrate.hpp"
+#include "kernels/integrator_rk_event.hpp"
 #include "kernels/status.hpp"
 #include "kernels/step.hpp"
 
@@ -311,6 +312,44 @@ SG_HD double rk_initial_step(const ModelView<Real>& m, const Data<Real, L>& d, c
   return h < H ? h : H;
 }
 
+// Whether the step just taken (size h, `event`: its stages saw a constraint event) is a located
+// event that the event gradients correct (AdaptiveTolerances::event_gradients): a step across
+// an event no longer than event_step. The forward mode and the adjoint decide it alike.
+template <class Real>
+SG_HD SG_INLINE bool rk_located_event(const ModelView<Real>& m, const RkTableau& t, Real h, bool event) {
+  return m.rk_event_gradients && t.adaptive && event && m.rk_event_step > 0.0 && sg_double(h) <= m.rk_event_step;
+}
+
+// The switching contacts of the located event step whose stages are in the scratch (stage 0 at
+// its start, stage s−1 at its end): rk_event_normal with the substep's dynamics.
+template <class Real, class L>
+SG_HD double rk_event_rate(const ModelView<Real>& m, const Data<Real, L>& d, const RkTableau& t) {
+  const RkScratch<Real, L> w = rk_scratch(m, d);
+  const int last = t.stages - 1;
+  const Real newton_iterations = d.rk_count[2];  // the substep's statistic, not these repeats
+  const double rate = rk_event_normal(m, d, w.stage_q(d, 0), w.stage_v(d, 0), w.stage_q(d, last), w.stage_v(d, last),
+                                      [&](View<Real, L> q, View<Real, L> v) {
+                                        for (int k = 0; k < m.nq; ++k) d.qpos[k] = q[k];
+                                        for (int k = 0; k < m.nv; ++k) d.qvel[k] = v[k];
+                                        rk_dynamics(m, d);
+                                      });
+  d.rk_count[2] = newton_iterations;
+  return rate;
+}
+
+// Forward mode: the saltation on the tangent of the result of a located event step (d.qpos,
+// d.qvel hold the result; stage s−1 was evaluated there). Returns whether it applied.
+template <class Real, class L>
+SG_HD bool rk_event_saltation_tangent(const ModelView<Real>& m, const Data<Real, L>& d, const RkTableau& t, Real h,
+                                      bool event) {
+  if (!rk_located_event(m, t, h, event)) return false;
+  const RkScratch<Real, L> w = rk_scratch(m, d);
+  const double rate = rk_event_rate(m, d, t);  // leaves d at the result, as before
+  if (rate == 0.0) return false;
+  rk_event_tangent(m, d, w.stage_a(d, 0), w.stage_a(d, t.stages - 1), rate);
+  return true;
+}
+
 // Accepted step n of the last substep: its start state and size (the adjoint's record).
 template <class Real, class L>
 SG_HD SG_INLINE View<Real, L> rk_step_record(const ModelView<Real>& m, const Data<Real, L>& d, int n) {
@@ -372,15 +411,22 @@ SG_HD int rk_substep(const ModelView<Real>& m, const Data<Real, L>& d) {
       for (int i = 0; i < nv; ++i) rec[nq + i] = w.v0[i];
       rec[nq + nv] = Real(h);
       d.rk_count[0] = Real(accepted + 1);
+      // forward mode with event gradients: the saltation on the result's tangent
+      // (integrator_rk_event.hpp); the values stay as they are
+      bool tangent_changed = false;
+      if constexpr (is_dual_number<Real>::value)
+        tangent_changed = rk_event_saltation_tangent(m, d, t, Real(h), event);
       if (last) break;
       done += h;
-      // FSAL: the last stage was evaluated at the result, the next step's start
+      // FSAL: the last stage was evaluated at the result, the next step's start (unless the
+      // saltation changed the result's tangent: then stage 0 is evaluated again, same values)
       for (int i = 0; i < nq; ++i) w.stage_q(d, 0)[i] = w.stage_q(d, t.stages - 1)[i];
       for (int i = 0; i < nv; ++i) {
         w.stage_v(d, 0)[i] = w.stage_v(d, t.stages - 1)[i];
         w.stage_a(d, 0)[i] = w.stage_a(d, t.stages - 1)[i];
       }
-      stage0_ready = true;
+      stage0_ready = !tangent_changed;
+      if (tangent_changed) --rhs;  // the repeated evaluation is not counted
     } else {
       // rejected: back to the start; its stage 0 is still the one recorded
       for (int i = 0; i < nq; ++i) d.qpos[i] = w.q0[i];

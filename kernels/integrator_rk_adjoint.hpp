@@ -40,6 +40,11 @@ SG_HD void adj_rk_step(const ModelView<Real>& m, const DataLayout& o, const Data
   int rhs = 0, sig = 0;
   bool event = false;
   rk_step(m, d, t, h, false, &rhs, &sig, &event);
+  // event gradients: Sᵀ on the adjoint of the result of a located event step (integrator_rk_event.hpp)
+  if (rk_located_event(m, t, h, event)) {
+    const double rate = rk_event_rate(m, d, t);
+    if (rate != 0.0) adj_rk_event(m, d, a, w.stage_q(d, s - 1), w.stage_a(d, 0), w.stage_a(d, s - 1), rate);
+  }
 
   // output map: q1 = integrate_pos(q0, Σ b_j V_j, h), v1 = v0 + h Σ b_j acc_j
   for (int j = 0; j < s; ++j)

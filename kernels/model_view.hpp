@@ -50,6 +50,7 @@ struct ModelView {
   Real rk_rtol, rk_atol;          // adaptive methods: relative and absolute error tolerances
   int rk_max_steps;               // adaptive methods: trial steps per timestep, at most
   double rk_event_step;           // adaptive methods: event location, largest step across a row change (0: off)
+  int rk_event_gradients;         // 1: saltation at located contact events (integrator_rk_event.hpp)
   int cfd;                        // 1: the contacts-from-distance model the adjoint differentiates
   int contact_model;              // kContactSoft or kContactImpulse (set by the backend)
   Real impulse_kappa;             // Impulse: the soft activation's sharpness κ in σ(κ d), 1/m

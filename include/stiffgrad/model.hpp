@@ -50,6 +50,18 @@ struct AdaptiveTolerances {
   // estimate does not see when the jump is small. Each event costs about log2(h / event_step)
   // rejected trials, which count toward max_steps.
   double event_step = 0;
+  // Event-aware gradients (off by default; needs event_step > 0 and the Soft contact model). A
+  // contact row switching on or off makes the force jump (MuJoCo's impedance is >= 1e-4 at zero
+  // depth), and a gradient through the steps misses how the event's time moves with the input.
+  // When on, the adjoint (and the dual-number forward mode) applies the saltation matrix
+  //   S = I + (f+ − f−) ∇gᵀ / (∇gᵀ f−)
+  // at every located event (an accepted step of at most event_step across which the set of
+  // contacts with constraint rows changed): f∓ the dynamics before and after the step, g the
+  // switching contact's distance (∇g its normal Jacobian row; contacts switching together count
+  // as one event on their mean distance). The gradient is then that of the simulated flow. The
+  // forward values do not change (kernels/integrator_rk_event.hpp). Joint and tendon limits
+  // switching are not corrected.
+  bool event_gradients = false;
 };
 
 // "euler", "implicit-actuators", "rk4", "tsit5", "dopri5", "bosh3" (the CLI's names).
