@@ -22,7 +22,15 @@
 // any step size. The bias scales linearly with dmin (measured on the cube: 1.5e-3 at the clamp,
 // ~1.5e-2 at dmin 1e-3, ~1.5e-1 at dmin 1e-2).
 //
-//   bench_diffmjx_toss [--quick] [--out DIR] [--samples N] [--shapes cube,ball,...]
+//   bench_diffmjx_toss [--quick] [--out DIR] [--samples N] [--shapes cube,ball,...] [--event-gradients]
+//                      [--default-solimp]
+//
+// --event-gradients: every step-through gradient with event location (the -ev methods, now -eg,
+// and both references) adds the saltation terms at its located events (AdaptiveTolerances::
+// event_gradients); the fd-flow column, the event bias above, then drops to the integration's
+// error. --default-solimp: MuJoCo's default impedance (0.9 0.95 0.001 0.5 2) instead of the
+// paper's, a force jump of 0.9 of the contact's full force at touch (the event bias is O(1)).
+// Either writes its files under its own prefix (toss_eg, toss_default_solimp, ...).
 //
 // Goals (issue 36), printed beside their measurements: euler at h = 0.01 >= 0.5 off; adaptive
 // (tsit5, dopri5, bosh3 at rtol 1e-10 / atol 1e-13) median relative error <= 1e-3; rtol = atol =
@@ -57,7 +65,8 @@ struct Method {
   double rtol = 1e-10, atol = 1e-13;
   int max_steps = 4096;
   Goal goal = Goal::None;
-  double event_step = 0;  // AdaptiveTolerances::event_step
+  double event_step = 0;         // AdaptiveTolerances::event_step
+  bool event_gradients = false;  // AdaptiveTolerances::event_gradients (--event-gradients)
 };
 
 // The methods' event location: every constraint event inside an accepted step of at most 10 ns.
@@ -111,6 +120,7 @@ int main(int argc, char** argv) {
   std::string out_dir = "results";
   int samples = 0;
   std::vector<std::string> only;
+  bool event_gradients = false, default_solimp = false;
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string k = argv[i];
@@ -118,12 +128,16 @@ int main(int argc, char** argv) {
       else if (parse_out_flag(argc, argv, i, &out_dir)) {}
       else if (k == "--samples" && i + 1 < argc) samples = std::stoi(argv[++i]);
       else if (k == "--shapes" && i + 1 < argc) only = split(argv[++i], ',');
+      else if (k == "--event-gradients") event_gradients = true;
+      else if (k == "--default-solimp") default_solimp = true;
       else throw std::invalid_argument("unknown argument '" + k + "'");
     }
     if (samples == 0) samples = quick ? 3 : 21;
     if (samples < 2) throw std::invalid_argument("--samples must be >= 2");
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s\nusage: bench_diffmjx_toss [--quick] [--out DIR] [--samples N] [--shapes cube,ball,...]\n",
+    std::fprintf(stderr,
+                 "%s\nusage: bench_diffmjx_toss [--quick] [--out DIR] [--samples N] [--shapes cube,ball,...]\n"
+                 "                          [--event-gradients] [--default-solimp]\n",
                  e.what());
     return 2;
   }
@@ -135,12 +149,29 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::vector<double> vz = linspace(-3.0, -1.0, samples);
+  // the methods of this run: with --event-gradients the located ones also correct their gradients
+  std::vector<Method> ms = methods();
+  for (Method& me : ms)
+    if (me.event_step > 0 && event_gradients) {
+      me.event_gradients = true;
+      me.name.replace(me.name.size() - 3, 3, "-eg");  // "-ev" -> "-eg"
+    }
+  const std::string solimp = default_solimp ? toss::kDefaultSolimp : toss::kPaperSolimp;
+  // what fd-flow against dto-ref measures
+  const char* flow_label = event_gradients ? "the integration's error, with event gradients" : "the event bias";
+  const std::string prefix =
+      std::string("toss") + (default_solimp ? "_default_solimp" : "") + (event_gradients ? "_eg" : "");
 
   std::printf("bench_diffmjx_toss: DiffMJX experiment 2 (objects tossed onto a stiff floor)%s\n", quick ? ", quick" : "");
   std::printf("machine: %s, load average %s at start; one thread\n", cpu_model().c_str(), load_average().c_str());
   std::printf("scene: free body at z0 %.1f m, vy %.1f m/s, vz in [%.0f, %.0f] (%d samples), %.0f s at h %.2f s,\n"
-              "solref 0.005 1, solimp 0 0.95 0.001 0.5 2, refsafe off; L = horizontal distance travelled\n",
-              toss::kZ0, toss::kVy, vz.front(), vz.back(), samples, toss::kDuration, toss::kH);
+              "solref 0.005 1, solimp %s%s, refsafe off; L = horizontal distance travelled\n",
+              toss::kZ0, toss::kVy, vz.front(), vz.back(), samples, toss::kDuration, toss::kH, solimp.c_str(),
+              default_solimp ? " (MuJoCo's default)" : " (the paper's)");
+  if (event_gradients)
+    std::printf("event-aware gradients (--event-gradients): the located methods (-eg) and both references add the\n"
+                "saltation term of every contact switching at a located event; fd-flow then differs from dto-ref by\n"
+                "the integration's error alone\n");
   std::printf("methods: euler, rk4 (fixed h); tsit5, dopri5, bosh3 at rtol 1e-10 atol 1e-13, <= 16384 trial steps per\n"
               "timestep, without and with (-ev) event location at %.0e s; tsit5-1e-8 at rtol = atol = 1e-8, without and\n"
               "with it; tsit5-default at rtol 1e-3, atol 1e-6, <= 16 steps per timestep\n", kEventStep);
@@ -156,7 +187,7 @@ int main(int argc, char** argv) {
   ExperimentOutput out(out_dir);
   try {
     out.create();
-    csv = std::make_unique<CsvWriter>(out.path("toss.csv"), std::vector<std::string>{"shape", "method", "vz", "grad",
+    csv = std::make_unique<CsvWriter>(out.path(prefix + ".csv"), std::vector<std::string>{"shape", "method", "vz", "grad",
                                                                                        "ground_truth", "rel_err"});
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
@@ -167,9 +198,9 @@ int main(int argc, char** argv) {
   std::map<std::string, Reference> refs;                      // shape -> references
   std::vector<std::string> notes;
   for (const auto& shape : shapes) {
-    const auto model = model_with_timestep(toss::xml(shape), toss::kH);
+    const auto model = model_with_timestep(toss::xml(shape, solimp), toss::kH);
     Reference& ref = refs[shape.name];
-    ref.gt = toss::ground_truth(model, vz, /*cross_check=*/true);
+    ref.gt = toss::ground_truth(model, vz, /*cross_check=*/true, event_gradients);
     const toss::GroundTruth& gt = ref.gt;
     const std::vector<double>& truth = gt.ref_grad;
     double scale = 0;
@@ -188,15 +219,16 @@ int main(int argc, char** argv) {
     ref.worst_cross = *std::max_element(ref.cross_err.begin(), ref.cross_err.end());
     std::printf("\n== %s: references %.1f s; FD step check (eps vs 10 eps) worst %.1e, capped %d, failed %d;\n"
                 "   L in [%.4f, %.4f] m; dopri5 vs tsit5 at rtol 1e-12: median %.1e, worst %.1e; fd-flow vs dto-ref\n"
-                "   (the event bias): median %.1e\n",
+                "   (%s): median %.1e\n",
                 shape.name.c_str(), gt.truth.seconds, gt.fd_worst, gt.truth.capped, gt.truth.failed,
                 *std::min_element(gt.truth.L.begin(), gt.truth.L.end()),
                 *std::max_element(gt.truth.L.begin(), gt.truth.L.end()), ref.median_cross, ref.worst_cross,
-                ref.median_fd);
+                flow_label, ref.median_fd);
     if (gt.truth.capped || gt.truth.failed)
       notes.push_back(shape.name + ": the reference run hit the step cap or failed");
-    for (const Method& me : methods()) {
-      const auto o = integrator_options(me.integrator, samples, me.rtol, me.atol, me.max_steps, me.event_step);
+    for (const Method& me : ms) {
+      const auto o = integrator_options(me.integrator, samples, me.rtol, me.atol, me.max_steps, me.event_step,
+                                      me.event_gradients);
       const auto g = toss::gradients(model, o, vz);
       Cell c;
       c.grad = g.dL_dvz;
@@ -223,11 +255,11 @@ int main(int argc, char** argv) {
     }
     // per-sample table for this shape
     std::printf("%6s %11s %11s %11s", "vz", "dto-ref", "dopri5-ref", "fd-flow");
-    for (const Method& me : methods()) std::printf(" %13s", me.name.c_str());
+    for (const Method& me : ms) std::printf(" %13s", me.name.c_str());
     std::printf("\n");
     for (int e = 0; e < samples; ++e) {
       std::printf("%6.2f %11.4e %11.4e %11.4e", vz[uz(e)], truth[uz(e)], gt.cross_grad[uz(e)], gt.truth.grad[uz(e)]);
-      for (const Method& me : methods()) std::printf(" %13.4e", cells[shape.name][me.name].grad[uz(e)]);
+      for (const Method& me : ms) std::printf(" %13.4e", cells[shape.name][me.name].grad[uz(e)]);
       std::printf("\n");
     }
   }
@@ -236,19 +268,20 @@ int main(int argc, char** argv) {
   // summary tables, rows: shape, columns: method, then the references' columns
   const auto table = [&](const char* title, auto&& cell, bool reference_columns) {
     std::printf("\n%s\n%-10s", title, "");
-    for (const Method& me : methods()) std::printf(" %13s", me.name.c_str());
+    for (const Method& me : ms) std::printf(" %13s", me.name.c_str());
     if (reference_columns) std::printf(" %13s %13s", "dopri5-ref", "fd-flow");
     std::printf("\n");
     for (const auto& shape : shapes) {
       std::printf("%-10s", shape.name.c_str());
-      for (const Method& me : methods()) cell(cells[shape.name][me.name]);
+      for (const Method& me : ms) cell(cells[shape.name][me.name]);
       if (reference_columns) std::printf(" %13.2e %13.2e", refs[shape.name].median_cross, refs[shape.name].median_fd);
       std::printf("\n");
     }
   };
-  table("median relative gradient error against the ground truth dto-ref (rows: shape; columns: method; then\n"
-        "dopri5 at the ground truth's tolerance, and fd-flow: the event bias)",
-        [](const Cell& c) { std::printf(" %13.2e", c.median_err); }, true);
+  const std::string errors_title = std::string(
+      "median relative gradient error against the ground truth dto-ref (rows: shape; columns: method; then\n"
+      "dopri5 at the ground truth's tolerance, and fd-flow: ") + flow_label + ")";
+  table(errors_title.c_str(), [](const Cell& c) { std::printf(" %13.2e", c.median_err); }, true);
   table("forward accuracy: median |L - L_ref| (m)", [](const Cell& c) { std::printf(" %13.1e", c.median_dL); }, false);
   table("dynamics evaluations per control step (mean over the sweep) / seconds forward+backward",
         [](const Cell& c) { std::printf(" %7.1f/%5.2f", c.evals, c.seconds); }, false);
@@ -264,18 +297,29 @@ int main(int argc, char** argv) {
               "  tsit5 at rtol = atol = 1e-8 (the paper's setting), without and with event location: reported,\n"
               "    <= %.0e expected\n",
               kGoalCross, toss::kH, kGoalEuler, kEventStep, kGoalTight, kExpectPaper);
+  if (event_gradients)
+    std::printf("  event-aware (--event-gradients): dto-ref against fd-flow, median <= %.0e (the integration's\n"
+                "    error: the cross-check's level; without event gradients this is the event bias)\n",
+                kGoalCross);
   bool all = true;
   for (const auto& shape : shapes) {
     const auto& row = cells[shape.name];
     double tight = 0, plain = 0, paper = 0;
-    for (const Method& me : methods()) {
+    for (const Method& me : ms) {
       const double e = row.at(me.name).median_err;
       if (me.goal == Goal::Tight) tight = std::max(tight, e);
       if (me.goal == Goal::Plain) plain = std::max(plain, e);
       if (me.goal == Goal::Paper) paper = std::max(paper, e);
     }
     const double euler = row.at("euler").median_err, cross = refs[shape.name].median_cross;
-    const bool met = cross <= kGoalCross && euler >= kGoalEuler && tight <= kGoalTight;
+    // with event gradients the derivative of the flow is what dto-ref computes: they agree to the
+    // integration's error, the level of the cross-check
+    const double flow = refs[shape.name].median_fd;
+    const bool flow_met = !event_gradients || flow <= kGoalCross;
+    const bool met = cross <= kGoalCross && euler >= kGoalEuler && tight <= kGoalTight && flow_met;
+    if (event_gradients)
+      std::printf("measured %-10s: event-aware dto-ref vs fd-flow (the flow's derivative) %.1e %s\n", shape.name.c_str(),
+                  flow, flow_met ? "ok" : "MISSED");
     all = all && met;
     std::printf("measured %-10s: cross-check %.1e %s (worst %.1e), euler %.2e %s, adaptive 1e-10 -ev %.1e %s\n"
                 "                     (plain %.1e), tsit5 1e-8 %.1e (%s) -> %s\n",
@@ -287,11 +331,11 @@ int main(int argc, char** argv) {
 
   // per shape x method summary (the figure's last panel), the references as two more methods
   try {
-    CsvWriter sum(out.path("toss_summary.csv"), {"shape_index", "shape", "method", "median_rel_err", "evals_per_step",
+    CsvWriter sum(out.path(prefix + "_summary.csv"), {"shape_index", "shape", "method", "median_rel_err", "evals_per_step",
                                                  "capped_envs"});
     for (std::size_t i = 0; i < shapes.size(); ++i) {
       const Reference& r = refs[shapes[i].name];
-      for (const Method& me : methods()) {
+      for (const Method& me : ms) {
         const Cell& c = cells[shapes[i].name][me.name];
         sum.row({std::to_string(i), shapes[i].name, me.name, CsvWriter::num(c.median_err), CsvWriter::num(c.evals),
                  std::to_string(c.capped)});
@@ -307,11 +351,11 @@ int main(int argc, char** argv) {
   // figure: one panel per shape (relative error against vz, one curve per method, log scale),
   // then the medians per shape with the goals' thresholds; the last panel's key holds for all
   std::vector<std::string> curves;
-  for (const Method& me : methods()) curves.push_back(me.name);
+  for (const Method& me : ms) curves.push_back(me.name);
   curves.push_back("dopri5-ref");
   curves.push_back("fd-flow");
-  const std::string file = out.path("toss.csv"), summary = out.path("toss_summary.csv");
-  std::string gp = out.terminal("toss", 1500, 900) + "set datafile separator ','\nset logscale y\n"
+  const std::string file = out.path(prefix + ".csv"), summary = out.path(prefix + "_summary.csv");
+  std::string gp = out.terminal(prefix, 1500, 900) + "set datafile separator ','\nset logscale y\n"
                    "set format y '10^{%L}'\nset ylabel 'relative gradient error'\nset multiplot layout 2,3\n";
   const char* colours[] = {"#d62728", "#9467bd", "#98df8a", "#aec7e8", "#9edae5", "#2ca02c",
                            "#1f77b4", "#17becf", "#ffbb78", "#ff7f0e", "#8c564b", "#7f7f7f", "#000000"};
@@ -332,6 +376,6 @@ int main(int argc, char** argv) {
           "' ? $4 : NaN):xtic(2) w p pt 7 ps 1.2 lc rgb '" + colours[k] + "' t '" + curves[k] + "'";
   gp += ", 1e-3 w l dt 2 lc rgb 'black' t '-ev goal', 0.5 w l dt 3 lc rgb 'black' t 'euler goal', 1e-5 w l dt 4 "
         "lc rgb 'gray' t 'cross-check goal'\nunset multiplot\n";
-  out.plot("toss", gp);
+  out.plot(prefix, gp);
   return 0;  // goals are reported, not enforced: the figures are the result
 }

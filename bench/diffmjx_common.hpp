@@ -29,7 +29,7 @@ inline std::shared_ptr<const Model> model_with_timestep(const std::string& xml, 
 }
 
 inline SimulatorOptions integrator_options(Integrator integrator, int nenv, double rtol = 1e-3, double atol = 1e-6,
-                                           int max_steps = 16, double event_step = 0) {
+                                           int max_steps = 16, double event_step = 0, bool event_gradients = false) {
   SimulatorOptions o;
   o.nenv = nenv;
   // One thread: an environment of these one-body models costs microseconds per step, so OpenMP's
@@ -41,6 +41,7 @@ inline SimulatorOptions integrator_options(Integrator integrator, int nenv, doub
   o.adaptive.atol = atol;
   o.adaptive.max_steps = max_steps;
   o.adaptive.event_step = event_step;
+  o.adaptive.event_gradients = event_gradients;
   return o;
 }
 
@@ -300,6 +301,9 @@ inline Truth finite_differences(const std::shared_ptr<const Model>& model, const
 //     (an adjoint at tight tolerance), without the contact events' saltation terms;
 //   - optionally (cross_check) the step-through gradient of Dopri5 at the same tolerance, which
 //     must agree with dto-ref where dto-ref has converged.
+// With `event_gradients` both step-through gradients add the saltation terms at the located
+// events (AdaptiveTolerances::event_gradients), and then differ from the FD of the flow by the
+// integration's error alone.
 // The two kinds differ by the event bias: with MuJoCo's impedance clamp (>= 1e-4) a contact row
 // switches on with a jump of the force, which a derivative of the flow sees and a gradient
 // through the steps does not.
@@ -321,11 +325,11 @@ constexpr double kTruthEventStep = 1e-9;
 
 // The reference runs locate events at kTruthEventStep.
 inline GroundTruth ground_truth(const std::shared_ptr<const Model>& model, const std::vector<double>& vz,
-                                bool cross_check = false) {
+                                bool cross_check = false, bool event_gradients = false) {
   const double event_step = kTruthEventStep;
   const int samples = static_cast<int>(vz.size());
-  const SimulatorOptions o =
-      integrator_options(Integrator::Tsit5, samples, kTruthRtol, kTruthAtol, kTruthMaxSteps, event_step);
+  const SimulatorOptions o = integrator_options(Integrator::Tsit5, samples, kTruthRtol, kTruthAtol, kTruthMaxSteps,
+                                                event_step, event_gradients);
   GroundTruth g;
   g.truth = finite_differences(model, o, vz, kTruthEps);
   double scale = 0;
@@ -336,8 +340,8 @@ inline GroundTruth ground_truth(const std::shared_ptr<const Model>& model, const
   g.ref_grad = gradients(model, o, vz).dL_dvz;
   for (int e = 0; e < samples; ++e) g.ref_err.push_back(rel_err(g.ref_grad[uz(e)], g.truth.grad[uz(e)], g.floor));
   if (cross_check) {
-    const SimulatorOptions od =
-        integrator_options(Integrator::Dopri5, samples, kTruthRtol, kTruthAtol, kTruthMaxSteps, event_step);
+    const SimulatorOptions od = integrator_options(Integrator::Dopri5, samples, kTruthRtol, kTruthAtol, kTruthMaxSteps,
+                                                   event_step, event_gradients);
     g.cross_grad = gradients(model, od, vz).dL_dvz;
     for (int e = 0; e < samples; ++e) g.cross_err.push_back(rel_err(g.cross_grad[uz(e)], g.ref_grad[uz(e)], g.floor));
   }

@@ -217,6 +217,7 @@ struct DotTest {
   bool bitwise = false;
   std::vector<int> status;
   double evals = 0;
+  std::vector<double> gq, gv, gu;  // the adjoint's gradients (initial qpos raw, qvel, controls)
 };
 DotTest rollout_dot_test(const ContactStart& st, const SimulatorOptions& o, int T, unsigned seed) {
   const Model& md = *st.model;
@@ -265,6 +266,9 @@ DotTest rollout_dot_test(const ContactStart& st, const SimulatorOptions& o, int 
       }
     r.worst = std::max(r.worst, std::abs(lhs - rhs) / std::max(scale, 1e-300));
   }
+  r.gq = gq;
+  r.gv = gv;
+  r.gu = gu;
   return r;
 }
 
@@ -389,6 +393,70 @@ TEST(RkIntegrators, EventLocationMakesStepThroughGradientsConverge) {
               spread[0], spread[1]);
   EXPECT_GT(spread[0], 5e-5);  // the straddling steps' error, without location
   EXPECT_LT(spread[1], 2e-5);  // converged with it (the bench's goal is 1e-5 over 21 samples)
+}
+
+// Event-aware gradients (AdaptiveTolerances::event_gradients): the forward mode applies the same
+// saltation matrices as the adjoint applies transposed, so the dot-product test still holds to
+// rounding through a humanoid's landing (free joint: the quaternion's tangent map), and the
+// correction did change the gradient there. Replay stays bitwise.
+TEST(RkIntegrators, EventGradientsKeepTheAdjointExact) {
+  const int nenv = 2, T = 4, S = 2;
+  const ContactStart st = humanoid_in_contact(nenv);
+  for (Integrator integ : {Integrator::Tsit5, Integrator::Bosh3}) {
+    DotTest r[2];
+    for (int aware = 0; aware < 2; ++aware) {
+      SimulatorOptions o;
+      o.nenv = nenv;
+      o.substeps = S;
+      o.integrator = integ;
+      o.adaptive.rtol = 1e-5;
+      o.adaptive.atol = 1e-7;
+      o.adaptive.max_steps = 400;
+      o.adaptive.event_step = 1e-6;
+      o.adaptive.event_gradients = aware == 1;
+      r[aware] = rollout_dot_test(st, o, T, 23);
+      for (int s : r[aware].status) EXPECT_EQ(s, 0) << integrator_name(integ) << " aware " << aware;
+      EXPECT_TRUE(r[aware].bitwise) << integrator_name(integ) << " aware " << aware;
+      EXPECT_LE(r[aware].worst, 1e-10) << integrator_name(integ) << " aware " << aware;
+    }
+    double change = 0, scale = 0;
+    for (std::size_t i = 0; i < r[0].gv.size(); ++i) {
+      change = std::max(change, std::abs(r[1].gv[i] - r[0].gv[i]));
+      scale = std::max(scale, std::abs(r[0].gv[i]));
+    }
+    EXPECT_GT(change, 1e-6 * scale) << integrator_name(integ) << ": no event was corrected";
+    std::printf("[rk] %-6s humanoid landing, event gradients: dot-product residual %.2e (plain %.2e); the "
+                "correction moved dL/dqvel0 by %.2e of its largest entry\n",
+                integrator_name(integ), r[1].worst, r[0].worst, change / scale);
+  }
+}
+
+// Without an event the option changes nothing: a humanoid falling from qpos0 before its first
+// contact (0.1 s) gets bit for bit the plain gradients.
+TEST(RkIntegrators, EventGradientsChangeNothingWithoutEvents) {
+  ContactStart st;
+  st.model = load_mjcf(sgtest::humanoid_xml());
+  const int nq = st.model->nq, nv = st.model->nv;
+  st.qpos.assign(st.model->qpos0.begin(), st.model->qpos0.end());
+  st.qvel.assign(sz(nv), 0.0);
+  for (int i = 0; i < nv; ++i) st.qvel[sz(i)] = 0.1 * std::sin(1.0 + i);
+  ASSERT_EQ(st.qpos.size(), sz(nq));
+  DotTest r[2];
+  for (int aware = 0; aware < 2; ++aware) {
+    SimulatorOptions o;
+    o.integrator = Integrator::Tsit5;
+    o.adaptive.rtol = 1e-5;
+    o.adaptive.atol = 1e-7;
+    o.adaptive.max_steps = 400;
+    o.adaptive.event_step = 1e-6;
+    o.adaptive.event_gradients = aware == 1;
+    r[aware] = rollout_dot_test(st, o, 10, 5);
+    EXPECT_LE(r[aware].worst, 1e-10);
+    EXPECT_TRUE(r[aware].bitwise);
+  }
+  EXPECT_EQ(r[0].gq, r[1].gq);
+  EXPECT_EQ(r[0].gv, r[1].gv);
+  EXPECT_EQ(r[0].gu, r[1].gu);
 }
 
 // The command line's --event-step: the adaptive integrators take it, the others refuse it.
