@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <memory>
 #include <random>
 #include <string>
@@ -128,6 +129,62 @@ TEST(EventGradients, TossAtDefaultSolimpMatchesTheFlow) {
                 sh.name.c_str(), err_plain, err_aware);
     EXPECT_LE(err_aware, 1e-2) << sh.name;  // issue 36's bound
   }
+}
+
+// The option is refused where it means nothing: without an adaptive integrator, without event
+// location, with the Impulse contact model or with contacts from distance.
+TEST(EventGradients, RefusedWhereItMeansNothing) {
+  const auto model = bench::model_with_timestep(bench::bounce::xml(bench::bounce::kJumpSolimp), 0.1);
+  SimulatorOptions o = adaptive(1, 1e-6, 1e-8, 64, true);
+  EXPECT_NO_THROW(Simulator(model, o));
+  o.integrator = Integrator::RK4;
+  EXPECT_THROW(Simulator(model, o), std::invalid_argument);
+  o.integrator = Integrator::SemiImplicitEuler;
+  EXPECT_THROW(Simulator(model, o), std::invalid_argument);
+  o = adaptive(1, 1e-6, 1e-8, 64, true);
+  o.adaptive.event_step = 0;
+  EXPECT_THROW(Simulator(model, o), std::invalid_argument);
+  o = adaptive(1, 1e-6, 1e-8, 64, true);
+  o.cfd.enabled = true;
+  EXPECT_THROW(Simulator(model, o), std::invalid_argument);
+  o = adaptive(1, 1e-6, 1e-8, 64, true);
+  o.contact_model = ContactModel::Impulse;
+  EXPECT_THROW(Simulator(model, o), std::invalid_argument);
+}
+
+// The command line: `gradcheck --event-gradients` passes on the bounce (the adjoint against
+// extended-precision differences of the flow), and fails without it (the missing saltation term);
+// grad and gradcheck refuse the flag without --event-step or an adaptive integrator, and with
+// --cfd; rollout does not know it.
+TEST(EventGradients, CommandLine) {
+  const std::string xml = ::testing::TempDir() + "/sg_event_bounce.xml";
+  {
+    std::string text = bench::bounce::xml(bench::bounce::kJumpSolimp);
+    const std::string body = R"(<body name="mass" pos="0 0 0">)";
+    text.replace(text.find(body), body.size(), R"(<body name="mass" pos="0 0 0.8">)");  // falls 0.8 m
+    std::ofstream(xml) << text;
+  }
+  const std::string states = ::testing::TempDir() + "/sg_event_states.csv";
+  const std::string weights = ::testing::TempDir() + "/sg_event_weights.csv";
+  { std::ofstream(states) << "0.8,0\n"; }
+  { std::ofstream(weights) << "1,0\n"; }
+  const auto run = [&](const std::string& args) {
+    const int rc = std::system((std::string(SG_CLI) + " " + args + " >/dev/null 2>&1").c_str());
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  };
+  const std::string adaptive_args = " --integrator tsit5 --rtol 1e-10 --atol 1e-12 --max-steps 4096";
+  const std::string check = "gradcheck " + xml + " --steps 10 --substeps 1" + adaptive_args + " --event-step 1e-9";
+  EXPECT_EQ(run(check + " --event-gradients"), 0) << "the event-aware gradient is the flow's";
+  EXPECT_EQ(run(check), 1) << "through the steps the saltation term is missing";
+  const std::string grad = "grad " + xml + " --states " + states + " --weights " + weights + " --steps 10";
+  EXPECT_EQ(run(grad + adaptive_args + " --event-step 1e-9 --event-gradients"), 0);
+  EXPECT_EQ(run(grad + adaptive_args + " --event-gradients"), 2) << "no --event-step";
+  EXPECT_EQ(run(grad + " --event-step 1e-9 --event-gradients"), 2) << "no adaptive integrator";
+  EXPECT_EQ(run(grad + adaptive_args + " --event-step 1e-9 --event-gradients --cfd 0,0.01,0.05,1,2"), 2);
+  EXPECT_EQ(run("rollout " + xml + " --states " + states + " --steps 3" + adaptive_args +
+                " --event-step 1e-9 --event-gradients"),
+            2)
+      << "rollout computes no gradient";
 }
 
 }  // namespace
