@@ -173,9 +173,10 @@ SG_HD int rk_eval_stage(const ModelView<Real>& m, const Data<Real, L>& d, int i)
 // on or off is where the force can jump (MuJoCo's clamped impedance), a row changing state (a
 // contact separating, a friction row between stick and slip) where its derivative jumps; either
 // breaks the smoothness the method's order and its error estimate rely on.
+// 0 when event location is off (nothing reads it then: the row scan is skipped).
 template <class Real, class L>
 SG_HD SG_INLINE int rk_constraint_signature(const ModelView<Real>& m, const Data<Real, L>& d) {
-  if (m.nefc_max <= 0) return 0;
+  if (m.nefc_max <= 0 || !(m.rk_event_step > 0.0)) return 0;
   const int nefc = sg_int(d.nefc[0]);
   unsigned sig = static_cast<unsigned>(nefc);
   for (int i = 0; i < nefc; ++i) sig = sig * 31u + static_cast<unsigned>(sg_int(d.efc_state[i]) + 1);
