@@ -16,7 +16,12 @@
 // max_steps is 4096 per timestep so that the cap does not bend the cost curve (environments that
 // still hit it are reported).
 //
-//   bench_diffmjx_tolerance [--quick] [--out DIR] [--samples N] [--shape cube|ball|...]
+//   bench_diffmjx_tolerance [--quick] [--out DIR] [--samples N] [--shape cube|ball|...] [--event-gradients]
+//
+// --event-gradients: the located methods (-eg) and the ground truth add the saltation term at each
+// located event (AdaptiveTolerances::event_gradients): the sweep then measures the distance to
+// the derivative of the flow itself, which the ground truth meets to the integration's error.
+// Writes tolerance_eg.* instead of tolerance.*.
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -53,6 +58,7 @@ int main(int argc, char** argv) {
   bool quick = false;
   std::string out_dir = "results", shape_name = "cube";
   int samples = 0;
+  bool event_gradients = false;
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string k = argv[i];
@@ -60,12 +66,14 @@ int main(int argc, char** argv) {
       else if (parse_out_flag(argc, argv, i, &out_dir)) {}
       else if (k == "--samples" && i + 1 < argc) samples = std::stoi(argv[++i]);
       else if (k == "--shape" && i + 1 < argc) shape_name = argv[++i];
+      else if (k == "--event-gradients") event_gradients = true;
       else throw std::invalid_argument("unknown argument '" + k + "'");
     }
     if (samples == 0) samples = quick ? 3 : 9;
     if (samples < 1) throw std::invalid_argument("--samples must be >= 1");
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s\nusage: bench_diffmjx_tolerance [--quick] [--out DIR] [--samples N] [--shape NAME]\n",
+    std::fprintf(stderr, "%s\nusage: bench_diffmjx_tolerance [--quick] [--out DIR] [--samples N] [--shape NAME] "
+                 "[--event-gradients]\n",
                  e.what());
     return 2;
   }
@@ -87,15 +95,22 @@ int main(int argc, char** argv) {
     Integrator integrator;
     double event_step;
   };
-  const std::vector<SweepMethod> methods = {{"tsit5", Integrator::Tsit5, 0.0},        {"dopri5", Integrator::Dopri5, 0.0},
-                                            {"bosh3", Integrator::Bosh3, 0.0},        {"tsit5-ev", Integrator::Tsit5, kEventStep},
-                                            {"dopri5-ev", Integrator::Dopri5, kEventStep}, {"bosh3-ev", Integrator::Bosh3, kEventStep}};
+  const std::string located = event_gradients ? "-eg" : "-ev";  // -eg: with event gradients
+  const std::vector<SweepMethod> methods = {{"tsit5", Integrator::Tsit5, 0.0},
+                                            {"dopri5", Integrator::Dopri5, 0.0},
+                                            {"bosh3", Integrator::Bosh3, 0.0},
+                                            {"tsit5" + located, Integrator::Tsit5, kEventStep},
+                                            {"dopri5" + located, Integrator::Dopri5, kEventStep},
+                                            {"bosh3" + located, Integrator::Bosh3, kEventStep}};
+  const std::string prefix = event_gradients ? "tolerance_eg" : "tolerance";
+  const char* bias_label = event_gradients ? "the integration's error, with event gradients" : "the event bias";
 
   std::printf("bench_diffmjx_tolerance: DiffMJX experiment 4 (gradient error vs cost of adaptive integration)%s\n",
               quick ? ", quick" : "");
   std::printf("machine: %s, load average %s at start; one thread\n", cpu_model().c_str(), load_average().c_str());
   std::printf("scene: toss %s (z0 %.1f m, vy %.1f m/s, %.0f s at model timestep %.2f s), vz in [%.0f, %.0f], %d samples\n"
               "tolerances: rtol 1e-2 .. 1e-%d, atol = 1e-3 rtol, <= %d steps per timestep; -ev: event location at %.0e s\n"
+              "(-eg: with event gradients too)\n"
               "ground truth: the step-through gradient of tsit5 at rtol %.0e atol %.0e with event location at %.0e s\n"
               "(dto-ref); beside it central FD (eps %.0e in vz) of that run, the derivative of the flow\n",
               shape->name.c_str(), toss::kZ0, toss::kVy, toss::kDuration, toss::kH, vz.front(), vz.back(), samples,
@@ -104,7 +119,7 @@ int main(int argc, char** argv) {
 
   const auto t_all = Clock::now();
   const auto model = model_with_timestep(toss::xml(*shape), toss::kH);
-  const toss::GroundTruth gt = toss::ground_truth(model, vz);
+  const toss::GroundTruth gt = toss::ground_truth(model, vz, /*cross_check=*/false, event_gradients);
   const std::vector<double>& truth = gt.ref_grad;
   double scale = 0;
   for (double x : truth) scale = std::max(scale, std::abs(x));
@@ -112,8 +127,8 @@ int main(int argc, char** argv) {
   std::vector<double> bias;  // FD of the flow against the ground truth: the event bias
   for (int e = 0; e < samples; ++e) bias.push_back(rel_err(gt.truth.grad[uz(e)], truth[uz(e)], floor));
   std::printf("references: %.1f s, FD check (eps vs 10 eps) worst %.1e, capped %d; FD of the flow vs the ground\n"
-              "truth (the event bias): median %.1e\n\n",
-              gt.truth.seconds, gt.fd_worst, gt.truth.capped, median(bias));
+              "truth (%s): median %.1e\n\n",
+              gt.truth.seconds, gt.fd_worst, gt.truth.capped, bias_label, median(bias));
 
   std::vector<Point> points;
   std::printf("%-7s %7s %11s %11s %11s %11s %12s %14s %s\n", "method", "rtol", "median err", "max err", "evals/step",
@@ -125,7 +140,8 @@ int main(int argc, char** argv) {
       p.method = name;
       p.rtol = rtol;
       p.atol = 1e-3 * rtol;
-      const auto o = integrator_options(me.integrator, samples, p.rtol, p.atol, kMaxSteps, me.event_step);
+      const auto o = integrator_options(me.integrator, samples, p.rtol, p.atol, kMaxSteps, me.event_step,
+                                        event_gradients && me.event_step > 0);
       // cost: a plain forward run (what a rollout without gradient pays)
       std::vector<double> q0, v0;
       toss::initial_states(vz, &q0, &v0);
@@ -170,7 +186,7 @@ int main(int argc, char** argv) {
   ExperimentOutput out(out_dir);
   try {
     out.create();
-    CsvWriter csv(out.path("tolerance.csv"),
+    CsvWriter csv(out.path(prefix + ".csv"),
                   {"shape", "method", "rtol", "atol", "median_rel_err", "max_rel_err", "evals_per_step",
                    "steps_per_step", "us_per_step_forward", "us_per_step_gradient", "capped_envs", "event_bias_median"});
     for (const Point& p : points)
@@ -182,9 +198,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "error writing results: %s\n", e.what());
     return 1;
   }
-  const std::string file = out.path("tolerance.csv");
+  const std::string file = out.path(prefix + ".csv");
   const std::string bias_line = CsvWriter::num(std::max(median(bias), 1e-16));
-  std::string gp = out.terminal("tolerance", 1300, 550) +
+  const std::string bias_legend = std::string(event_gradients ? "integration error" : "event bias") +
+                                  ": FD of the flow vs the ground truth";
+  std::string gp = out.terminal(prefix, 1300, 550) +
                    "set datafile separator ','\nset logscale xy\nset format y '10^{%L}'\n"
                    "set ylabel 'median relative error of dL/dv_z'\nset key top right font ',9'\nset grid\n"
                    "set multiplot layout 1,2\n";
@@ -204,9 +222,9 @@ int main(int argc, char** argv) {
         gp += ", '' u " + std::to_string(xcol) + ":" + sel + "$5 : NaN):(sprintf('%.0e', $3)) w labels offset 0,1 "
               "font ',7' notitle";
     }
-    gp += ", " + bias_line + " w l dt 2 lc rgb 'gray' t 'event bias: FD of the flow vs the ground truth'\n";
+    gp += ", " + bias_line + " w l dt 2 lc rgb 'gray' t '" + bias_legend + "'\n";
   }
   gp += "unset multiplot\n";
-  out.plot("tolerance", gp);
+  out.plot(prefix, gp);
   return 0;
 }
