@@ -336,6 +336,21 @@ TEST(RkIntegrators, GradientMatchesFiniteDifferencesWhereSmooth) {
   }
 }
 
+// The adaptive settings of the humanoid event tests: rtol 1e-5, atol 1e-7, <= 400 steps.
+SimulatorOptions humanoid_event_options(int nenv, int substeps, Integrator integ, double event_step,
+                                        bool event_gradients) {
+  SimulatorOptions o;
+  o.nenv = nenv;
+  o.substeps = substeps;
+  o.integrator = integ;
+  o.adaptive.rtol = 1e-5;
+  o.adaptive.atol = 1e-7;
+  o.adaptive.max_steps = 400;
+  o.adaptive.event_step = event_step;
+  o.adaptive.event_gradients = event_gradients;
+  return o;
+}
+
 // Event location (AdaptiveTolerances::event_step) changes which steps are taken, not how they
 // are differentiated: the adjoint through the accepted steps still equals the dual-number
 // forward mode of the same run, and the replay is bitwise.
@@ -345,14 +360,7 @@ TEST(RkIntegrators, EventLocationKeepsTheAdjointExactAndSplitsSteps) {
   for (Integrator integ : {Integrator::Tsit5, Integrator::Bosh3}) {
     double evals[2] = {0, 0};
     for (int located = 0; located < 2; ++located) {
-      SimulatorOptions o;
-      o.nenv = nenv;
-      o.substeps = S;
-      o.integrator = integ;
-      o.adaptive.rtol = 1e-5;
-      o.adaptive.atol = 1e-7;
-      o.adaptive.max_steps = 400;
-      o.adaptive.event_step = located ? 1e-6 : 0.0;
+      const SimulatorOptions o = humanoid_event_options(nenv, S, integ, located ? 1e-6 : 0.0, false);
       const DotTest r = rollout_dot_test(st, o, T, 23);
       for (int s : r.status) EXPECT_EQ(s, 0) << integrator_name(integ) << " located " << located;
       EXPECT_TRUE(r.bitwise) << integrator_name(integ) << " located " << located;
@@ -405,15 +413,7 @@ TEST(RkIntegrators, EventGradientsKeepTheAdjointExact) {
   for (Integrator integ : {Integrator::Tsit5, Integrator::Bosh3}) {
     DotTest r[2];
     for (int aware = 0; aware < 2; ++aware) {
-      SimulatorOptions o;
-      o.nenv = nenv;
-      o.substeps = S;
-      o.integrator = integ;
-      o.adaptive.rtol = 1e-5;
-      o.adaptive.atol = 1e-7;
-      o.adaptive.max_steps = 400;
-      o.adaptive.event_step = 1e-6;
-      o.adaptive.event_gradients = aware == 1;
+      const SimulatorOptions o = humanoid_event_options(nenv, S, integ, 1e-6, aware == 1);
       r[aware] = rollout_dot_test(st, o, T, 23);
       for (int s : r[aware].status) EXPECT_EQ(s, 0) << integrator_name(integ) << " aware " << aware;
       EXPECT_TRUE(r[aware].bitwise) << integrator_name(integ) << " aware " << aware;
@@ -443,13 +443,7 @@ TEST(RkIntegrators, EventGradientsChangeNothingWithoutEvents) {
   ASSERT_EQ(st.qpos.size(), sz(nq));
   DotTest r[2];
   for (int aware = 0; aware < 2; ++aware) {
-    SimulatorOptions o;
-    o.integrator = Integrator::Tsit5;
-    o.adaptive.rtol = 1e-5;
-    o.adaptive.atol = 1e-7;
-    o.adaptive.max_steps = 400;
-    o.adaptive.event_step = 1e-6;
-    o.adaptive.event_gradients = aware == 1;
+    const SimulatorOptions o = humanoid_event_options(1, 1, Integrator::Tsit5, 1e-6, aware == 1);
     r[aware] = rollout_dot_test(st, o, 10, 5);
     EXPECT_LE(r[aware].worst, 1e-10);
     EXPECT_TRUE(r[aware].bitwise);
