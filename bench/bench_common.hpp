@@ -68,8 +68,8 @@ inline std::string load_average() {
 // ---------------------------------------------------------------- models
 
 inline std::string data_dir() {
-  if (const char* env = std::getenv("SG_SHARED_DATA")) return env;
-  return SG_SHARED_DATA;
+  if (const char* env = std::getenv("SG_DATA")) return env;
+  return SG_DATA;
 }
 
 // libmujoco-samples' model folder; SG_MUJOCO_MODELS overrides the configured one (a machine

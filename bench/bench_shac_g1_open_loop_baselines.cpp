@@ -17,7 +17,7 @@
 
 #include "bench/bench_common.hpp"
 #include "bench/experiment_io.hpp"
-#include "host/learn/task_g1_imitate.hpp"
+#include "learn/task_g1_imitate.hpp"
 #include "stiffgrad/simulator.hpp"
 
 namespace {

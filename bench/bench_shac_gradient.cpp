@@ -1,5 +1,5 @@
 // Why SHAC does not learn the G1 on the Impulse floor: the norm of SHAC's actor-loss gradient
-// (host/learn/shac.cpp, the whole horizon through the simulator with the policy in the loop) on
+// (learn/shac.cpp, the whole horizon through the simulator with the policy in the loop) on
 // g1-imitate:run1_subject2 against the horizon H, for the contact settings of the training runs:
 //   impulse_k300_explicit  the Impulse model at κ = 300 with the servos' velocity gains
 //                   explicit (TaskOptions::explicit_servos: the setting of the earlier runs)
@@ -33,7 +33,7 @@
 
 #include "bench/bench_common.hpp"
 #include "bench/experiment_io.hpp"
-#include "host/learn/shac.hpp"
+#include "learn/shac.hpp"
 #include "stiffgrad/learn/train.hpp"
 
 namespace {

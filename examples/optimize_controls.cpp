@@ -12,7 +12,7 @@
 #include <stiffgrad/stiffgrad.hpp>
 
 int main(int argc, char** argv) {
-  const char* path = argc > 1 ? argv[1] : "../shared/data/models/dm_control/cartpole.xml";
+  const char* path = argc > 1 ? argv[1] : "data/models/dm_control/cartpole.xml";
   auto model = stiffgrad::load_mjcf(path);
   const int nq = model->nq, nv = model->nv, nu = model->nu;  // cartpole: 2, 2, 1
 

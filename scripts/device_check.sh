@@ -18,10 +18,9 @@
 #
 # Environment:
 #   OUT             where the report and logs go (default: ./device_out)
-#   SG_SHARED_DATA  the shared data folder (models/unitree_g1, ...). Defaults to ./shared/data
-#                   when the checkout has one, else the tests' built-in ../shared/data. The
-#                   device machine only gets the repository: copy the data into an ignored
-#                   folder of the checkout and carry it, or the G1 tests skip.
+#   SG_DATA         the data folder (default: the repository's data/; the motion clips under
+#                   data/motions/lafan1_g1 are a link that scripts/setup.sh makes, and the
+#                   device machine needs them carried: scripts/device_pack.sh copies them)
 #   SG_DEVICE_BUILD the build folder (default: ./build-device)
 #   SG_JOBS         parallel build jobs (default: 16)
 #   SG_DEBS_DIR     a folder of .deb files to install offline (the device machine has no
@@ -91,10 +90,10 @@ if [[ -n $PREBUILT ]]; then
     [[ -d $d ]] && CUDA_LIBS+=":$d"
   done
   export LD_LIBRARY_PATH="$PREBUILT/lib:$CUDA_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  export SG_SHARED_DATA="${SG_SHARED_DATA:-$PREBUILT/data}"
+  export SG_DATA="${SG_DATA:-$PREBUILT/data}"
   export SG_MUJOCO_MODELS="$PREBUILT/mujoco_models"
   note "prebuilt: $PREBUILT, built here from commit $(tr '\n' ' ' <"$PREBUILT/commit.txt")"
-  note "SG_SHARED_DATA=$SG_SHARED_DATA"
+  note "SG_DATA=$SG_DATA"
   GPU_TESTS_BIN="$PREBUILT/bin/stiffgrad_gpu_tests"
   CLI="$PREBUILT/bin/stiffgrad"
   BENCH="$PREBUILT/bin/bench_forward"
@@ -139,17 +138,11 @@ else
   note "packages: all present"
 fi
 
-# ---- shared data ----
-if [[ -z "${SG_SHARED_DATA:-}" && -d "$ROOT/shared/data" ]]; then
-  export SG_SHARED_DATA="$ROOT/shared/data"
-fi
-if [[ -n "${SG_SHARED_DATA:-}" ]]; then
-  note "SG_SHARED_DATA=$SG_SHARED_DATA"
-elif [[ -d "$ROOT/../shared/data" ]]; then
-  note "shared data: $ROOT/../shared/data"
-else
-  note "shared data: not found (G1 tests will skip)"
-fi
+# ---- data (models vendored in data/; the motion clip must be carried) ----
+export SG_DATA="${SG_DATA:-$ROOT/data}"
+note "SG_DATA=$SG_DATA"
+[[ -f "$SG_DATA/motions/lafan1_g1/run1_subject2.csv" ]] ||
+  note "motion clip missing under $SG_DATA/motions/lafan1_g1 (the G1 training tests will fail)"
 
 # ---- configure and build ----
 NVCC=/usr/local/cuda/bin/nvcc
@@ -158,7 +151,7 @@ note "nvcc: ${NVCC:-not found} $( [[ -n $NVCC ]] && $NVCC --version | tail -n 2 
 CMAKE_ARGS=(-S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DSTIFFGRAD_CUDA=ON
             -DCMAKE_CUDA_ARCHITECTURES=90 -DSTIFFGRAD_TESTS=ON -DSTIFFGRAD_BENCH=ON)
 [[ -n $NVCC ]] && CMAKE_ARGS+=(-DCMAKE_CUDA_COMPILER="$NVCC")
-[[ -n "${SG_SHARED_DATA:-}" ]] && CMAKE_ARGS+=(-DSG_SHARED_DATA="$SG_SHARED_DATA")
+[[ -n "${SG_DATA:-}" ]] && CMAKE_ARGS+=(-DSG_DATA="$SG_DATA")
 # CMake < 3.26 does not know nvcc's C++20 flag (CUDA_STANDARD 20 fails at generation); tell it.
 CMAKE_VER=$(cmake --version 2>/dev/null | head -n 1 | awk '{print $3}')
 if [[ -n $CMAKE_VER ]] && [[ "$(printf '%s\n3.26\n' "$CMAKE_VER" | sort -V | head -n 1)" != "3.26" ]]; then
@@ -253,7 +246,7 @@ if ! grep -qE "tests passed" "$GPU_LOG"; then
   note "no ctest summary for the GPU tests (not run?)"
 fi
 # float Tsit5 with contacts once wrote past its workspace (a step counter ptxas made
-# warp-uniform, kernels/integrator_rk.hpp): memcheck its test where compute-sanitizer exists
+# warp-uniform, kernels/integrators/integrator_rk.hpp): memcheck its test where compute-sanitizer exists
 SANITIZER=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)
 if [[ -n $SANITIZER && -x ${GPU_TESTS_BIN:-} ]]; then
   if phase "memcheck float tsit5" 120 "$OUT/memcheck_float_tsit5.log" "$SANITIZER" --tool memcheck --error-exitcode 3 \
@@ -271,7 +264,7 @@ fi
 # CUDA) and on the host (state and controls crossing every step), PPO (host networks), side by
 # side with the CPU backend on this machine; throughput on the G1 (the runs' folders go to /tmp:
 # at most 8 files come back from $OUT) ----
-DATA="${SG_SHARED_DATA:-$ROOT/../shared/data}"
+DATA="${SG_DATA:-$ROOT/data}"
 # The throughput line a phase printed (none if it was stopped first), not an earlier phase's.
 throughput_of() { sed -n "/^=== $1 (/,\$p" "$OUT/train_cuda.log" | grep -E '^throughput' | tail -n 1; }
 note "--- train g1-imitate:run1_subject2, 64 environments, 1 iteration (throughput lines)"

@@ -25,7 +25,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="$(cd "${1:-$ROOT/build}" && pwd)"
 PACK="${2:-$ROOT/.device-pack}"
-DATA="${SG_SHARED_DATA:-$ROOT/../shared/data}"
+DATA="${SG_DATA:-$ROOT/data}"
 MJ_MODELS="${SG_MUJOCO_MODELS:-/usr/share/mujoco/model}"
 
 grep -q "CMAKE_CUDA_ARCHITECTURES:.*90" "$BUILD/CMakeCache.txt" ||
@@ -54,8 +54,8 @@ for b in "${bins[@]}"; do ldd "$b"; done | awk '/=> \// {print $1, $3}' | sort -
     esac
   done
 
-cp -r "$DATA/models" "$PACK/data/"
-cp "$DATA/motions/lafan1_g1/run1_subject2.csv" "$DATA/motions/lafan1_g1/LICENSE" \
+cp -rL "$DATA/models" "$PACK/data/"
+cp -L "$DATA/motions/lafan1_g1/run1_subject2.csv" "$DATA/motions/lafan1_g1/LICENSE" \
    "$DATA/motions/lafan1_g1/README.md" "$PACK/data/motions/lafan1_g1/"
 cp -r "$MJ_MODELS/humanoid" "$PACK/mujoco_models/"
 cp "$BUILD/CMakeFiles/stiffgrad.dir/flags.make" "$PACK/flags.make"

@@ -9,7 +9,7 @@
 #   scripts/run.sh                       # defaults
 #   scripts/run.sh --nenv 4096 --steps 500 --threads 2 --model path/to/model.xml
 #
-# Arguments are passed to `stiffgrad demo`. Environment: BUILD_DIR, JOBS, SG_SHARED_DATA,
+# Arguments are passed to `stiffgrad demo`. Environment: BUILD_DIR, JOBS, SG_DATA,
 # CMAKE_ARGS, SG_NO_APT as for scripts/test.sh.
 set -euo pipefail
 

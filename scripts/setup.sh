@@ -1,11 +1,12 @@
 # Sourced by scripts/run.sh and scripts/test.sh: installs missing Debian packages, then
 # configures and builds stiffgrad in Release in $BUILD_DIR (default build). Expects ROOT.
-# Environment: BUILD_DIR, JOBS, SG_SHARED_DATA, CMAKE_ARGS, SG_NO_APT (see scripts/test.sh).
+# Environment: BUILD_DIR, JOBS, SG_DATA, STIFFGRAD_MOTIONS_DIR, CMAKE_ARGS, SG_NO_APT (see
+# scripts/test.sh).
 
 PACKAGES=(cmake g++ make libeigen3-dev libtinyxml2-dev libgtest-dev libgmock-dev googletest
           libbenchmark-dev libmujoco-dev libmujoco-samples libomp-dev
           libqhull-dev   # libqhull-dev: Debian's mujoco::mujoco target names /usr/include/libqhull_r
-          gnuplot-nox)   # the experiments' plots (bench/bench_diffmjx_*: results/*.png)
+          gnuplot-nox)   # the experiments' plots (scripts/experiments.sh)
 
 install_missing_packages() {
   local missing=() p
@@ -27,10 +28,27 @@ install_missing_packages() {
 
 install_missing_packages
 
+# The G1 reference clips (LAFAN1 retargeted) may not be copied into the repository (their
+# licence: data/motions/README.md). They are read where they are: data/motions/lafan1_g1 is a
+# link (ignored by git) to $STIFFGRAD_MOTIONS_DIR/lafan1_g1. Without them the G1 training
+# tests fail, naming the missing file.
+link_motions() {
+  local link="$ROOT/data/motions/lafan1_g1"
+  [ -e "$link" ] && return 0
+  if [ -n "${STIFFGRAD_MOTIONS_DIR:-}" ] && [ -d "$STIFFGRAD_MOTIONS_DIR/lafan1_g1" ]; then
+    ln -sfn "$(cd "$STIFFGRAD_MOTIONS_DIR/lafan1_g1" && pwd)" "$link"
+    echo "== motions: $link -> $(readlink "$link")"
+  else
+    echo "== motions: $link is missing and STIFFGRAD_MOTIONS_DIR does not hold lafan1_g1/" \
+         "(data/motions/README.md says where to get the clips); the G1 training tests will fail" >&2
+  fi
+}
+link_motions
+
 BUILD_DIR="${BUILD_DIR:-build}"
 JOBS="${JOBS:-$(nproc)}"
 config_args=(-DCMAKE_BUILD_TYPE=Release)
-[ -n "${SG_SHARED_DATA:-}" ] && config_args+=("-DSG_SHARED_DATA=${SG_SHARED_DATA}")
+[ -n "${SG_DATA:-}" ] && config_args+=("-DSG_DATA=${SG_DATA}")
 # CI (CI=true) has no GPU: it only checks that the CUDA backend compiles, so one architecture
 # (sm_90, the device machine's) suffices; the constraint adjoint makes each architecture cost
 # minutes of ptxas time on two cores. A CMAKE_CUDA_ARCHITECTURES in CMAKE_ARGS wins.

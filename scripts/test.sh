@@ -6,7 +6,10 @@
 # Environment:
 #   BUILD_DIR       build directory (default: build, relative to the repository root)
 #   JOBS            parallel build and test jobs (default: nproc)
-#   SG_SHARED_DATA  the shared data folder (default: ../shared/data beside the repository)
+#   SG_DATA         the data folder (default: the repository's data/)
+#   STIFFGRAD_MOTIONS_DIR  a folder holding lafan1_g1/ (the G1 reference clips, which their
+#                   licence keeps out of the repository): setup.sh links data/motions/lafan1_g1
+#                   to it (docs/building.md, "Data")
 #   CMAKE_ARGS      extra arguments for the configure step, e.g. "-DSTIFFGRAD_CUDA=OFF"
 #   SG_NO_APT=1     never call apt-get (just report missing packages)
 #

@@ -1,7 +1,7 @@
 // Helpers for the adjoint verification suites (tests/test_adjoint_*.cpp), header-only.
 //
 // The central tool is the dot-product test: for a map y = f(x) with Jacobian J, a forward-mode
-// dual number (kernels/dual.hpp) running the very same templated kernel gives J u exactly,
+// dual number (kernels/base/dual.hpp) running the very same templated kernel gives J u exactly,
 // and the hand-written adj_ twin gives J^T w. For random u, w the two scalars
 //   lhs = w . (J u)   and   rhs = (J^T w) . u
 // agree to rounding. The residual is judged against
@@ -24,9 +24,9 @@
 #include <string>
 #include <vector>
 
-#include "host/model_arrays_impl.hpp"
-#include "kernels/batch_adjoint.hpp"
-#include "kernels/dual.hpp"
+#include "core/model_arrays_impl.hpp"
+#include "kernels/step/batch_adjoint.hpp"
+#include "kernels/base/dual.hpp"
 #include "stiffgrad/mjcf.hpp"
 #include "stiffgrad/model.hpp"
 #include "test_support.hpp"
@@ -188,7 +188,7 @@ inline std::shared_ptr<const stiffgrad::Model> load_cached(const std::string& ke
   return m;
 }
 
-inline std::string shared_model(const std::string& rel) { return sgtest::shared_data() + "/models/" + rel; }
+inline std::string shared_model(const std::string& rel) { return sgtest::data_dir() + "/models/" + rel; }
 
 // ------------------------------------------------------------------------ kernels in double and Dual
 // The model in double and in Dual<double> (constant model: zero derivative parts), with the

@@ -4,17 +4,17 @@
 # small driver, loading the malformed corpus (each file: a Model or an MjcfError) and the real
 # models (each must load). Run with: ctest -L asan
 if(STIFFGRAD_SANITIZE)
-  file(GLOB SG_LOADER_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/host/mjcf_*.cpp)
+  file(GLOB SG_LOADER_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/mjcf/*.cpp)
   add_executable(stiffgrad_loader_asan
     ${SG_LOADER_SOURCES}
-    ${PROJECT_SOURCE_DIR}/host/model.cpp
+    ${PROJECT_SOURCE_DIR}/core/model.cpp
     # compilation ends with the candidate pairs and the qpos0 constants (mass matrix)
-    ${PROJECT_SOURCE_DIR}/host/collision_pairs.cpp
-    ${PROJECT_SOURCE_DIR}/host/model_setconst.cpp
-    ${PROJECT_SOURCE_DIR}/host/dynamics.cpp
-    ${PROJECT_SOURCE_DIR}/host/constraint_capacity.cpp
-    ${PROJECT_SOURCE_DIR}/host/model_arrays.cpp
-    ${PROJECT_SOURCE_DIR}/host/impulse_contact.cpp  # impulse_model_for (host_run.hpp)
+    ${PROJECT_SOURCE_DIR}/core/collision_pairs.cpp
+    ${PROJECT_SOURCE_DIR}/core/model_setconst.cpp
+    ${PROJECT_SOURCE_DIR}/core/dynamics.cpp
+    ${PROJECT_SOURCE_DIR}/core/constraint_capacity.cpp
+    ${PROJECT_SOURCE_DIR}/core/model_arrays.cpp
+    ${PROJECT_SOURCE_DIR}/core/impulse_contact.cpp  # impulse_model_for (core/host_run.hpp)
     ${CMAKE_CURRENT_SOURCE_DIR}/loader_asan_driver.cpp)
   target_include_directories(stiffgrad_loader_asan PRIVATE
     ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR})
@@ -33,7 +33,7 @@ if(STIFFGRAD_SANITIZE)
       gymnasium/humanoid.xml gymnasium/inverted_double_pendulum.xml
       gymnasium/inverted_pendulum.xml gymnasium/walker2d.xml
       unitree_g1/g1_mjx_mujoco222.xml unitree_g1/scene_mjx.xml)
-    list(APPEND SG_LOADER_ASAN_ARGS --model ${SG_SHARED_DATA}/models/${rel})
+    list(APPEND SG_LOADER_ASAN_ARGS --model ${SG_DATA}/models/${rel})
   endforeach()
   add_test(NAME loader_asan COMMAND stiffgrad_loader_asan ${SG_LOADER_ASAN_ARGS})
   set_tests_properties(loader_asan PROPERTIES

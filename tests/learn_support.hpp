@@ -12,7 +12,7 @@ namespace sgtest {
 // Task options with the shared data folder; episode_steps > 0 shortens the episodes.
 inline stiffgrad::learn::TaskOptions learn_task_options(int episode_steps = 0) {
   stiffgrad::learn::TaskOptions t;
-  t.data_dir = shared_data();
+  t.data_dir = data_dir();
   t.episode_steps = episode_steps;
   return t;
 }

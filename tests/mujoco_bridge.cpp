@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "host/collision_pairs.hpp"
+#include "core/collision_pairs.hpp"
 
 namespace sgtest {
 

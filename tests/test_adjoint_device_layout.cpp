@@ -1,5 +1,5 @@
 // The CUDA Rollout launches kern::adj_control_step_env with every Data interleaved across
-// environments (kern::Strided{nenv} workspace, cuda/rollout_cuda.cu). No GPU is needed to
+// environments (kern::Strided{nenv} workspace, backends/cuda/rollout_cuda.cu). No GPU is needed to
 // check that layout: run the same per-environment body on the host with the device's
 // workspace layout and compare with the CPU backend's Rollout (contiguous workspace), which
 // must agree bit for bit.
@@ -9,8 +9,8 @@
 #include <random>
 #include <vector>
 
-#include "host/model_arrays.hpp"
-#include "kernels/batch_adjoint.hpp"
+#include "core/model_arrays.hpp"
+#include "kernels/step/batch_adjoint.hpp"
 #include "stiffgrad/stiffgrad.hpp"
 #include "test_support.hpp"
 
@@ -107,8 +107,8 @@ void check_model(const std::string& path) {
 
 TEST(AdjointDeviceLayout, InterleavedWorkspaceMatchesCpuRolloutBitwise) {
   check_model(sgtest::humanoid_xml());
-  check_model(sgtest::shared_data() + "/models/unitree_g1/scene_mjx.xml");
-  check_model(sgtest::shared_data() + "/models/brax/ant.xml");
+  check_model(sgtest::data_dir() + "/models/unitree_g1/scene_mjx.xml");
+  check_model(sgtest::data_dir() + "/models/brax/ant.xml");
 }
 
 }  // namespace

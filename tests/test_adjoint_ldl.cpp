@@ -7,9 +7,9 @@
 #include <random>
 #include <vector>
 
-#include "host/model_arrays.hpp"
-#include "kernels/ldl_adjoint.hpp"
-#include "kernels/step.hpp"
+#include "core/model_arrays.hpp"
+#include "kernels/base/ldl_adjoint.hpp"
+#include "kernels/step/step.hpp"
 #include "stiffgrad/mjcf.hpp"
 #include "test_support.hpp"
 
@@ -39,8 +39,8 @@ struct Factored {
 };
 
 TEST(AdjointLdl, SolveDotProduct) {
-  for (const std::string path : {sgtest::humanoid_xml(), sgtest::shared_data() + "/models/unitree_g1/scene_mjx.xml",
-                                 sgtest::shared_data() + "/models/dm_control/cartpole.xml"}) {
+  for (const std::string path : {sgtest::humanoid_xml(), sgtest::data_dir() + "/models/unitree_g1/scene_mjx.xml",
+                                 sgtest::data_dir() + "/models/dm_control/cartpole.xml"}) {
     std::mt19937_64 rng(3);
     std::normal_distribution<double> n01;
     const Factored f(path, rng);
@@ -72,7 +72,7 @@ TEST(AdjointLdl, SolveDotProduct) {
 // vector of the leaf (a limit or friction-loss row): the chain solve skips only exact zeros.
 TEST(AdjointLdl, ChainSolveEqualsTheFullSolve) {
   int chains = 0;
-  for (const std::string path : {sgtest::humanoid_xml(), sgtest::shared_data() + "/models/unitree_g1/scene_mjx.xml"}) {
+  for (const std::string path : {sgtest::humanoid_xml(), sgtest::data_dir() + "/models/unitree_g1/scene_mjx.xml"}) {
     std::mt19937_64 rng(5);
     std::normal_distribution<double> n01;
     const Factored f(path, rng);

@@ -1,4 +1,4 @@
-// The bundle's averaged state and its adjoint (kernels/bundle_mean.hpp, issue 9), on humanoid.xml
+// The bundle's averaged state and its adjoint (kernels/bundle/bundle_mean.hpp, issue 9), on humanoid.xml
 // (a free joint: translation averaged, quaternion sign-aligned, averaged, normalized):
 //  - one branch is the identity, bit for bit; a branch stored as -q averages like +q;
 //  - dot-product test of adj_bundle_mean_state against the dual-number forward mode;
@@ -10,9 +10,9 @@
 #include <random>
 #include <vector>
 
-#include "host/model_arrays.hpp"
-#include "kernels/bundle_mean.hpp"
-#include "kernels/dual.hpp"
+#include "core/model_arrays.hpp"
+#include "kernels/bundle/bundle_mean.hpp"
+#include "kernels/base/dual.hpp"
 #include "stiffgrad/stiffgrad.hpp"
 #include "test_support.hpp"
 

@@ -1,4 +1,4 @@
-// One BCG branch's perturbation (kernels/bundle_perturbation.hpp, issue 9): Cartesian noise on
+// One BCG branch's perturbation (kernels/bundle/bundle_perturbation.hpp, issue 9): Cartesian noise on
 // the bodies carrying contacts, mapped to generalized coordinates by the damped pseudoinverse
 // Jᵀ(JJᵀ + λI)⁻¹. On humanoid.xml at a bent pose, both feet and a hand:
 //  - with λ → 0 the map inverts J: J δq = δx to 1e-9 (J has full row rank here);
@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "host/model_arrays.hpp"
-#include "kernels/bundle_perturbation.hpp"
-#include "kernels/step.hpp"
+#include "core/model_arrays.hpp"
+#include "kernels/bundle/bundle_perturbation.hpp"
+#include "kernels/step/step.hpp"
 #include "stiffgrad/stiffgrad.hpp"
 #include "test_support.hpp"
 

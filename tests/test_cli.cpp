@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "host/dynamics_host.hpp"
+#include "core/dynamics_host.hpp"
 #include "stiffgrad/stiffgrad.hpp"
 #include "cli_support.hpp"
 #include "test_support.hpp"
@@ -73,7 +73,7 @@ TEST(Cli, DynamicsMatchesLibraryToAllDigits) {
 }
 
 TEST(Cli, RolloutMatchesLibrary) {
-  const auto m = load_mjcf(sgtest::shared_data() + "/models/dm_control/cartpole.xml");
+  const auto m = load_mjcf(sgtest::data_dir() + "/models/dm_control/cartpole.xml");
   const std::vector<double> state = {0.1, 0.5, 0.0, -0.3, 0.7};  // nq=2, nv=2, nu=1
   ASSERT_EQ(static_cast<int>(state.size()), m->nq + m->nv + m->nu);
   const auto path = temp_file("c.csv", "0.1,0.5,0.0,-0.3,0.7\n");
@@ -100,7 +100,7 @@ TEST(Cli, RolloutMatchesLibrary) {
 // --integrator and the adaptive tolerances reach the simulator: RK4 and Tsit5 rollouts equal
 // the library's (rollout_host with that integrator), and a bad value is a usage error.
 TEST(Cli, RolloutIntegrators) {
-  const auto m = load_mjcf(sgtest::shared_data() + "/models/dm_control/cartpole.xml");
+  const auto m = load_mjcf(sgtest::data_dir() + "/models/dm_control/cartpole.xml");
   const auto path = temp_file("ci.csv", "0.1,0.5,0.0,-0.3,0.7\n");
   for (const auto& [name, integ] : {std::pair{"rk4", Integrator::RK4}, std::pair{"tsit5", Integrator::Tsit5}}) {
     const auto r = run_cli("rollout " + m->file + " --states " + path + " --steps 20 --integrator " + name);
@@ -126,7 +126,7 @@ TEST(Cli, RolloutIntegrators) {
 }
 
 TEST(Cli, BadInputGivesClearErrors) {
-  const std::string model = sgtest::shared_data() + "/models/dm_control/cartpole.xml";
+  const std::string model = sgtest::data_dir() + "/models/dm_control/cartpole.xml";
   auto r = run_cli("rollout " + model + " --states " + temp_file("bad.csv", "0.1,0.5,zz,0,0\n") + " --steps 3");
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("bad.csv:1: malformed number 'zz'"), std::string::npos) << r.err;
@@ -150,7 +150,7 @@ namespace {
 // `grad`: L = w.[qpos_N; qvel_N] with ctrl held; compared with central differences of the
 // CLI's own rollout output in the same process-independent way a user would check it.
 TEST(Cli, GradMatchesFiniteDifferencesOfRollout) {
-  const std::string model = sgtest::shared_data() + "/models/dm_control/cartpole.xml";
+  const std::string model = sgtest::data_dir() + "/models/dm_control/cartpole.xml";
   const double x[5] = {0.1, 0.5, 0.2, -0.3, 0.4};
   const double w[4] = {0.3, -1.2, 0.7, 0.25};
   auto line = [](const double* v, int n) {

@@ -132,7 +132,7 @@ TEST(CliGradVsMujoco, HumanoidLyingOnTheFloor) {
 }
 
 TEST(CliGradVsMujoco, G1AtHomeUnderServos) {
-  const std::string path = sgtest::shared_data() + "/models/unitree_g1/g1_mjx_mujoco222.xml";
+  const std::string path = sgtest::data_dir() + "/models/unitree_g1/g1_mjx_mujoco222.xml";
   if (!sgtest::file_exists(path)) GTEST_FAIL() << "G1 model missing: " << path;
   compare({"g1", path, "iterations=\"5\"", "iterations=\"100\" tolerance=\"1e-14\"", "home", 100});
 }

@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "cli_support.hpp"
-#include "host/demo.hpp"
-#include "host/dynamics_host.hpp"
-#include "host/servo_stability.hpp"
+#include "apps/cli/demo.hpp"
+#include "core/dynamics_host.hpp"
+#include "core/servo_stability.hpp"
 #include "stiffgrad/stiffgrad.hpp"
 #include "test_support.hpp"
 
@@ -26,8 +26,8 @@ namespace {
 using namespace stiffgrad;
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-std::string cartpole_xml() { return sgtest::shared_data() + "/models/dm_control/cartpole.xml"; }
-std::string g1_scene_xml() { return sgtest::shared_data() + "/models/unitree_g1/scene_mjx.xml"; }
+std::string cartpole_xml() { return sgtest::data_dir() + "/models/dm_control/cartpole.xml"; }
+std::string g1_scene_xml() { return sgtest::data_dir() + "/models/unitree_g1/scene_mjx.xml"; }
 
 // ---- the check: environment 0 of a batched run equals the single-state host path ----
 
@@ -284,7 +284,7 @@ TEST(MainJob, TrainSaysNotApplicableBeforeAnEpisodeEnds) {
   // 3 iterations of 32 steps: no cartpole episode (1000 steps) ends
   const std::string dir = unique_temp("train_na");
   const auto r = run_cli("train cartpole-swingup --algo shac --envs 4 --iterations 3 --threads 1 --out " + dir +
-                         " --data " + sgtest::shared_data());
+                         " --data " + sgtest::data_dir());
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_TRUE(contains(r.err, "it 1/3  env-steps 128  mean return n/a")) << r.err;
   EXPECT_FALSE(contains(r.err, "nan")) << r.err;
@@ -303,7 +303,7 @@ TEST(MainJob, TrainSaysNotApplicableBeforeAnEpisodeEnds) {
 TEST(MainJob, TrainWritesTheListedOutputs) {
   const std::string dir = unique_temp("train_outputs");
   const auto r = run_cli("train cartpole-swingup --algo shac --envs 4 --iterations 40 --threads 1 --out " + dir +
-                         " --data " + sgtest::shared_data());
+                         " --data " + sgtest::data_dir());
   ASSERT_EQ(r.status, 0) << r.err;
   std::set<std::string> files;
   for (const auto& f : std::filesystem::directory_iterator(dir)) files.insert(f.path().filename().string());
@@ -320,7 +320,7 @@ TEST(MainJob, TrainWritesTheListedOutputs) {
 TEST(MainJob, TrainRefusesAnOutputThatIsAFile) {
   const std::string file = temp_file("not_a_dir", "x");
   const auto r = run_cli("train cartpole-swingup --algo shac --iterations 1 --out " + file + " --data " +
-                         sgtest::shared_data());
+                         sgtest::data_dir());
   EXPECT_EQ(r.status, 2) << r.err;
   EXPECT_TRUE(contains(r.err, "--out " + file + ": exists and is not a directory")) << r.err;
   EXPECT_FALSE(contains(r.err, "filesystem error")) << r.err;
@@ -331,14 +331,14 @@ TEST(MainJob, TrainRefusesAnOutputThatIsAFile) {
 TEST(MainJob, EvalPrintsFallsAndPenetrationOnlyWhereTheyMeanSomething) {
   const std::string cart = unique_temp("eval_cart"), ant = unique_temp("eval_ant");
   ASSERT_EQ(run_cli("train cartpole-swingup --algo ppo --envs 2 --iterations 1 --threads 1 --out " + cart + " --data " +
-                    sgtest::shared_data()).status, 0);
+                    sgtest::data_dir()).status, 0);
   ASSERT_EQ(run_cli("train ant-run --algo ppo --envs 2 --iterations 1 --horizon 4 --threads 1 --out " + ant +
-                    " --data " + sgtest::shared_data()).status, 0);
-  const auto c = run_cli("eval " + cart + "/policy.sgp --in mujoco --episodes 1 --episode-steps 50 --data " + sgtest::shared_data());
+                    " --data " + sgtest::data_dir()).status, 0);
+  const auto c = run_cli("eval " + cart + "/policy.sgp --in mujoco --episodes 1 --episode-steps 50 --data " + sgtest::data_dir());
   ASSERT_EQ(c.status, 0) << c.err;
   EXPECT_TRUE(contains(c.out, "stiffgrad: mean return")) << c.out;
   for (const char* absent : {"falls", "penetration", "delta_d", "tracking"}) EXPECT_FALSE(contains(c.out, absent)) << c.out;
-  const auto a = run_cli("eval " + ant + "/policy.sgp --in mujoco --episodes 1 --episode-steps 50 --data " + sgtest::shared_data());
+  const auto a = run_cli("eval " + ant + "/policy.sgp --in mujoco --episodes 1 --episode-steps 50 --data " + sgtest::data_dir());
   ASSERT_EQ(a.status, 0) << a.err;
   for (const char* present : {"falls ", "/1", "mean penetration", "delta_d"}) EXPECT_TRUE(contains(a.out, present)) << a.out;
   EXPECT_FALSE(contains(a.out, "tracking")) << a.out;

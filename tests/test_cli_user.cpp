@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "cli_support.hpp"
-#include "host/cli.hpp"
-#include "host/progress.hpp"
+#include "apps/cli/cli.hpp"
+#include "apps/cli/progress.hpp"
 #include "stiffgrad/stiffgrad.hpp"
 #include "test_support.hpp"
 
@@ -21,8 +21,8 @@ namespace {
 
 using namespace stiffgrad;
 
-std::string g1_xml() { return sgtest::shared_data() + "/models/unitree_g1/g1_mjx_mujoco222.xml"; }
-std::string cartpole_xml() { return sgtest::shared_data() + "/models/dm_control/cartpole.xml"; }
+std::string g1_xml() { return sgtest::data_dir() + "/models/unitree_g1/g1_mjx_mujoco222.xml"; }
+std::string cartpole_xml() { return sgtest::data_dir() + "/models/dm_control/cartpole.xml"; }
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 

@@ -1,4 +1,4 @@
-// adj_collide_geoms (kernels/collision_adjoint.hpp) against central finite differences of
+// adj_collide_geoms (kernels/collision/collision_adjoint.hpp) against central finite differences of
 // collide_geoms in double and against Dual forward mode (dot-product test).
 //
 // The FD check works in pose coordinates theta: for each geom its position and a world-frame
@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/collision_adjoint.hpp"
+#include "kernels/collision/collision_adjoint.hpp"
 
 namespace {
 

@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/collision.hpp"
-#include "kernels/dual.hpp"
+#include "kernels/collision/collision.hpp"
+#include "kernels/base/dual.hpp"
 #include "mujoco_bridge.hpp"
 
 namespace {

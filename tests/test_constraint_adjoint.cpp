@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "adjoint_support.hpp"
-#include "kernels/step_adjoint.hpp"
+#include "kernels/step/step_adjoint.hpp"
 #include "stiffgrad/gradcheck.hpp"
 #include "stiffgrad/mjcf.hpp"
 #include "stiffgrad/rollout.hpp"

@@ -343,7 +343,7 @@ TEST(ConstraintParity, HumanoidFallingOntoTheFloor) {
 }
 
 TEST(ConstraintParity, G1StandingAtHome) {
-  run_case("g1_mujoco222", sgtest::shared_data() + "/models/unitree_g1/g1_mjx_mujoco222.xml", false, 300, 20,
+  run_case("g1_mujoco222", sgtest::data_dir() + "/models/unitree_g1/g1_mjx_mujoco222.xml", false, 300, 20,
            "home");
 }
 

@@ -12,7 +12,7 @@
 // The same with MuJoCo's RK4 (mjINT_RK4) against Integrator::RK4 (issue 8): four constrained
 // forward evaluations per step on both sides.
 // And with both engines as the model ships (warm start on, the model's tolerance and iterations;
-// G1: 5): the warm start (kernels/solver.hpp) must start each solve where MuJoCo's does, so
+// G1: 5): the warm start (kernels/constraint/solver.hpp) must start each solve where MuJoCo's does, so
 // the Newton iterations per step agree (mean over the run within 0.1; they are not bitwise
 // MuJoCo's, whose Cholesky updates round differently) and the trajectories stay within the same
 // twin-derived bound.
@@ -131,7 +131,7 @@ TEST(ConstraintRollout, HumanoidFallingOntoTheFloorMatchesMjStep) {
 }
 
 TEST(ConstraintRollout, G1AtHomeUnderServosMatchesMjStep) {
-  const std::string path = sgtest::shared_data() + "/models/unitree_g1/g1_mjx_mujoco222.xml";
+  const std::string path = sgtest::data_dir() + "/models/unitree_g1/g1_mjx_mujoco222.xml";
   if (!sgtest::file_exists(path)) GTEST_FAIL() << "G1 model missing: " << path;
   compare({"g1", path, "home"});
 }
@@ -141,7 +141,7 @@ TEST(ConstraintRollout, HumanoidRK4MatchesMjStepRK4) {
 }
 
 TEST(ConstraintRollout, G1RK4MatchesMjStepRK4) {
-  const std::string path = sgtest::shared_data() + "/models/unitree_g1/g1_mjx_mujoco222.xml";
+  const std::string path = sgtest::data_dir() + "/models/unitree_g1/g1_mjx_mujoco222.xml";
   if (!sgtest::file_exists(path)) GTEST_FAIL() << "G1 model missing: " << path;
   compare({"g1", path, "home"}, Integrator::RK4);
 }
@@ -151,7 +151,7 @@ TEST(ConstraintRollout, HumanoidWarmStartedAsShippedMatchesMjStep) {
 }
 
 TEST(ConstraintRollout, G1WarmStartedAsShippedMatchesMjStep) {
-  const std::string path = sgtest::shared_data() + "/models/unitree_g1/g1_mjx_mujoco222.xml";
+  const std::string path = sgtest::data_dir() + "/models/unitree_g1/g1_mjx_mujoco222.xml";
   if (!sgtest::file_exists(path)) GTEST_FAIL() << "G1 model missing: " << path;
   compare({"g1", path, "home"}, Integrator::SemiImplicitEuler, /*as_shipped=*/true);
 }

@@ -1,5 +1,5 @@
 // Event-aware gradients (issue 36, part 2): the saltation term at located contact events
-// (AdaptiveTolerances::event_gradients, kernels/integrator_rk_event.hpp).
+// (AdaptiveTolerances::event_gradients, kernels/integrators/integrator_rk_event.hpp).
 //   - the bounce's "jump" variant (the force jumps at touchdown and lift-off): the event-aware
 //     gradient equals central differences of an event-located tight-tolerance reference, where
 //     the gradient through the steps is off by O(1);

@@ -26,9 +26,9 @@ std::shared_ptr<const Model> with_iterations(const std::shared_ptr<const Model>&
 }
 
 TEST(Gradcheck, NativeTimestepT50S4) {
-  const std::string g1 = sgtest::shared_data() + "/models/unitree_g1/";
+  const std::string g1 = sgtest::data_dir() + "/models/unitree_g1/";
   for (const std::string path : {sgtest::humanoid_xml(), g1 + "scene_mjx.xml", g1 + "g1_mjx_mujoco222.xml",
-                                 sgtest::shared_data() + "/models/brax/ant.xml"}) {
+                                 sgtest::data_dir() + "/models/brax/ant.xml"}) {
     const auto model = load_mjcf(path);
     const bool truncated = model->opt.iterations < 50;
     GradcheckOptions opt;

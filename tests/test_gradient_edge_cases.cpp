@@ -10,7 +10,7 @@
 #include <cmath>
 
 #include "adjoint_support.hpp"
-#include "kernels/batch_adjoint.hpp"
+#include "kernels/step/batch_adjoint.hpp"
 #include "stiffgrad/gradcheck.hpp"
 #include "stiffgrad/rollout.hpp"
 

@@ -13,7 +13,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "host/model_arrays.hpp"
+#include "core/model_arrays.hpp"
 #include "stiffgrad/impulse_contact.hpp"
 #include "stiffgrad/mjcf.hpp"
 #include "stiffgrad/simulator.hpp"
@@ -259,7 +259,7 @@ TEST(ImpulseContact, Views) {
 // combinations are usage errors (status 2) found before any file is read; a model the impulse
 // model cannot step is an error (status 1) naming the joint.
 TEST(ImpulseContact, CommandLine) {
-  const std::string model = sgtest::shared_data() + "/models/dm_control/cartpole.xml";
+  const std::string model = sgtest::data_dir() + "/models/dm_control/cartpole.xml";
   const auto states = temp_file("imp_s.csv", "0.1,0.5,0.0,-0.3,0.7\n");
   const auto weights = temp_file("imp_w.csv", "1,0,0,0\n");
   const std::string rollout = "rollout " + model + " --states " + states + " --steps 1 ";

@@ -50,8 +50,8 @@ Start settled(const std::shared_ptr<const Model>& m, int settle, int substeps) {
 }
 
 TEST(ImpulseRollout, GradientMatchesFiniteDifferencesAndForwardModeInContact) {
-  const std::string g1 = sgtest::shared_data() + "/models/unitree_g1/scene_mjx.xml";
-  const std::string ant = sgtest::shared_data() + "/models/brax/ant.xml";
+  const std::string g1 = sgtest::data_dir() + "/models/unitree_g1/scene_mjx.xml";
+  const std::string ant = sgtest::data_dir() + "/models/brax/ant.xml";
   struct Case {
     std::string path;
     int settle, steps;
@@ -85,7 +85,7 @@ TEST(ImpulseRollout, GradientMatchesFiniteDifferencesAndForwardModeInContact) {
 // M̃ = M + h (D + K_act)): the G1 of g1-imitate (its kv = 2 servos, h = 5 ms) standing in
 // contact, the adjoint against central differences and the dual-number forward mode.
 TEST(ImpulseRollout, ImplicitActuatorDampingGradientMatchesInContact) {
-  auto model = std::make_shared<Model>(*load_mjcf(sgtest::shared_data() + "/models/unitree_g1/scene_mjx.xml"));
+  auto model = std::make_shared<Model>(*load_mjcf(sgtest::data_dir() + "/models/unitree_g1/scene_mjx.xml"));
   model->opt.timestep = 0.005;
   const int S = 4;
   SimulatorOptions o = impulse_options(S);
@@ -130,7 +130,7 @@ namespace {
 // so whichever reused workspace) serves them: nothing read from scratch carries over from the
 // environment stepped before.
 TEST(ImpulseRollout, IdenticalEnvironmentsGetIdenticalGradients) {
-  auto model = std::make_shared<Model>(*load_mjcf(sgtest::shared_data() + "/models/unitree_g1/scene_mjx.xml"));
+  auto model = std::make_shared<Model>(*load_mjcf(sgtest::data_dir() + "/models/unitree_g1/scene_mjx.xml"));
   model->opt.timestep = 0.005;
   const Keyframe& home = model->keyframes[sz(model->keyframe_id("home"))];
   const int nenv = 5, T = 12, nq = model->nq, nv = model->nv, nu = model->nu;

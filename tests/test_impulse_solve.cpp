@@ -1,4 +1,4 @@
-// The Impulse contact model's impulse solve (kernels/impulse_solve.hpp, issue 9 part 1) and its
+// The Impulse contact model's impulse solve (kernels/impulse/impulse_solve.hpp, issue 9 part 1) and its
 // reverse mode (impulse_solve_adjoint.hpp), on problems with the structure of G = J M⁻¹ Jᵀ:
 //  - one sticking contact: the sweeps converge to −G⁻¹c (zero contact velocity);
 //  - every output satisfies the cone: P_n >= 0, ‖P_t‖ <= μ P_n;
@@ -15,8 +15,8 @@
 #include <random>
 #include <vector>
 
-#include "kernels/dual.hpp"
-#include "kernels/impulse_solve_adjoint.hpp"
+#include "kernels/base/dual.hpp"
+#include "kernels/impulse/impulse_solve_adjoint.hpp"
 
 namespace {
 
@@ -178,7 +178,7 @@ TEST(ImpulseSolve, AdjointMatchesForwardModeAndFiniteDifferences) {
 }
 
 
-// A problem with the structure kernels/impulse_rows.hpp gives: blocks 0 and 3 a dof's friction
+// A problem with the structure kernels/impulse/impulse_rows.hpp gives: blocks 0 and 3 a dof's friction
 // loss (mu = −h f: a box), block 1 a joint limit (mu = 0), blocks 2 and 4 contacts. A 1-D block's
 // rows 1 and 2 are empty: zero in J, so zero in G = J M⁻¹ Jᵀ and c, with a unit pad on G's
 // diagonal. live[r]: whether row r is non-empty.

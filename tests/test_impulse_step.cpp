@@ -1,5 +1,5 @@
-// The Impulse contact model's substep (issue 9 part 1; kernels/impulse_step.hpp) and its adjoint
-// (kernels/impulse_step_adjoint.hpp): dot-product tests against the dual-number forward mode of
+// The Impulse contact model's substep (issue 9 part 1; kernels/impulse/impulse_step.hpp) and its adjoint
+// (kernels/impulse/impulse_step_adjoint.hpp): dot-product tests against the dual-number forward mode of
 // the same kernels (exact: the model is an explicit computation, no iterative convergence), and
 // central finite differences at smooth points, on contact-rich states.
 #include <gtest/gtest.h>
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "adjoint_support.hpp"
-#include "kernels/impulse_step_adjoint.hpp"
+#include "kernels/impulse/impulse_step_adjoint.hpp"
 #include "stiffgrad/mjcf.hpp"
 #include "stiffgrad/simulator.hpp"
 
@@ -34,7 +34,7 @@ std::shared_ptr<const Model> load_xml_text(const std::string& xml, const std::st
 }
 
 // The Model, capacities and view a Simulator with contact_model Impulse builds
-// (host/impulse_contact.cpp, host/constraint_capacity.cpp, host/model_arrays.hpp).
+// (core/impulse_contact.cpp, core/constraint_capacity.cpp, core/model_arrays.hpp).
 stiffgrad::ImpulseContact impulse_params(double kappa, int sweeps = 10) {
   stiffgrad::ImpulseContact c;
   c.kappa = kappa;

@@ -51,7 +51,7 @@ TEST(Integrator, ImplicitActuatorDampingGoldenStep) {
 // model's 4 ms step: under MuJoCo's Euler the wrist velocities alternate sign every substep,
 // held only by the actuator force clamp. With the velocity gain implicit they settle.
 TEST(Integrator, G1WristsSettleWithImplicitActuatorDamping) {
-  const auto m = load_mjcf(sgtest::shared_data() + "/models/unitree_g1/scene_mjx.xml");
+  const auto m = load_mjcf(sgtest::data_dir() + "/models/unitree_g1/scene_mjx.xml");
   const int k = m->keyframe_id("knees_bent");
   ASSERT_GE(k, 0);
   auto flips = [&](Integrator integ) {
@@ -92,8 +92,8 @@ TEST(Integrator, G1WristsSettleWithImplicitActuatorDamping) {
 
 // Its gradients: adjoint vs extended-precision finite differences and forward mode.
 TEST(Integrator, ImplicitActuatorDampingGradients) {
-  for (const std::string path : {sgtest::shared_data() + "/models/unitree_g1/scene_mjx.xml",
-                                 sgtest::shared_data() + "/models/unitree_g1/g1_mjx_mujoco222.xml"}) {
+  for (const std::string path : {sgtest::data_dir() + "/models/unitree_g1/scene_mjx.xml",
+                                 sgtest::data_dir() + "/models/unitree_g1/g1_mjx_mujoco222.xml"}) {
     GradcheckOptions opt;
     opt.integrator = Integrator::ImplicitDampingEuler;
     opt.steps = 30;

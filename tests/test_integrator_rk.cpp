@@ -1,5 +1,5 @@
 // Runge–Kutta integrators (issue 8, "Integrators"): MuJoCo's RK4 and the adaptive Tsit5,
-// Dopri5, Bosh3 (kernels/integrator_rk.hpp) and their adjoint (integrator_rk_adjoint.hpp).
+// Dopri5, Bosh3 (kernels/integrators/integrator_rk.hpp) and their adjoint (integrator_rk_adjoint.hpp).
 //   - the tableaus satisfy the quadrature order conditions (b to the method's order, the
 //     embedded b̂ = b − e to one less) and the FSAL property;
 //   - fixed steps converge at the method's order on a smooth model (double pendulum);
@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "bench/diffmjx_common.hpp"
-#include "kernels/integrator_rk.hpp"
+#include "kernels/integrators/integrator_rk.hpp"
 #include "stiffgrad/gradcheck.hpp"
 #include "stiffgrad/mjcf.hpp"
 #include "stiffgrad/rollout.hpp"
@@ -455,7 +455,7 @@ TEST(RkIntegrators, EventGradientsChangeNothingWithoutEvents) {
 
 // The command line's --event-step: the adaptive integrators take it, the others refuse it.
 TEST(RkIntegrators, CliEventStepNeedsAnAdaptiveIntegrator) {
-  const std::string model = sgtest::shared_data() + "/models/dm_control/cartpole.xml";
+  const std::string model = sgtest::data_dir() + "/models/dm_control/cartpole.xml";
   const std::string states = ::testing::TempDir() + "/sg_event_states.csv";
   { std::ofstream(states) << "0,0.1,0,0,0\n"; }
   const auto run = [&](const std::string& args) {

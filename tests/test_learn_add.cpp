@@ -1,4 +1,4 @@
-// The ADD discriminator (host/learn/add.cpp): its loss gradient (BCE, logit decay and the
+// The ADD discriminator (learn/add.cpp): its loss gradient (BCE, logit decay and the
 // gradient penalty, whose parameter gradient is a finite-difference Hessian-vector product)
 // against central differences of the loss in double; the reward's adjoint against central
 // differences in Δ; the reward's clamp; training that separates the real sample from fakes; and

@@ -166,8 +166,8 @@ TaskOptions g1_stretch() {
 }
 
 TEST(Checkpoint, ResumedG1ImitationRunEqualsTheUninterruptedRun) {
-  if (!sgtest::file_exists(sgtest::shared_data() + "/motions/lafan1_g1/run1_subject2.csv"))
-    FAIL() << "no G1 motion data under " << sgtest::shared_data();
+  if (!sgtest::file_exists(sgtest::data_dir() + "/motions/lafan1_g1/run1_subject2.csv"))
+    FAIL() << "no G1 motion data under " << sgtest::data_dir();
   expect_resume_is_bitwise("g1-imitate:run1_subject2", g1_stretch(), small_g1(), 1);
 }
 
@@ -175,8 +175,8 @@ TEST(Checkpoint, ResumedG1ImitationRunEqualsTheUninterruptedRun) {
 // rewards after the stop come from it, and its update after the stop replays the rows of the
 // iteration before
 TEST(Checkpoint, ResumedG1AddRunEqualsTheUninterruptedRun) {
-  if (!sgtest::file_exists(sgtest::shared_data() + "/motions/lafan1_g1/run1_subject2.csv"))
-    FAIL() << "no G1 motion data under " << sgtest::shared_data();
+  if (!sgtest::file_exists(sgtest::data_dir() + "/motions/lafan1_g1/run1_subject2.csv"))
+    FAIL() << "no G1 motion data under " << sgtest::data_dir();
   TrainOptions o = small_g1();
   o.reward = RewardKind::Add;
   o.add.hidden = {16};
@@ -248,8 +248,8 @@ TEST(Checkpoint, MismatchesCorruptionAndUncoveredRunsAreRefused) {
     EXPECT_NE(std::string(e.what()).find("does_not_exist.sgc: cannot open it"), std::string::npos) << e.what();
   }
   // an ADD run's discriminator options are part of its identity
-  if (!sgtest::file_exists(sgtest::shared_data() + "/motions/lafan1_g1/run1_subject2.csv"))
-    FAIL() << "no G1 motion data under " << sgtest::shared_data();
+  if (!sgtest::file_exists(sgtest::data_dir() + "/motions/lafan1_g1/run1_subject2.csv"))
+    FAIL() << "no G1 motion data under " << sgtest::data_dir();
   auto g1 = make_task("g1-imitate:run1_subject2", sgtest::learn_task_options(4));
   TrainOptions d = small_g1();
   d.iterations = 2;
@@ -279,7 +279,7 @@ TEST(Checkpoint, MismatchesCorruptionAndUncoveredRunsAreRefused) {
 TEST(CheckpointCli, ResumeGoesOnAndRewritesTheWholeLog) {
   const std::string dir = unique_temp("train_ckpt");
   const std::string base = "train cartpole-swingup --algo shac --envs 4 --iterations 4 --threads 1 --out " + dir +
-                           " --data " + sgtest::shared_data();
+                           " --data " + sgtest::data_dir();
   const ::Run whole = run_cli(base);
   ASSERT_EQ(whole.status, 0) << whole.err;
   // the log's rows without their timing columns (wall_s, sim_s, adjoint_s, network_s)
@@ -316,7 +316,7 @@ TEST(CheckpointCli, ResumeGoesOnAndRewritesTheWholeLog) {
   EXPECT_EQ(untimed_rows(), whole_rows) << "the resumed run's log holds every iteration";
   // options that differ are named, with exit status 1
   const ::Run bad = run_cli("train cartpole-swingup --algo shac --envs 8 --iterations 4 --out " + dir + " --data " +
-                            sgtest::shared_data() + " --resume " + dir + "/checkpoint.sgc");
+                            sgtest::data_dir() + " --resume " + dir + "/checkpoint.sgc");
   EXPECT_EQ(bad.status, 1);
   EXPECT_NE(bad.err.find("envs: checkpoint 4, this run 8"), std::string::npos) << bad.err;
   const ::Run both = run_cli(base + " --resume " + dir + "/checkpoint.sgc --init " + dir + "/policy.sgp");

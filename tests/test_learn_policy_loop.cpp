@@ -1,6 +1,6 @@
-// The backend policy loop (host/learn/policy_loop.hpp: observation, actor, controls and their
+// The backend policy loop (learn/policy_loop.hpp: observation, actor, controls and their
 // VJPs where the simulator runs, the Rollout's BackendControlVjp) against the host trainer's
-// loop (host/learn/shac.cpp's host hook). On the CPU backend both run the same functions in the
+// loop (learn/shac.cpp's host hook). On the CPU backend both run the same functions in the
 // same order, so whole SHAC iterations must agree bit for bit: loss, gradient, records, critic
 // and the updated actor, for every task with backend kernels, with episode ends and resets
 // inside the horizons. The loop's gradient against finite differences is in
@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "host/learn/policy_loop.hpp"
-#include "host/learn/shac.hpp"
+#include "learn/policy_loop.hpp"
+#include "learn/shac.hpp"
 #include "stiffgrad/learn/train.hpp"
 #include "learn_support.hpp"
 
@@ -122,8 +122,8 @@ TEST(PolicyLoop, AntOnImpulseFloorIterationsEqualTheHostLoopBitwise) {
 
 // Three G1 environments, 6-step horizons, episodes of 10 steps, 4 iterations.
 void expect_same_g1_iterations(TaskOptions::ServoTargets targets) {
-  if (!sgtest::file_exists(sgtest::shared_data() + "/motions/lafan1_g1/run1_subject2.csv"))
-    FAIL() << "no G1 motion data under " << sgtest::shared_data();
+  if (!sgtest::file_exists(sgtest::data_dir() + "/motions/lafan1_g1/run1_subject2.csv"))
+    FAIL() << "no G1 motion data under " << sgtest::data_dir();
   TrainOptions o = defaults_for("g1-imitate:run1_subject2", Algorithm::Shac);
   o.nenv = 3;
   o.horizon = 6;

@@ -1,5 +1,5 @@
 // SHAC's actor-loss gradient (the simulator's adjoint with the policy, observation, reward,
-// action map, normalizer and bootstrap critic VJPs assembled by host/learn/shac.cpp) against
+// action map, normalizer and bootstrap critic VJPs assembled by learn/shac.cpp) against
 // central differences of the same loss along random directions of the actor's parameters and
 // log-std, with the same noise and start states; a short SHAC run that improves cartpole.
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "host/learn/shac.hpp"
+#include "learn/shac.hpp"
 #include "stiffgrad/learn/train.hpp"
 #include "learn_support.hpp"
 
@@ -147,8 +147,8 @@ TEST(ShacGradient, G1WithAddRewardMatchesFiniteDifferences) {
   // the ADD reward: the discriminator's input VJP and the features' adjoint (kernels/tasks/
   // imitation_add_adjoint.hpp) inside SHAC's loss; the robot 0.3 m above its reference start,
   // so no contact event falls inside the 4-step horizon
-  if (!sgtest::file_exists(sgtest::shared_data() + "/motions/lafan1_g1/run1_subject2.csv"))
-    FAIL() << "no G1 motion data under " << sgtest::shared_data();
+  if (!sgtest::file_exists(sgtest::data_dir() + "/motions/lafan1_g1/run1_subject2.csv"))
+    FAIL() << "no G1 motion data under " << sgtest::data_dir();
   TrainOptions o = small_g1_options();
   o.reward = RewardKind::Add;
   o.add.hidden = {32};
@@ -158,7 +158,7 @@ TEST(ShacGradient, G1WithAddRewardMatchesFiniteDifferences) {
 }
 
 TEST(ShacGradient, CartpoleBackendPolicyLoopMatchesFiniteDifferences) {
-  // the policy loop on the simulator's backend (host/learn/policy_loop.hpp, the Rollout's
+  // the policy loop on the simulator's backend (learn/policy_loop.hpp, the Rollout's
   // BackendControlVjp), with episode ends inside the horizon
   TrainOptions o = defaults_for("cartpole-swingup", Algorithm::Shac);
   o.nenv = 3;
@@ -170,8 +170,8 @@ TEST(ShacGradient, CartpoleBackendPolicyLoopMatchesFiniteDifferences) {
 TEST(ShacGradient, G1BackendPolicyLoopMatchesFiniteDifferences) {
   // the imitation observation's VJP (forward kinematics, reference rows) inside the backend
   // loop; the tracking reward; lifted 0.3 m, no contact event inside the horizon
-  if (!sgtest::file_exists(sgtest::shared_data() + "/motions/lafan1_g1/run1_subject2.csv"))
-    FAIL() << "no G1 motion data under " << sgtest::shared_data();
+  if (!sgtest::file_exists(sgtest::data_dir() + "/motions/lafan1_g1/run1_subject2.csv"))
+    FAIL() << "no G1 motion data under " << sgtest::data_dir();
   TrainOptions o = small_g1_options();
   o.action_rate_penalty = 0;
   o.policy_loop = PolicyLoopKind::Backend;
@@ -182,8 +182,8 @@ TEST(ShacGradient, G1BackendPolicyLoopMatchesFiniteDifferences) {
 
 TEST(ShacGradient, G1ReferenceServoTargetsBackendPolicyLoopMatchesFiniteDifferences) {
   // the servo targets read from each environment's reference row in the backend loop
-  if (!sgtest::file_exists(sgtest::shared_data() + "/motions/lafan1_g1/run1_subject2.csv"))
-    FAIL() << "no G1 motion data under " << sgtest::shared_data();
+  if (!sgtest::file_exists(sgtest::data_dir() + "/motions/lafan1_g1/run1_subject2.csv"))
+    FAIL() << "no G1 motion data under " << sgtest::data_dir();
   TrainOptions o = small_g1_options();
   o.action_rate_penalty = 0;
   o.policy_loop = PolicyLoopKind::Backend;

@@ -1,4 +1,4 @@
-// The training's step timer on the CPU backend (host/learn/stream_timer.hpp): the host clock
+// The training's step timer on the CPU backend (learn/stream_timer.hpp): the host clock
 // around each interval, summed and reset by collect(), its capacity enforced, misuse refused.
 // The CUDA event timer is tested on the device (tests/gpu/test_gpu_stream_timer.cpp).
 #include <gtest/gtest.h>
@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "host/learn/stream_timer.hpp"
+#include "learn/stream_timer.hpp"
 
 namespace {
 

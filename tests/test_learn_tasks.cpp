@@ -7,7 +7,7 @@
 #include <random>
 #include <vector>
 
-#include "kernels/dual.hpp"
+#include "kernels/base/dual.hpp"
 #include "kernels/tasks/cartpole.hpp"
 #include "stiffgrad/learn/task.hpp"
 #include "test_support.hpp"
@@ -19,7 +19,7 @@ using D = kern::Dual<double, 1>;
 
 learn::TaskOptions options() {
   learn::TaskOptions o;
-  o.data_dir = sgtest::shared_data();
+  o.data_dir = sgtest::data_dir();
   return o;
 }
 

@@ -123,8 +123,8 @@ TEST(Train, ShacBcgBundlesOnTheAntsFloor) {
 }
 
 TEST(Train, AddRewardTrainsItsDiscriminatorWithShacAndPpo) {
-  if (!sgtest::file_exists(sgtest::shared_data() + "/motions/lafan1_g1/run1_subject2.csv"))
-    FAIL() << "no G1 motion data under " << sgtest::shared_data();
+  if (!sgtest::file_exists(sgtest::data_dir() + "/motions/lafan1_g1/run1_subject2.csv"))
+    FAIL() << "no G1 motion data under " << sgtest::data_dir();
   const std::string spec = "g1-imitate:run1_subject2";
   auto task = make_task(spec, sgtest::learn_task_options());
   for (const Algorithm algo : {Algorithm::Shac, Algorithm::Ppo}) {
@@ -303,7 +303,7 @@ double value_after(const std::string& text, const std::string& key) {
 TEST(TrainCli, TrainWritesLogPolicyAndFinalLineAndEvalRunsInMujoco) {
   const std::string dir = unique_temp("train_out");
   const ::Run t = run_cli("train cartpole-swingup --algo shac --envs 8 --iterations 3 --eval-every 2 --eval-episodes 2 --policy-every 2 --out " + dir +
-                        " --data " + sgtest::shared_data());
+                        " --data " + sgtest::data_dir());
   ASSERT_EQ(t.status, 0) << t.err;
   // the last line of stdout
   std::string last = t.out.substr(0, t.out.size() - 1);
@@ -328,7 +328,7 @@ TEST(TrainCli, TrainWritesLogPolicyAndFinalLineAndEvalRunsInMujoco) {
   EXPECT_FALSE(std::filesystem::exists(dir + "/policy_it3.sgp"));
   EXPECT_NE(t.err.find("it 3/3"), std::string::npos) << t.err;
 
-  const ::Run e = run_cli("eval " + dir + "/policy.sgp --in mujoco --episodes 2 --data " + sgtest::shared_data());
+  const ::Run e = run_cli("eval " + dir + "/policy.sgp --in mujoco --episodes 2 --data " + sgtest::data_dir());
   ASSERT_EQ(e.status, 0) << e.err;
   EXPECT_NE(e.out.find("mujoco: mean return"), std::string::npos) << e.out;
   EXPECT_NE(e.out.find("stiffgrad: mean return"), std::string::npos) << e.out;
@@ -345,11 +345,11 @@ TEST(TrainCli, TrainWritesLogPolicyAndFinalLineAndEvalRunsInMujoco) {
 TEST(TrainCli, EvalRunsThePolicyOnTheTaskItsFileRecords) {
   // a G1 policy trained with its servo targets at the reference: the file records the task's
   // options, eval uses them without being told, and an override is applied with a note
-  if (!sgtest::file_exists(sgtest::shared_data() + "/motions/lafan1_g1/run1_subject2.csv"))
-    FAIL() << "no G1 motion data under " << sgtest::shared_data();
+  if (!sgtest::file_exists(sgtest::data_dir() + "/motions/lafan1_g1/run1_subject2.csv"))
+    FAIL() << "no G1 motion data under " << sgtest::data_dir();
   const std::string dir = unique_temp("train_g1_ref");
   const ::Run t = run_cli("train g1-imitate:run1_subject2 --algo shac --envs 2 --iterations 1 --horizon 4 "
-                          "--servo-targets reference --kappa 200 --clip-window 95:105 --out " + dir + " --data " + sgtest::shared_data());
+                          "--servo-targets reference --kappa 200 --clip-window 95:105 --out " + dir + " --data " + sgtest::data_dir());
   ASSERT_EQ(t.status, 0) << t.err;
   const PolicyFile p = load_policy(dir + "/policy.sgp");
   TaskOptions recorded;
@@ -358,7 +358,7 @@ TEST(TrainCli, EvalRunsThePolicyOnTheTaskItsFileRecords) {
   EXPECT_EQ(recorded.kappa, 200.0) << p.task_options;
   EXPECT_EQ(recorded.clip_begin, 95.0) << p.task_options;
   EXPECT_EQ(recorded.clip_end, 105.0) << p.task_options;
-  const std::string eval = "eval " + dir + "/policy.sgp --episodes 1 --data " + sgtest::shared_data();
+  const std::string eval = "eval " + dir + "/policy.sgp --episodes 1 --data " + sgtest::data_dir();
   const ::Run plain = run_cli(eval);
   const ::Run told = run_cli(eval + " --servo-targets reference --kappa 200 --clip-window 95:105");
   const ::Run home = run_cli(eval + " --servo-targets home");
@@ -375,7 +375,7 @@ TEST(TrainCli, EvalRunsThePolicyOnTheTaskItsFileRecords) {
                          "action-scale=0";
     const std::string older_path = dir + "/older.sgp";
     save_policy(older_path, older);
-    const ::Run r = run_cli("eval " + older_path + " --episodes 1 --data " + sgtest::shared_data());
+    const ::Run r = run_cli("eval " + older_path + " --episodes 1 --data " + sgtest::data_dir());
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(r.err.find("eval: note"), std::string::npos) << r.err;
     const ::Run whole = run_cli(eval + " --clip-window 0:0");
@@ -389,7 +389,7 @@ TEST(TrainCli, EvalRunsThePolicyOnTheTaskItsFileRecords) {
 }
 
 TEST(TrainCli, BadInputsGetClearErrors) {
-  ::Run r = run_cli("train no-such-task --algo shac --data " + sgtest::shared_data());
+  ::Run r = run_cli("train no-such-task --algo shac --data " + sgtest::data_dir());
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("unknown task"), std::string::npos) << r.err;
   r = run_cli("train cartpole-swingup --algo sgd");
@@ -398,45 +398,45 @@ TEST(TrainCli, BadInputsGetClearErrors) {
   r = run_cli("eval /nonexistent/policy.sgp");
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("/nonexistent/policy.sgp"), std::string::npos) << r.err;
-  r = run_cli("train cartpole-swingup --algo shac --reward gan --data " + sgtest::shared_data());
+  r = run_cli("train cartpole-swingup --algo shac --reward gan --data " + sgtest::data_dir());
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--reward must be task or add"), std::string::npos) << r.err;
-  r = run_cli("train cartpole-swingup --algo shac --policy-loop gpu --data " + sgtest::shared_data());
+  r = run_cli("train cartpole-swingup --algo shac --policy-loop gpu --data " + sgtest::data_dir());
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--policy-loop must be auto, host or backend"), std::string::npos) << r.err;
-  r = run_cli("train cartpole-swingup --algo ppo --policy-loop backend --data " + sgtest::shared_data());
+  r = run_cli("train cartpole-swingup --algo ppo --policy-loop backend --data " + sgtest::data_dir());
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--policy-loop backend runs with --algo shac or shac-bcg"), std::string::npos) << r.err;
   for (const char* opt : {"--disc-replay 0", "--disc-minibatches 2"}) {
-    r = run_cli(std::string("train cartpole-swingup --algo shac ") + opt + " --data " + sgtest::shared_data());
+    r = run_cli(std::string("train cartpole-swingup --algo shac ") + opt + " --data " + sgtest::data_dir());
     EXPECT_EQ(r.status, 2) << opt;
     EXPECT_NE(r.err.find("sets the ADD discriminator: it needs --reward add"), std::string::npos) << r.err;
   }
-  r = run_cli("train g1-imitate:run1_subject2 --algo shac --servo-targets ref --data " + sgtest::shared_data());
+  r = run_cli("train g1-imitate:run1_subject2 --algo shac --servo-targets ref --data " + sgtest::data_dir());
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--servo-targets must be home or reference"), std::string::npos) << r.err;
-  r = run_cli("train cartpole-swingup --algo shac --servo-targets reference --data " + sgtest::shared_data());
+  r = run_cli("train cartpole-swingup --algo shac --servo-targets reference --data " + sgtest::data_dir());
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--servo-targets applies to g1-imitate tasks only"), std::string::npos) << r.err;
-  r = run_cli("train g1-imitate:run1_subject2 --algo shac --action-scale 0 --data " + sgtest::shared_data());
+  r = run_cli("train g1-imitate:run1_subject2 --algo shac --action-scale 0 --data " + sgtest::data_dir());
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--action-scale must be a number in (0, 10]"), std::string::npos) << r.err;
-  r = run_cli("train ant-run --algo shac --action-scale 0.5 --data " + sgtest::shared_data());
+  r = run_cli("train ant-run --algo shac --action-scale 0.5 --data " + sgtest::data_dir());
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--action-scale applies to g1-imitate tasks only"), std::string::npos) << r.err;
-  r = run_cli("train g1-imitate:run1_subject2 --algo shac --clip-window 5-9 --data " + sgtest::shared_data());
+  r = run_cli("train g1-imitate:run1_subject2 --algo shac --clip-window 5-9 --data " + sgtest::data_dir());
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--clip-window must be B:E"), std::string::npos) << r.err;
-  r = run_cli("train cartpole-swingup --algo shac --clip-window 5:9 --data " + sgtest::shared_data());
+  r = run_cli("train cartpole-swingup --algo shac --clip-window 5:9 --data " + sgtest::data_dir());
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--clip-window applies to g1-imitate tasks only"), std::string::npos) << r.err;
-  r = run_cli("train g1-imitate:run1_subject2 --algo shac --clip-window 230:400 --data " + sgtest::shared_data());
+  r = run_cli("train g1-imitate:run1_subject2 --algo shac --clip-window 230:400 --data " + sgtest::data_dir());
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("clip window [230, 400] s must lie in the clip's"), std::string::npos) << r.err;
-  r = run_cli("train cartpole-swingup --algo shac --init /nonexistent/init.sgp --data " + sgtest::shared_data());
+  r = run_cli("train cartpole-swingup --algo shac --init /nonexistent/init.sgp --data " + sgtest::data_dir());
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("/nonexistent/init.sgp"), std::string::npos) << r.err;
-  r = run_cli("train g1-imitate:no_such_clip --algo shac --data " + sgtest::shared_data());
+  r = run_cli("train g1-imitate:no_such_clip --algo shac --data " + sgtest::data_dir());
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("no_such_clip"), std::string::npos) << r.err;
 }

@@ -1,5 +1,5 @@
 // The constraint and contact fields of the compiled Model against MuJoCo 2.2.2's mjModel, and
-// the compiled candidate pair list (host/collision_pairs.cpp) against the contacts MuJoCo's
+// the compiled candidate pair list (core/collision_pairs.cpp) against the contacts MuJoCo's
 // mj_collision actually produces (facts §0, §1, §4).
 //
 // Tolerances:

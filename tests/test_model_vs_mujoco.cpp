@@ -48,7 +48,7 @@ bool quat_near(const double* a, const double* b) {
   return same || flipped;
 }
 
-std::string path_of(const std::string& rel) { return sgtest::shared_data() + "/" + rel; }
+std::string path_of(const std::string& rel) { return sgtest::data_dir() + "/" + rel; }
 
 // Compares the body/joint/dof fields that do not depend on how a file spells its actuators
 // (used for MuJoCo parity and for the two G1 variants).

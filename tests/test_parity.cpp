@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "host/dynamics_host.hpp"
+#include "core/dynamics_host.hpp"
 #include "adjoint_support.hpp"
 #include "mujoco_bridge.hpp"
 #include "stiffgrad/dynamics.hpp"
@@ -37,8 +37,8 @@ constexpr double kTwinJitter = 1e-14;  // see compare_rollouts
 // 2.2.2 twin g1_mjx_mujoco222.xml is covered, and the two are compared below).
 std::vector<std::string> parity_models() {
   std::vector<std::string> out = {sgtest::humanoid_xml()};
-  for (const auto& rel : sgtest::shared_models())
-    if (rel.find("scene_mjx.xml") == std::string::npos) out.push_back(sgtest::shared_data() + "/" + rel);
+  for (const auto& rel : sgtest::data_models())
+    if (rel.find("scene_mjx.xml") == std::string::npos) out.push_back(sgtest::data_dir() + "/" + rel);
   return out;
 }
 
@@ -230,8 +230,8 @@ INSTANTIATE_TEST_SUITE_P(Models, Parity, ::testing::ValuesIn(parity_models()), p
 // actuators, forcerange) give the same M, forces and qacc at random states, including controls
 // beyond range. Only the second file is compared with MuJoCo (Parity.*).
 TEST(Compiler, G1MjxAndMujoco222GiveSameDynamics) {
-  const auto a = stiffgrad::load_mjcf(sgtest::shared_data() + "/models/unitree_g1/scene_mjx.xml");
-  const auto b = stiffgrad::load_mjcf(sgtest::shared_data() + "/models/unitree_g1/g1_mjx_mujoco222.xml");
+  const auto a = stiffgrad::load_mjcf(sgtest::data_dir() + "/models/unitree_g1/scene_mjx.xml");
+  const auto b = stiffgrad::load_mjcf(sgtest::data_dir() + "/models/unitree_g1/g1_mjx_mujoco222.xml");
   ASSERT_EQ(a->nq, b->nq);
   ASSERT_EQ(a->nv, b->nv);
   ASSERT_EQ(a->nu, b->nu);

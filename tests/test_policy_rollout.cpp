@@ -43,7 +43,7 @@ void check_against_fd(ClosedLoop& c, double h, double bound) {
 
 TEST(PolicyRollout, CartpoleClosedLoopGradientMatchesFiniteDifferences) {
   ClosedLoop c;
-  c.model = load_mjcf(sgtest::shared_data() + "/models/dm_control/cartpole.xml");
+  c.model = load_mjcf(sgtest::data_dir() + "/models/dm_control/cartpole.xml");
   c.opt.nenv = 3;
   c.opt.substeps = 2;
   c.T = 25;
@@ -60,7 +60,7 @@ TEST(PolicyRollout, CartpoleClosedLoopGradientMatchesFiniteDifferences) {
 
 TEST(PolicyRollout, AntOnImpulseFloorClosedLoopGradientMatchesFiniteDifferences) {
   ClosedLoop c;
-  auto m = std::make_shared<Model>(*load_mjcf(sgtest::shared_data() + "/models/gymnasium/ant.xml"));
+  auto m = std::make_shared<Model>(*load_mjcf(sgtest::data_dir() + "/models/gymnasium/ant.xml"));
   m->opt.timestep = 0.005;
   c.model = m;
   c.opt.nenv = 2;
@@ -93,7 +93,7 @@ TEST(PolicyRollout, BackendHookGivesTheHostHooksGradient) {
   // backward_policy_backend (the hook on the backend's environment-minor arrays, adding into the
   // running adjoint; on CUDA the device path) against backward_policy, both on the CPU backend
   ClosedLoop c;
-  auto m = std::make_shared<Model>(*load_mjcf(sgtest::shared_data() + "/models/gymnasium/ant.xml"));
+  auto m = std::make_shared<Model>(*load_mjcf(sgtest::data_dir() + "/models/gymnasium/ant.xml"));
   m->opt.timestep = 0.005;
   c.model = m;
   c.opt.nenv = 3;
@@ -130,7 +130,7 @@ TEST(PolicyRollout, BackendHookGivesTheHostHooksGradient) {
 }
 
 TEST(PolicyRollout, BackendStateIsTheEnvironmentMinorState) {
-  auto model = load_mjcf(sgtest::shared_data() + "/models/dm_control/cartpole.xml");
+  auto model = load_mjcf(sgtest::data_dir() + "/models/dm_control/cartpole.xml");
   SimulatorOptions o;
   o.nenv = 3;
   Simulator sim(model, o);
@@ -149,7 +149,7 @@ TEST(PolicyRollout, BackendStateIsTheEnvironmentMinorState) {
 }
 
 TEST(PolicyRollout, EmptyHookIsRefused) {
-  auto model = load_mjcf(sgtest::shared_data() + "/models/dm_control/cartpole.xml");
+  auto model = load_mjcf(sgtest::data_dir() + "/models/dm_control/cartpole.xml");
   SimulatorOptions o;
   Simulator sim(model, o);
   Rollout ro(sim, 2);

@@ -1,4 +1,4 @@
-// Counter-based random numbers (kernels/random.hpp, issue 9's bundle perturbations):
+// Counter-based random numbers (kernels/base/random.hpp, issue 9's bundle perturbations):
 // Philox4x32-10 against the Random123 known-answer vectors, the open interval of the uniforms,
 // the moments of the normals, and independence of the streams keyed by (seed, env, step, branch).
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 #include <set>
 #include <vector>
 
-#include "kernels/random.hpp"
+#include "kernels/base/random.hpp"
 
 namespace {
 

@@ -73,7 +73,7 @@ TEST(Simulator, BatchedEqualsSingleStateHostPath) {
 // An environment's result depends only on its own inputs: bitwise equal for 1, 2, 3, 7 threads.
 TEST(Simulator, BitwiseIndependentOfThreadCount) {
   for (const std::string path : {sgtest::humanoid_xml(),
-                                 sgtest::shared_data() + "/models/unitree_g1/scene_mjx.xml"}) {
+                                 sgtest::data_dir() + "/models/unitree_g1/scene_mjx.xml"}) {
     const auto m = load_mjcf(path);
     for (Precision p : {Precision::Double, Precision::Float}) {
       SimulatorOptions opt;
@@ -126,7 +126,7 @@ TEST(Simulator, NonFiniteEnvironmentIsContained) {
 }
 
 TEST(Simulator, ResetToQpos0AndKeyframe) {
-  const auto m = load_mjcf(sgtest::shared_data() + "/models/unitree_g1/g1_mjx_mujoco222.xml");
+  const auto m = load_mjcf(sgtest::data_dir() + "/models/unitree_g1/g1_mjx_mujoco222.xml");
   ASSERT_GE(m->keyframe_id("knees_bent"), 0);
   SimulatorOptions opt;
   opt.nenv = 4;

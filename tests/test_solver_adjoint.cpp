@@ -1,4 +1,4 @@
-// adj_constraint_solve (kernels/solver_adjoint.hpp): the implicit adjoint of the converged
+// adj_constraint_solve (kernels/constraint/solver_adjoint.hpp): the implicit adjoint of the converged
 // Newton solve, on MuJoCo 2.2.2's own constraint rows and mass matrices (so that only the solve
 // is under test), taken from states along MuJoCo's simulation with the solver converged
 // (warmstart off, tolerance 1e-14, 200 iterations).
@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "adjoint_support.hpp"
-#include "kernels/solver_adjoint.hpp"
+#include "kernels/constraint/solver_adjoint.hpp"
 #include "mujoco_bridge.hpp"
 #include "test_support.hpp"
 
@@ -459,7 +459,7 @@ TEST(SolverAdjoint, HumanoidFloorElliptic) {
 }
 
 TEST(SolverAdjoint, G1Home) {
-  auto mm = load(sgtest::shared_data() + "/models/unitree_g1/g1_mjx_mujoco222.xml");
+  auto mm = load(sgtest::data_dir() + "/models/unitree_g1/g1_mjx_mujoco222.xml");
   ASSERT_TRUE(mm);
   sgtest::MjDataPtr md(mj_makeData(mm.get()));
   const int key = mj_name2id(mm.get(), mjOBJ_KEY, "home");

@@ -1,4 +1,4 @@
-// kernels/solver.hpp against MuJoCo 2.2.2's Newton solver, on MuJoCo's own constraint rows so
+// kernels/constraint/solver.hpp against MuJoCo 2.2.2's Newton solver, on MuJoCo's own constraint rows so
 // that only the solve is tested (facts §5, §6). MuJoCo runs cold (warmstart off) with tolerance
 // 1e-14 and 200 iterations; states are taken along its own simulation (bodies falling onto and
 // resting on a floor, a limited chain with friction loss), so the contact sets are MuJoCo's.
@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/dual.hpp"
-#include "kernels/solver.hpp"
+#include "kernels/base/dual.hpp"
+#include "kernels/constraint/solver.hpp"
 #include "mujoco_bridge.hpp"
 #include "test_support.hpp"
 
@@ -274,7 +274,7 @@ TEST(SolverVsMujoco, HumanoidElliptic) { run_humanoid("humanoid_elliptic_imprati
 
 // The G1 scene at its `home` keyframe under its position servos.
 TEST(SolverVsMujoco, G1Home) {
-  const std::string path = sgtest::shared_data() + "/models/unitree_g1/g1_mjx_mujoco222.xml";
+  const std::string path = sgtest::data_dir() + "/models/unitree_g1/g1_mjx_mujoco222.xml";
   auto mm = load_or_fail(path);
   ASSERT_TRUE(mm);
   parity_options(mm.get());
@@ -317,7 +317,7 @@ TEST(SolverVsMujoco, IterationsAndToleranceZero) {
   EXPECT_LE(d0, kTol);
 }
 
-// The warm start (facts §5 (1), kernels/solver.hpp), on states along MuJoCo's own simulation of
+// The warm start (facts §5 (1), kernels/constraint/solver.hpp), on states along MuJoCo's own simulation of
 // the pile (elliptic) and humanoid.xml, tolerance 1e-14:
 //  - started at the converged solution, the solve takes at most two Newton steps (the first
 //    moves by rounding only; the tolerance 1e-14 is below what the cost can resolve) and returns

@@ -6,9 +6,9 @@
 
 namespace sgtest {
 
-std::string shared_data() {
-  if (const char* env = std::getenv("SG_SHARED_DATA")) return env;
-  return SG_SHARED_DATA;
+std::string data_dir() {
+  if (const char* env = std::getenv("SG_DATA")) return env;
+  return SG_DATA;
 }
 
 // SG_MUJOCO_MODELS overrides the configured folder: a build run on another machine (the
@@ -22,14 +22,14 @@ std::string humanoid_xml() { return mujoco_models() + "/humanoid/humanoid.xml"; 
 
 std::vector<std::string> mujoco_loadable_models() {
   std::vector<std::string> out = {humanoid_xml()};
-  for (const std::string& rel : shared_models())
-    if (rel.find("scene_mjx.xml") == std::string::npos) out.push_back(shared_data() + "/" + rel);
+  for (const std::string& rel : data_models())
+    if (rel.find("scene_mjx.xml") == std::string::npos) out.push_back(data_dir() + "/" + rel);
   return out;
 }
 
 std::string model_test_name(const std::string& path) {
   std::string s = path;
-  const std::string shared = shared_data() + "/models/";
+  const std::string shared = data_dir() + "/models/";
   if (s.rfind(shared, 0) == 0) s = s.substr(shared.size());
   else s = "mujoco_" + s.substr(s.find_last_of('/') + 1);
   for (char& c : s)
@@ -37,7 +37,7 @@ std::string model_test_name(const std::string& path) {
   return s;
 }
 
-std::vector<std::string> shared_models() {
+std::vector<std::string> data_models() {
   return {
       "models/brax/ant.xml",
       "models/brax/half_cheetah.xml",

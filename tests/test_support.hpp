@@ -5,19 +5,20 @@
 
 namespace sgtest {
 
-// ../shared/data (configured at build time; overridable with SG_SHARED_DATA env var).
-std::string shared_data();
+// The repository's data/ (configured at build time as SG_DATA; overridable with the SG_DATA
+// environment variable).
+std::string data_dir();
 // MuJoCo's sample models (/usr/share/mujoco/model).
 std::string mujoco_models();
 // Path of MuJoCo's humanoid.xml (the project's default model).
 std::string humanoid_xml();
-// Every MJCF model in shared/data/models that is a top-level model (not an included file),
-// plus the G1 files: relative paths under shared_data().
-std::vector<std::string> shared_models();
+// Every MJCF model in data/models that is a top-level model (not an included file),
+// plus the G1 files: relative paths under data_dir().
+std::vector<std::string> data_models();
 // humanoid.xml plus every shared model MuJoCo 2.2.2 loads (all but unitree_g1/scene_mjx.xml,
 // which uses newer MJCF): absolute paths, for parameterized MuJoCo comparisons.
 std::vector<std::string> mujoco_loadable_models();
-// A gtest-safe name for such a path (relative to shared/data/models, or mujoco_<file>).
+// A gtest-safe name for such a path (relative to data/models, or mujoco_<file>).
 std::string model_test_name(const std::string& path);
 bool file_exists(const std::string& path);
 // tests/data (this repository's test inputs).

@@ -1,4 +1,4 @@
-// g1-imitate:CLIP (host/learn/task_g1_imitate.cpp): the LAFAN1 clip reader, the imitation
+// g1-imitate:CLIP (learn/task_g1_imitate.cpp): the LAFAN1 clip reader, the imitation
 // kernels' adjoints (dot-product test against dual numbers), the Task's adjoints against
 // central finite differences, and the reset / reward / termination behaviour. The clips are
 // read from the shared data folder (their licence forbids copying them into the project).
@@ -16,10 +16,10 @@
 #include <vector>
 
 #include "adjoint_support.hpp"
-#include "host/learn/motion_clip.hpp"
-#include "host/learn/task_g1_imitate.hpp"
-#include "host/model_arrays_impl.hpp"
-#include "kernels/dual.hpp"
+#include "learn/motion_clip.hpp"
+#include "learn/task_g1_imitate.hpp"
+#include "core/model_arrays_impl.hpp"
+#include "kernels/base/dual.hpp"
 #include "kernels/tasks/imitation_add_adjoint.hpp"
 #include "kernels/tasks/imitation_adjoint.hpp"
 #include "stiffgrad/mjcf.hpp"
@@ -37,18 +37,18 @@ using LC = kern::Contiguous;
 std::size_t sz(int i) { return static_cast<std::size_t>(i); }
 
 std::string clip_path(const std::string& name) {
-  return sgtest::shared_data() + "/motions/lafan1_g1/" + name + ".csv";
+  return sgtest::data_dir() + "/motions/lafan1_g1/" + name + ".csv";
 }
 
 bool have_g1_data() {
-  return sgtest::file_exists(sgtest::shared_data() + "/models/unitree_g1/scene_mjx.xml") &&
+  return sgtest::file_exists(sgtest::data_dir() + "/models/unitree_g1/scene_mjx.xml") &&
          sgtest::file_exists(clip_path("run1_subject2")) && sgtest::file_exists(clip_path("jumps1_subject1"));
 }
 
 // The shared data is part of the test setup (as for every model test): missing, it is a failure,
 // not a skip.
 #define REQUIRE_G1_DATA() \
-  if (!have_g1_data()) FAIL() << "no G1 model or motion data under " << sgtest::shared_data()
+  if (!have_g1_data()) FAIL() << "no G1 model or motion data under " << sgtest::data_dir()
 
 // The CSV read independently of MotionClip: one row of numbers per non-blank line.
 std::vector<std::vector<double>> read_csv(const std::string& path) {
@@ -93,7 +93,7 @@ void rotmat(const double* q, double R[9]) {
 
 std::unique_ptr<G1ImitateTask> make(const std::string& clip = "run1_subject2") {
   stiffgrad::learn::TaskOptions o;
-  o.data_dir = sgtest::shared_data();
+  o.data_dir = sgtest::data_dir();
   return std::make_unique<G1ImitateTask>(clip, o);
 }
 
@@ -553,7 +553,7 @@ TEST(G1ImitateTask, ReferenceServoTargetsFollowTheClipAndTheirAdjoint) {
   // at clip time 0, step t + 1 = 5k lies on frame 3k (30 fps, control 0.02 s).
   REQUIRE_G1_DATA();
   stiffgrad::learn::TaskOptions o;
-  o.data_dir = sgtest::shared_data();
+  o.data_dir = sgtest::data_dir();
   o.servo_targets = stiffgrad::learn::TaskOptions::ServoTargets::Reference;
   G1ImitateTask task("run1_subject2", o);
   const auto& m = *task.model();
@@ -647,7 +647,7 @@ TEST(G1ImitateTask, Setup) {
   EXPECT_EQ(so.integrator, stiffgrad::Integrator::ImplicitDampingEuler);
   {
     stiffgrad::learn::TaskOptions e;
-    e.data_dir = sgtest::shared_data();
+    e.data_dir = sgtest::data_dir();
     e.explicit_servos = true;
     EXPECT_EQ(stiffgrad::learn::make_g1_imitate("run1_subject2", e)->sim_options().integrator,
               stiffgrad::Integrator::SemiImplicitEuler);
@@ -665,7 +665,7 @@ TEST(G1ImitateTask, Setup) {
               task->model()->geom_name.end())
         << f;
   stiffgrad::learn::TaskOptions o;
-  o.data_dir = sgtest::shared_data();
+  o.data_dir = sgtest::data_dir();
   try {
     stiffgrad::learn::make_g1_imitate("no_such_clip", o);
     FAIL() << "no exception";
@@ -687,7 +687,7 @@ TEST(G1ImitateTask, ClipWindowBoundsTheStartTimesAndTheEpisodeLength) {
   // end 0: the clip's end
   for (const Case c : {Case{95, 105, 300}, Case{95, 98, 149}, Case{230, 0, 300}}) {
     stiffgrad::learn::TaskOptions o;
-    o.data_dir = sgtest::shared_data();
+    o.data_dir = sgtest::data_dir();
     o.clip_begin = c.begin;
     o.clip_end = c.end;
     G1ImitateTask task("run1_subject2", o);
@@ -721,7 +721,7 @@ TEST(G1ImitateTask, ClipWindowBoundsTheStartTimesAndTheEpisodeLength) {
   // windows outside the clip or too short are refused, naming the clip and the window
   for (const Case c : {Case{-1, 5, 0}, Case{0, 1e4, 0}, Case{10, 10.03, 0}, Case{300, 0, 0}}) {
     stiffgrad::learn::TaskOptions o;
-    o.data_dir = sgtest::shared_data();
+    o.data_dir = sgtest::data_dir();
     o.clip_begin = c.begin;
     o.clip_end = c.end;
     try {

@@ -1,7 +1,7 @@
 // Precision away from the origin (issue 6, item 1). A walking robot leaves the origin within
 // seconds; its dynamics must not get less accurate in float as it does. The kernels keep
 // positions relative to each kinematic tree's origin and take spatial quantities about the
-// tree's centre of mass (kernels/kinematics.hpp), so translating a floating-base robot changes
+// tree's centre of mass (kernels/dynamics/kinematics.hpp), so translating a floating-base robot changes
 // nothing but the root's world position.
 //
 // Checked here for humanoid.xml and the G1 (both files): states translated by 0, 10, 100 and
@@ -43,8 +43,8 @@ struct TranslationCase {
 
 std::vector<TranslationCase> cases() {
   return {{"humanoid", sgtest::humanoid_xml()},
-          {"g1_scene", sgtest::shared_data() + "/models/unitree_g1/scene_mjx.xml"},
-          {"g1_mujoco222", sgtest::shared_data() + "/models/unitree_g1/g1_mjx_mujoco222.xml"}};
+          {"g1_scene", sgtest::data_dir() + "/models/unitree_g1/scene_mjx.xml"},
+          {"g1_mujoco222", sgtest::data_dir() + "/models/unitree_g1/g1_mjx_mujoco222.xml"}};
 }
 
 // qpos addresses of the free joints' x and y coordinates.

@@ -1,4 +1,4 @@
-// The constraint solve's warm start as simulator state (kernels/solver.hpp, kernels/batch.hpp):
+// The constraint solve's warm start as simulator state (kernels/constraint/solver.hpp, kernels/step/batch.hpp):
 // MuJoCo's qacc_warmstart, carried from step to step by the backend, zeroed by set_state,
 // exposed by Simulator::{get,set}_warmstart and recorded with every Rollout checkpoint, so that
 // a step is a deterministic function of (qpos, qvel, ctrl, warm start) and replays bit for bit.
@@ -21,7 +21,7 @@ namespace {
 using namespace stiffgrad;
 
 std::shared_ptr<const Model> g1() {
-  const std::string path = sgtest::shared_data() + "/models/unitree_g1/g1_mjx_mujoco222.xml";
+  const std::string path = sgtest::data_dir() + "/models/unitree_g1/g1_mjx_mujoco222.xml";
   if (!sgtest::file_exists(path)) return nullptr;
   return load_mjcf(path);
 }

@@ -10,13 +10,13 @@
 //    step: the statistics of the simulator's last step before Rollout::begin, zero for a new
 //    simulator);
 //  - branches: B copies of the state x_t, branch b perturbed by Cartesian noise on the bodies
-//    that carry the contacts touching at x_t (kernels/bundle_perturbation.hpp: positions
+//    that carry the contacts touching at x_t (kernels/bundle/bundle_perturbation.hpp: positions
 //    N(0, σp²), velocities N(0, σv²) of the bodies' origins, mapped to generalized coordinates by
 //    Jᵀ(JJᵀ + λ I)⁻¹), drawn from Philox keyed by (seed, env, t, b): a replay draws them again;
 //  - for H control steps every branch gets the environment's control of that step (for a policy:
 //    computed from the averaged state, which is what the environment's state reads as);
 //  - after each of them the environment's state is the branches' average (quaternions
-//    sign-aligned to branch 0, averaged, normalized; kernels/bundle_mean.hpp), and the nominal
+//    sign-aligned to branch 0, averaged, normalized; kernels/bundle/bundle_mean.hpp), and the nominal
 //    rollout resumes from it after H steps (or at the Rollout's horizon);
 //  - the adjoint: the perturbations are constants, the average sends 1/B of its adjoint to
 //    every branch, and a bundled step's control adjoint is the sum over its branches.
@@ -25,7 +25,7 @@
 // environments trigger in one step than there are free bundles, the largest trigger values get
 // them and the rest step nominally (counted in Rollout::bundles_skipped()). The CUDA backend
 // keeps one slot per environment (a smaller pool is refused there) and compacts the bundled
-// environments' ids with CUB's DeviceSelect every step (cuda/rollout_cuda.cu).
+// environments' ids with CUB's DeviceSelect every step (backends/cuda/rollout_cuda.cu).
 //
 // Memory per environment (Real = the simulator's precision): the pool's branch states
 //   pool / nenv × (horizon + 1) × B × (nq + nv [+ nv with the soft model's warm start]) Reals,

@@ -4,7 +4,7 @@
 // std::vectors in double precision, indexed the way MuJoCo indexes mjModel, so that a
 // field here and the mjModel field of the same name hold the same numbers (parity tests
 // compare them directly). Backends convert the arrays once, at creation, into the
-// kernel-facing ModelView<Real> (kernels/model_view.hpp).
+// kernel-facing ModelView<Real> (kernels/base/model_view.hpp).
 #pragma once
 
 #include <string>
@@ -30,7 +30,7 @@ enum class BiasType : int { None = 0, Affine = 1 };
 //                      substep, joint damping explicit.
 //   Tsit5, Dopri5, Bosh3  embedded adaptive Runge–Kutta (DiffMJX): each environment takes its
 //                      own steps inside every substep, with AdaptiveTolerances
-//                      (kernels/integrator_rk.hpp).
+//                      (kernels/integrators/integrator_rk.hpp).
 enum class Integrator : int {
   SemiImplicitEuler = 0, ImplicitDampingEuler = 1, RK4 = 2, Tsit5 = 3, Dopri5 = 4, Bosh3 = 5
 };
@@ -59,7 +59,7 @@ struct AdaptiveTolerances {
   // contacts with constraint rows changed): f∓ the dynamics before and after the step, g the
   // switching contact's distance (∇g its normal Jacobian row; contacts switching together count
   // as one event on their mean distance). The gradient is then that of the simulated flow. The
-  // forward values do not change (kernels/integrator_rk_event.hpp). Joint and tendon limits
+  // forward values do not change (kernels/integrators/integrator_rk_event.hpp). Joint and tendon limits
   // switching are not corrected.
   bool event_gradients = false;
 };
@@ -70,7 +70,7 @@ const char* integrator_name(Integrator integrator);
 bool parse_integrator(const std::string& name, Integrator* integrator);
 
 // Contact models a user may request from the simulator (SimulatorOptions::contact_model).
-//   Soft     MuJoCo 2.2.2's soft constraints with the Newton solve (kernels/constraint.hpp).
+//   Soft     MuJoCo 2.2.2's soft constraints with the Newton solve (kernels/constraint/constraint.hpp).
 //   Impulse  Schwarke et al.'s velocity-level impulses with Moreau midpoint stepping, the
 //            contact model BCG trains with (stiffgrad/impulse_contact.hpp).
 enum class ContactModel : int { Soft = 0, Impulse = 1 };
@@ -93,7 +93,7 @@ struct Options {
   bool limit_enabled = true;               // option/flag limit
   bool frictionloss_enabled = true;        // option/flag frictionloss
   bool refsafe_enabled = true;             // option/flag refsafe
-  bool warmstart_enabled = true;           // option/flag warmstart: solve from the last qacc (kernels/solver.hpp)
+  bool warmstart_enabled = true;           // option/flag warmstart: solve from the last qacc (kernels/constraint/solver.hpp)
   bool filterparent_enabled = true;        // option/flag filterparent
   bool override_enabled = false;           // option/flag override (o_margin, o_solref, o_solimp)
   int iterations = 100;                    // option/iterations (Newton steps, upper bound)
@@ -210,7 +210,7 @@ struct Model {
   std::vector<double> pair_margin, pair_gap; // npair
   std::vector<int> exclude_body1, exclude_body2;  // nexclude
 
-  // ---- candidate geom pairs for collision, compiled once (host/collision_pairs.cpp) ----
+  // ---- candidate geom pairs for collision, compiled once (core/collision_pairs.cpp) ----
   // Every geom pair the narrow phase may test, in MuJoCo 2.2.2's contact order (body-pair
   // signature, then geom ids; <pair>s merged by signature), after MuJoCo's filters that do not
   // depend on the state (contype/conaffinity, weld, filterparent, exclude) and with geom1/geom2

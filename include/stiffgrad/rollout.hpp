@@ -12,7 +12,7 @@
 
 namespace stiffgrad {
 
-class RolloutImpl;  // host/backend.hpp
+class RolloutImpl;  // core/backend.hpp
 
 // A control that depends on the state it is applied in (a policy in the loop: ctrl_t =
 // π(obs(state_t))), seen by the backward pass: called once per control step t = T-1, ..., 0 with
@@ -44,7 +44,7 @@ using BackendControlVjp =
 // substeps from its checkpoint and runs the adjoint substeps in reverse, so memory per
 // environment is (horizon + 1)(nq + nv) + horizon nu reals for checkpoints, (horizon + 1) nv
 // more with constraints (the solver's warm start, part of the state a constrained step depends
-// on: kernels/solver.hpp), plus O(substeps (nq + 2 nv)) workspace.
+// on: kernels/constraint/solver.hpp), plus O(substeps (nq + 2 nv)) workspace.
 //
 // Arrays are environment-major doubles on the host, like Simulator's.
 class Rollout {

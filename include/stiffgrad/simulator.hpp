@@ -73,7 +73,7 @@ ConstraintCapacity constraint_capacity(const Model& model, const SimulatorOption
 bool cuda_available();
 std::string backend_name(Backend b);
 
-class BackendImpl;  // host/backend.hpp
+class BackendImpl;  // core/backend.hpp
 
 // Batched simulation. States are exchanged with the host in double, environment-major
 // (qpos[e * nq + i]); internally they live environment-minor in the backend's memory and
@@ -118,7 +118,7 @@ class Simulator {
   void set_state(const double* qpos, const double* qvel);
   void get_state(double* qpos, double* qvel) const;
   // With constraints and the model's warmstart flag on, each constraint solve starts at the
-  // previous one's qacc (MuJoCo's qacc_warmstart; kernels/solver.hpp): part of the state a step
+  // previous one's qacc (MuJoCo's qacc_warmstart; kernels/constraint/solver.hpp): part of the state a step
   // depends on besides qpos and qvel, nenv x nv, environment-major. Without constraints the
   // getter writes zeros and the setter does nothing. Set it after set_state to continue a
   // trajectory exactly (as Rollout's replay does from its checkpoints).

@@ -1,11 +1,11 @@
 // The hidden stage of stiffgrad's MLP (stiffgrad/learn/mlp.hpp) for one row (one sample):
 // ELU, then LayerNorm over the row's features with a learned gain and shift (population
-// variance, ε = 1e-5 as in PyTorch's nn.LayerNorm). One body for the CPU network (host/learn/
-// mlp.cpp) and the CUDA one (cuda/learn/mlp_device.cu). The callers compute exp(z) of the row
+// variance, ε = 1e-5 as in PyTorch's nn.LayerNorm). One body for the CPU network (learn/
+// mlp.cpp) and the CUDA one (learn/cuda/mlp_device.cu). The callers compute exp(z) of the row
 // beforehand (the CPU vectorizes it over a whole block), so these functions take it as input.
 #pragma once
 
-#include "kernels/config.hpp"
+#include "kernels/base/config.hpp"
 
 namespace stiffgrad::kern {
 

@@ -3,7 +3,7 @@
 // host normalizer and the policy loop's kernels (kernels/learn/policy_loop.hpp).
 #pragma once
 
-#include "kernels/config.hpp"
+#include "kernels/base/config.hpp"
 
 namespace stiffgrad::kern {
 

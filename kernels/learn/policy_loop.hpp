@@ -1,5 +1,5 @@
-// SHAC's policy in the loop, per environment, where the simulator runs (host/learn/policy_loop.hpp
-// launches these on the CPU backend, cuda/learn/policy_loop.cu on the device). Between the
+// SHAC's policy in the loop, per environment, where the simulator runs (learn/policy_loop.hpp
+// launches these on the CPU backend, learn/cuda/policy_loop.cu on the device). Between the
 // pieces below the actor network runs over the whole batch (Mlp / MlpDevice):
 //
 //   forward, step t:  policy_observe_env  state_t → obs_t (double) → x_t = normalize(obs_t) (float)
@@ -11,8 +11,8 @@
 //                     [actor backward]    dμ_t → dx_t (and the parameters' gradient)
 //                     policy_adj_observe_env  dx_t → adj_obs → adj_state_t
 //
-// The same arithmetic, in the same order, as the host trainer (host/learn/train_core.cpp,
-// host/learn/shac.cpp), so the CPU policy loop reproduces it bit for bit.
+// The same arithmetic, in the same order, as the host trainer (learn/train_core.cpp,
+// learn/shac.cpp), so the CPU policy loop reproduces it bit for bit.
 #pragma once
 
 #include "kernels/learn/normalize.hpp"

@@ -5,14 +5,14 @@
 
 #include <cmath>
 
-#include "kernels/config.hpp"
+#include "kernels/base/config.hpp"
 
 namespace stiffgrad::kern::tasks {
 
 constexpr int kCartpoleObs = 5;  // x, cos θ, sin θ, ẋ, θ̇
 
 // qpos, qvel, adj_qpos, adj_qvel: anything indexable (a pointer, or a kern::View of an
-// environment-minor batch, kernels/view.hpp).
+// environment-minor batch, kernels/base/view.hpp).
 template <class Real, class QP, class QV>
 SG_HD void cartpole_observe(const QP& qpos, const QV& qvel, Real* obs) {
   using std::cos; using std::sin;

@@ -4,7 +4,7 @@
 // The robot is a free root followed by `njoint` hinge joints: qpos = (root xyz, root quaternion
 // w x y z, joint angles), qvel = (root linear velocity in the world frame, root angular
 // velocity in the root frame — MuJoCo's free-joint convention, joint velocities). Key-body
-// positions are world positions (tree_origin + xpos, kernels/kinematics.hpp).
+// positions are world positions (tree_origin + xpos, kernels/dynamics/kinematics.hpp).
 //
 // The raw root quaternion is always divided by its norm here (not MuJoCo's normalize4, which
 // leaves a quaternion within 1e-15 of unit untouched), so the functions are smooth in the raw
@@ -29,8 +29,8 @@
 // the root orientations, sign-invariant).
 #pragma once
 
-#include "kernels/kinematics.hpp"
-#include "kernels/math3.hpp"
+#include "kernels/dynamics/kinematics.hpp"
+#include "kernels/base/math3.hpp"
 
 namespace stiffgrad::kern {
 

@@ -2,7 +2,7 @@
 // the BCG paper uses it for the G1): the discriminator sees the difference Δ = f(ref) − f(sim)
 // of the reference's and the simulated state's features, and is trained to tell Δ = 0 (real)
 // from the simulator's Δ (fake). This file computes f and Δ; the discriminator is the trainer's
-// (host/learn/add_reward.hpp). Adjoints: kernels/tasks/imitation_add_adjoint.hpp.
+// (learn/add_reward.hpp). Adjoints: kernels/tasks/imitation_add_adjoint.hpp.
 //
 // Features of a state (imitation_add_dim = 15 + 2·njoint + 3·nkey), in this order, after
 // MimicKit's ADD observation with hinge angles in place of per-joint 6D rotations (every G1 joint

@@ -2,8 +2,8 @@
 // recomputed from the same inputs; reference arrays are constants.
 #pragma once
 
-#include "kernels/kinematics_adjoint.hpp"
-#include "kernels/math3_adjoint.hpp"
+#include "kernels/dynamics/kinematics_adjoint.hpp"
+#include "kernels/base/math3_adjoint.hpp"
 #include "kernels/tasks/imitation.hpp"
 
 namespace stiffgrad::kern {

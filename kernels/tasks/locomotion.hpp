@@ -5,7 +5,7 @@
 // c Σ u². The root height's healthy range ends the episode (terminated).
 #pragma once
 
-#include "kernels/config.hpp"
+#include "kernels/base/config.hpp"
 
 namespace stiffgrad::kern::tasks {
 
@@ -16,7 +16,7 @@ struct LocomotionParams {
 };
 
 // qpos, qvel, adj_qpos, adj_qvel: anything indexable (a pointer, or a kern::View of an
-// environment-minor batch, kernels/view.hpp).
+// environment-minor batch, kernels/base/view.hpp).
 template <class Real, class QP, class QV>
 SG_HD void locomotion_observe(int nq, int nv, const QP& qpos, const QV& qvel, Real* obs) {
   for (int i = 2; i < nq; ++i) obs[i - 2] = qpos[i];

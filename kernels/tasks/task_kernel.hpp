@@ -1,15 +1,15 @@
 // What a learning task computes where the simulator runs (the policy loop of
-// host/learn/policy_loop.hpp): its observation and its action-to-control map, with adjoints, for
-// one environment. The host Task classes (host/learn/task_*.cpp) call these same functions, so a
+// learn/policy_loop.hpp): its observation and its action-to-control map, with adjoints, for
+// one environment. The host Task classes (learn/task_*.cpp) call these same functions, so a
 // policy loop on the backend and one on the host compute the same numbers.
 //
 // A TaskKernel is plain data: sizes, the task's kind and the pointers its functions read
 // (backend memory: device memory on a GPU). State arguments are anything indexable: raw pointers
 // on the host, kern::View<double, Strided> into the simulator's environment-minor batch on the
-// backend (kernels/view.hpp).
+// backend (kernels/base/view.hpp).
 #pragma once
 
-#include "kernels/config.hpp"
+#include "kernels/base/config.hpp"
 #include "kernels/tasks/cartpole.hpp"
 #include "kernels/tasks/imitation.hpp"
 #include "kernels/tasks/imitation_adjoint.hpp"

@@ -151,7 +151,7 @@ constexpr auto kExplicit = stiffgrad::Integrator::SemiImplicitEuler;
 constexpr auto kImplicit = stiffgrad::Integrator::ImplicitDampingEuler;
 
 std::vector<ModelCase> model_cases() {
-  const std::string g1 = sgtest::shared_data() + "/models/unitree_g1/";
+  const std::string g1 = sgtest::data_dir() + "/models/unitree_g1/";
   return {
       {"humanoid", sgtest::humanoid_xml(), kHumanoidDouble, kHumanoidFloat, kExplicit},
       {"g1_mujoco222", g1 + "g1_mjx_mujoco222.xml", kG1Double, kG1Float, kImplicit},

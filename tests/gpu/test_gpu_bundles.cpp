@@ -1,5 +1,5 @@
 // The Impulse contact model and Bundled Contact Gradients on the CUDA backend (label `gpu`;
-// cuda/rollout_cuda.cu) against the CPU backend. The Impulse model: humanoid.xml lying on its
+// backends/cuda/rollout_cuda.cu) against the CPU backend. The Impulse model: humanoid.xml lying on its
 // floor, gradients of a T = 10 rollout agree and replay bit for bit. Bundles: the same per-environment kernels (kern::bundle_start_env, bundle_step_env,
 // adj_bundle_step_env), the same Philox draws, so the trigger pattern must be identical and the
 // states and gradients agree to rounding amplified along the rollout; every branch replays bit

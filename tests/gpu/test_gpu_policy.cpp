@@ -22,7 +22,7 @@ using sgtest::ClosedLoop;
 
 ClosedLoop cartpole() {
   ClosedLoop c;
-  c.model = load_mjcf(sgtest::shared_data() + "/models/dm_control/cartpole.xml");
+  c.model = load_mjcf(sgtest::data_dir() + "/models/dm_control/cartpole.xml");
   c.opt.nenv = 64;
   c.opt.substeps = 2;
   c.T = 20;
@@ -37,7 +37,7 @@ ClosedLoop cartpole() {
 
 ClosedLoop ant() {
   ClosedLoop c;
-  auto m = std::make_shared<Model>(*load_mjcf(sgtest::shared_data() + "/models/gymnasium/ant.xml"));
+  auto m = std::make_shared<Model>(*load_mjcf(sgtest::data_dir() + "/models/gymnasium/ant.xml"));
   m->opt.timestep = 0.005;
   c.model = m;
   c.opt.nenv = 32;

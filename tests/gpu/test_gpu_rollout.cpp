@@ -202,7 +202,7 @@ TEST(GpuRolloutCalibration, BoundsCoverTenTimesCpuMeasurement) {
 TEST(GpuRollout, ReplayIsBitwise) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the CUDA Rollout runs on a device machine (scripts/device_check.sh)";
   std::vector<std::string> paths = {sgtest::humanoid_xml()};
-  const std::string g1 = sgtest::shared_data() + "/models/unitree_g1/g1_mjx_mujoco222.xml";
+  const std::string g1 = sgtest::data_dir() + "/models/unitree_g1/g1_mjx_mujoco222.xml";
   if (sgtest::file_exists(g1)) paths.push_back(g1);
   for (const std::string& path : paths) {
     const auto model = load_mjcf(path);

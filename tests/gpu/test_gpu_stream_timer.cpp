@@ -1,4 +1,4 @@
-// The training's step timer on the CUDA backend (host/learn/stream_timer.hpp): event pairs on
+// The training's step timer on the CUDA backend (learn/stream_timer.hpp): event pairs on
 // the stream measure the enqueued work's own time, which a host clock around the asynchronous
 // enqueue does not. The work is a 200 ms host-side stall enqueued on the stream
 // (cudaLaunchHostFunc): enqueuing returns at once, the events see the 200 ms.
@@ -10,7 +10,7 @@
 #include <chrono>
 #include <thread>
 
-#include "host/learn/stream_timer.hpp"
+#include "learn/stream_timer.hpp"
 #include "stiffgrad/simulator.hpp"
 
 namespace {

@@ -1,7 +1,7 @@
 // Training on the CUDA backend: SHAC's actor loss and gradient agree with the CPU backend's from
 // the same start, for cartpole, the ant on the Impulse floor and the G1, with both policy loops
 // on CUDA: the host loop (the CUDA Rollout's backward_policy with the trainer's host networks)
-// and the device loop (host/learn/policy_loop.hpp: observation, MlpDevice actor and VJPs on the
+// and the device loop (learn/policy_loop.hpp: observation, MlpDevice actor and VJPs on the
 // device, backward_policy_backend). A few SHAC+BCG (the device loop, bundles stepped by
 // Rollout::step_backend_ctrl) and PPO iterations run on CUDA and stay finite.
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "host/learn/shac.hpp"
+#include "learn/shac.hpp"
 #include "stiffgrad/learn/train.hpp"
 #include "learn_support.hpp"
 

@@ -100,7 +100,7 @@ class Task {
                              double* adj_qpos, double* adj_qvel) const;
 
   // The task's observation and action map as backend kernels (kernels/tasks/task_kernel.hpp),
-  // for a policy loop that runs where the simulator does (host/learn/policy_loop.hpp): kind 0
+  // for a policy loop that runs where the simulator does (learn/policy_loop.hpp): kind 0
   // (the default) when the task has none. The pointers in it are host memory owned by the task;
   // a loop copies what they address.
   virtual TaskKernelDesc kernel_desc() const { return {}; }
@@ -122,7 +122,7 @@ class Task {
 };
 
 struct TaskOptions {
-  std::string data_dir;        // ../shared/data (models, motions)
+  std::string data_dir;        // the repository's data/ (models, motions; docs/building.md)
   ContactModel contact = ContactModel::Impulse;  // locomotion and imitation tasks
   double kappa = 300.0;        // Impulse model stiffness (1/m)
   int episode_steps = 0;       // > 0: episodes end after this many control steps instead of the task's own

@@ -63,7 +63,7 @@ struct TrainOptions {
   int critic_ensemble = 1;         // SHAC: critics (each with its target) whose mean is the value
   // SHAC: where the policy in the loop runs. Host: observations, actor and controls on the host,
   // the state crossing every step (on CUDA a host round trip per step, forward and backward).
-  // Backend: where the simulator runs (host/learn/policy_loop.hpp), nothing crossing per step
+  // Backend: where the simulator runs (learn/policy_loop.hpp), nothing crossing per step
   // (bundles included); needs a task with backend kernels. Auto: Backend on CUDA when it can,
   // else Host.
   PolicyLoopKind policy_loop = PolicyLoopKind::Auto;
@@ -85,7 +85,7 @@ struct TrainOptions {
   std::string init_policy;
   // Checkpoints (every algorithm and reward): after every checkpoint_every-th
   // iteration and after the last, the run's whole state goes to checkpoint_path (written beside
-  // it and renamed over it; host/learn/train_checkpoint.hpp): networks and target critics,
+  // it and renamed over it; learn/train_checkpoint.hpp): networks and target critics,
   // Adam's moments, both normalizers, the random generator, every environment's state, solver
   // warm start, last step's contact statistics (the bundle trigger) and episode bookkeeping, the
   // task's episode data, with RewardKind::Add the discriminator (AddDiscriminator::state), the

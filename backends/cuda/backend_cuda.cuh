@@ -1,0 +1,566 @@
+// CUDA backend (class declaration; the launches live in backend_cuda.cu and rollout_cuda.cu): the same per-environment kernel as the CPU backend (kern::control_step_env),
+// launched with one thread per environment. No physics lives here; this file only owns device
+// memory, the stream, the launch and the host<->device transfers.
+//
+// Memory layout (all device arrays environment-minor: element i of environment e sits at
+// i * nenv + e, so that the 32 threads of a warp, which handle 32 consecutive environments,
+// touch 32 consecutive addresses on every access and each load is one coalesced transaction):
+//
+//   model_reals_   ModelArrays<Real>::reals()   shared, read-only (copied once at creation)
+//   model_ints_    ModelArrays<Real>::ints()    shared, read-only
+//   qpos_          nq x nenv                    batched state
+//   qvel_          nv x nenv
+//   warm_          nv x nenv                    the constraint solve's warm start (kernels/step/batch.hpp)
+//   ctrl_          nu x nenv                    held over the substeps of a control step
+//   status_        nenv                         kEnvOk / kEnvNonFinite per environment
+//   workspace_     DataLayout::size x nenv      one kern::Data per environment, interleaved:
+//                                               environment e's Data is bound at
+//                                               workspace_ + e with kern::Strided{nenv}, so
+//                                               field offset o, element i is at
+//                                               (o + i) * nenv + e.
+//
+// The CPU backend gives each OpenMP thread one contiguous Data (kern::Contiguous); the device
+// gives each environment its own interleaved Data. Both call the same templated kernel body,
+// which never sees the difference (kernels/base/view.hpp).
+//
+// Host transfers go through pinned staging buffers allocated once at creation: the host API is
+// double, environment-major (nenv x n); the device is Real, environment-minor. The
+// transposition and the precision conversion happen on the host (to_env_minor/to_env_major),
+// followed by one cudaMemcpyAsync per array on the backend's stream.
+//
+// step() enqueues exactly one kernel on the backend's stream: it allocates nothing, copies
+// nothing to or from the host and never synchronizes. Errors of an enqueued kernel surface at
+// the next synchronizing call (synchronize(), get_*). The stream is the user's (options) or a
+// blocking one created here; its ordering contract is stated in stiffgrad/simulator.hpp.
+//
+// Bitwise replay: this file's forward step and rollout_cuda.cu's replay inline the same
+// kernels/ code into different __global__ functions (and translation units). They reproduce
+// each other bit for bit because every .cu file is compiled with -fmad=false (CMakeLists.txt
+// says why): no a*b+c is fused into an FMA, so rounding depends on the source alone, not on
+// what nvcc inlined where. The check below refuses a build that lost those flags.
+#pragma once
+
+#if !defined(STIFFGRAD_CUDA_NO_FMAD) || defined(__USE_FAST_MATH__)
+#error "cuda/ must be compiled with -fmad=false and without --use_fast_math (see CMakeLists.txt): forward and replay would otherwise not agree bit for bit"
+#endif
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstddef>
+#include <cstdio>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#if defined(STIFFGRAD_WITH_NVTX)
+#include <nvtx3/nvToolsExt.h>
+#endif
+
+#include "core/backend.hpp"
+#include "core/model_arrays.hpp"
+#include "kernels/step/batch.hpp"
+
+// Throws std::runtime_error naming the failed call, CUDA's message and the source line.
+#define SG_CUDA_CHECK(expr) ::stiffgrad::cuda_detail::check((expr), #expr, __FILE__, __LINE__)
+
+namespace stiffgrad {
+
+namespace cuda_detail {
+
+inline void check(cudaError_t err, const char* what, const char* file, int line) {
+  if (err == cudaSuccess) return;
+  throw std::runtime_error(std::string("CUDA error: ") + cudaGetErrorString(err) + " (" +
+                           cudaGetErrorName(err) + ") in " + what + " at " + file + ":" +
+                           std::to_string(line));
+}
+
+}  // namespace cuda_detail
+
+namespace cuda_detail {
+
+// Threads per block. Each thread runs a whole control step of one environment with a large
+// per-thread register footprint (3x3 matrices, spatial vectors, quaternions held in
+// registers), so small blocks are preferable: 128 threads = 4 warps keeps the register
+// demand of one block modest (several blocks fit per SM for occupancy), still gives the
+// scheduler 4 warps per block to hide global-memory latency, and for small batches
+// (a few hundred environments) spreads the work over more SMs than 256 or 512 would.
+// SG_CUDA_BLOCK_SIZE overrides it at build time (-DSG_CUDA_BLOCK_SIZE=32 in CMAKE_CUDA_FLAGS), to
+// measure small batches: with 128, 64 environments run as one block on one of the H200's 132 SMs.
+#ifdef SG_CUDA_BLOCK_SIZE
+constexpr int kBlockSize = SG_CUDA_BLOCK_SIZE;
+#else
+constexpr int kBlockSize = 128;
+#endif
+static_assert(kBlockSize % 32 == 0, "whole warps only");
+
+// RAII owner of a device allocation (freed without throwing).
+template <class T>
+class DeviceArray {
+ public:
+  DeviceArray() = default;
+  explicit DeviceArray(std::size_t n, const char* name) : n_(std::max<std::size_t>(n, 1)) {
+    const cudaError_t err = cudaMalloc(reinterpret_cast<void**>(&p_), n_ * sizeof(T));
+    if (err != cudaSuccess) {
+      cudaGetLastError();  // clear the (non-sticky) allocation error
+      p_ = nullptr;
+      throw std::runtime_error(std::string("CUDA backend: cannot allocate ") +
+                               std::to_string(n_ * sizeof(T)) + " bytes of device memory for " +
+                               name + ": " + cudaGetErrorString(err));
+    }
+  }
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+  DeviceArray(DeviceArray&& o) noexcept : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)) {}
+  DeviceArray& operator=(DeviceArray&& o) noexcept {
+    if (this != &o) {
+      reset();
+      p_ = std::exchange(o.p_, nullptr);
+      n_ = std::exchange(o.n_, 0);
+    }
+    return *this;
+  }
+  ~DeviceArray() { reset(); }
+
+  T* get() const { return p_; }
+  std::size_t size() const { return n_; }
+  std::size_t bytes() const { return n_ * sizeof(T); }
+
+ private:
+  void reset() noexcept {
+    if (p_) cudaFree(p_);
+    p_ = nullptr;
+    n_ = 0;
+  }
+  T* p_ = nullptr;
+  std::size_t n_ = 0;
+};
+
+// RAII owner of page-locked host memory (staging for asynchronous copies).
+template <class T>
+class PinnedArray {
+ public:
+  PinnedArray() = default;
+  explicit PinnedArray(std::size_t n, const char* name) : n_(std::max<std::size_t>(n, 1)) {
+    const cudaError_t err = cudaMallocHost(reinterpret_cast<void**>(&p_), n_ * sizeof(T));
+    if (err != cudaSuccess) {
+      cudaGetLastError();
+      p_ = nullptr;
+      throw std::runtime_error(std::string("CUDA backend: cannot allocate ") +
+                               std::to_string(n_ * sizeof(T)) + " bytes of pinned host memory for " +
+                               name + ": " + cudaGetErrorString(err));
+    }
+  }
+  PinnedArray(const PinnedArray&) = delete;
+  PinnedArray& operator=(const PinnedArray&) = delete;
+  PinnedArray(PinnedArray&& o) noexcept : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)) {}
+  PinnedArray& operator=(PinnedArray&& o) noexcept {
+    if (this != &o) {
+      reset();
+      p_ = std::exchange(o.p_, nullptr);
+      n_ = std::exchange(o.n_, 0);
+    }
+    return *this;
+  }
+  ~PinnedArray() { reset(); }
+  T* get() const { return p_; }
+
+ private:
+  void reset() noexcept {
+    if (p_) cudaFreeHost(p_);
+    p_ = nullptr;
+    n_ = 0;
+  }
+  T* p_ = nullptr;
+  std::size_t n_ = 0;
+};
+
+// Makes the backend's device current for the lifetime of the guard (a host-side call only:
+// it neither synchronizes nor allocates).
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device) {
+    SG_CUDA_CHECK(cudaGetDevice(&previous_));
+    if (previous_ != device) SG_CUDA_CHECK(cudaSetDevice(device));
+    else previous_ = -1;
+  }
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+  ~DeviceGuard() {
+    if (previous_ >= 0) cudaSetDevice(previous_);
+  }
+
+ private:
+  int previous_ = -1;
+};
+
+// NVTX range for profilers (Nsight Systems); compiled out without NVTX.
+class NvtxRange {
+ public:
+  explicit NvtxRange(const char* name) {
+#if defined(STIFFGRAD_WITH_NVTX)
+    nvtxRangePushA(name);
+#else
+    (void)name;
+#endif
+  }
+  NvtxRange(const NvtxRange&) = delete;
+  NvtxRange& operator=(const NvtxRange&) = delete;
+  ~NvtxRange() {
+#if defined(STIFFGRAD_WITH_NVTX)
+    nvtxRangePop();
+#endif
+  }
+};
+
+// One control step of every environment: thread e advances environment e. The ModelView is a
+// __grid_constant__ parameter so that the kernel body can take it by reference without a
+// per-thread copy to local memory.
+template <class Real>
+__global__ void __launch_bounds__(kBlockSize)
+control_step_kernel(const __grid_constant__ kern::ModelView<Real> m, Real* qpos, Real* qvel,
+                    Real* ctrl, Real* warm, Real* workspace, const __grid_constant__ kern::DataLayout layout,
+                    int nenv, int substeps, int* status, Real* contact_stats, const int* skip) {
+  const int e = static_cast<int>(blockIdx.x) * kBlockSize + static_cast<int>(threadIdx.x);
+  if (e >= nenv) return;
+  if (skip && skip[e]) return;  // stepped elsewhere (a bundle: backends/cuda/rollout_cuda.cu)
+  using LS = kern::Strided;  // batched arrays: environment-minor
+  using LW = kern::Strided;  // workspace: environment-minor as well
+  using VS = kern::View<Real, LS>;
+  const LS env_minor{nenv};
+  const auto d = kern::Data<Real, LW>::bind(kern::View<Real, LW>{workspace + e, LW{nenv}}, layout);
+  kern::control_step_env(m, VS{qpos + e, env_minor}, VS{qvel + e, env_minor},
+                         VS{ctrl + e, env_minor}, VS{warm + e, env_minor}, d, substeps, status + e,
+                         VS{contact_stats + e, env_minor});
+}
+
+template <class Real>
+class CudaBackend final : public BackendImpl {
+ public:
+  CudaBackend(const Model& model, const SimulatorOptions& opt)
+      : nenv_(opt.nenv), nq_(model.nq), nv_(model.nv), nu_(std::max(model.nu, 0)) {
+    if (nenv_ < 1) throw std::invalid_argument("CUDA backend: nenv must be >= 1");
+    SG_CUDA_CHECK(cudaGetDevice(&device_));
+
+    // the Impulse contact model steps a copy with widened margins (lives while `arrays` does)
+    const std::unique_ptr<Model> impulse_model = impulse_model_for(model, opt.contact_model, opt.impulse);
+    const ModelArrays<Real> arrays(impulse_model ? *impulse_model : model, constraint_capacity(model, opt));
+    // contacts from distance: the second contact model the adjoint differentiates (same sizes)
+    const std::unique_ptr<Model> cfd_model =
+        opt.cfd.enabled ? std::make_unique<Model>(contacts_from_distance_model(model, opt.cfd)) : nullptr;
+    const std::unique_ptr<ModelArrays<Real>> cfd_arrays =
+        cfd_model ? std::make_unique<ModelArrays<Real>>(*cfd_model, constraint_capacity(model, opt)) : nullptr;
+    const kern::ModelView<Real> host_view = simulation_view(arrays.host_view(), opt);
+    layout_ = kern::DataLayout::make(host_view);
+
+    // kern::Strided indexes with int (i * nenv): every batched index must fit in an int.
+    const std::size_t n = static_cast<std::size_t>(nenv_);
+    const std::size_t rows = std::max<std::size_t>(
+        {static_cast<std::size_t>(layout_.size), static_cast<std::size_t>(nq_),
+         static_cast<std::size_t>(nv_), static_cast<std::size_t>(nu_)});
+    if (rows * n > static_cast<std::size_t>(INT_MAX))
+      throw std::runtime_error(
+          "CUDA backend: nenv = " + std::to_string(nenv_) + " is too large for this model: the " +
+          "environment-minor workspace (" + std::to_string(layout_.size) + " x nenv elements) " +
+          "exceeds the 32-bit index range of the kernels; use at most " +
+          std::to_string(static_cast<std::size_t>(INT_MAX) / rows) + " environments");
+
+    // Refuse clearly, before allocating anything, when the device lacks the memory.
+    const std::size_t need =
+        sizeof(Real) * (arrays.reals().size() + n * (static_cast<std::size_t>(nq_) + nv_ + nu_) +
+                        n * static_cast<std::size_t>(layout_.size)) +
+        sizeof(int) * (arrays.ints().size() + n);
+    std::size_t free_bytes = 0, total_bytes = 0;
+    SG_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    if (need > free_bytes) {
+      cudaDeviceProp prop{};
+      cudaGetDeviceProperties(&prop, device_);
+      throw std::runtime_error(
+          "CUDA backend: not enough device memory on device " + std::to_string(device_) + " (" +
+          prop.name + "): nenv = " + std::to_string(nenv_) + " in " +
+          (sizeof(Real) == 4 ? "float" : "double") + " needs " + mib(need) + " but only " +
+          mib(free_bytes) + " of " + mib(total_bytes) + " are free; reduce nenv");
+    }
+
+    try {
+      // A blocking stream (not cudaStreamNonBlocking): the legacy default stream synchronizes
+      // with it both ways, so a user's plain <<<>>> launch that writes controls is ordered
+      // before the step_backend_ctrl that reads them with no event to remember (the contract
+      // in stiffgrad/simulator.hpp). The price, serializing with other libraries' legacy
+      // default-stream work, is the safe one; a user who wants concurrency passes a stream.
+      if (opt.cuda_stream) {
+        stream_ = static_cast<cudaStream_t>(opt.cuda_stream);
+        owns_stream_ = false;
+      } else {
+        SG_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamDefault));
+        owns_stream_ = true;
+      }
+      SG_CUDA_CHECK(cudaEventCreateWithFlags(&upload_done_, cudaEventDisableTiming));
+      SG_CUDA_CHECK(cudaEventCreateWithFlags(&order_, cudaEventDisableTiming));
+      model_reals_ = DeviceArray<Real>(arrays.reals().size(), "the model (reals)");
+      model_ints_ = DeviceArray<int>(arrays.ints().size(), "the model (ints)");
+      qpos_ = DeviceArray<Real>(n * nq_, "qpos");
+      qvel_ = DeviceArray<Real>(n * nv_, "qvel");
+      warm_ = DeviceArray<Real>(n * nv_, "the solver's warm start");
+      ctrl_ = DeviceArray<Real>(n * nu_, "ctrl");
+      status_ = DeviceArray<int>(n, "status");
+      contact_stats_ = DeviceArray<Real>(n * kern::kContactStats, "contact statistics");
+      workspace_ = DeviceArray<Real>(n * layout_.size, "the workspace");
+      const std::size_t staging =
+          n * std::max<std::size_t>({static_cast<std::size_t>(nq_) + nv_, static_cast<std::size_t>(nu_),
+                                     static_cast<std::size_t>(kern::kContactStats)});
+      upload_ = PinnedArray<Real>(staging, "upload staging");
+      download_ = PinnedArray<Real>(staging, "download staging");
+      status_host_ = PinnedArray<int>(n, "status staging");
+
+      // The model goes to the device once; the host copies die with `arrays`, hence the sync.
+      SG_CUDA_CHECK(cudaMemcpyAsync(model_reals_.get(), arrays.reals().data(),
+                                    sizeof(Real) * arrays.reals().size(), cudaMemcpyHostToDevice,
+                                    stream_));
+      SG_CUDA_CHECK(cudaMemcpyAsync(model_ints_.get(), arrays.ints().data(),
+                                    sizeof(int) * arrays.ints().size(), cudaMemcpyHostToDevice,
+                                    stream_));
+      // Defined contents until the Simulator sets them (it does, in reset()).
+      SG_CUDA_CHECK(cudaMemsetAsync(qpos_.get(), 0, qpos_.bytes(), stream_));
+      SG_CUDA_CHECK(cudaMemsetAsync(qvel_.get(), 0, qvel_.bytes(), stream_));
+      SG_CUDA_CHECK(cudaMemsetAsync(warm_.get(), 0, warm_.bytes(), stream_));
+      SG_CUDA_CHECK(cudaMemsetAsync(ctrl_.get(), 0, ctrl_.bytes(), stream_));
+      SG_CUDA_CHECK(cudaMemsetAsync(status_.get(), 0, status_.bytes(), stream_));
+      SG_CUDA_CHECK(cudaMemsetAsync(contact_stats_.get(), 0, contact_stats_.bytes(), stream_));
+      SG_CUDA_CHECK(cudaMemsetAsync(workspace_.get(), 0, workspace_.bytes(), stream_));
+      SG_CUDA_CHECK(cudaEventRecord(upload_done_, stream_));
+      SG_CUDA_CHECK(cudaStreamSynchronize(stream_));
+      view_ = simulation_view(arrays.bind(model_reals_.get(), model_ints_.get()), opt);
+      has_constraints_ = kern::has_warmstart(view_);
+      grad_view_ = view_;
+      if (cfd_arrays) {
+        cfd_reals_ = DeviceArray<Real>(cfd_arrays->reals().size(), "the contacts-from-distance model (reals)");
+        cfd_ints_ = DeviceArray<int>(cfd_arrays->ints().size(), "the contacts-from-distance model (ints)");
+        SG_CUDA_CHECK(cudaMemcpyAsync(cfd_reals_.get(), cfd_arrays->reals().data(),
+                                      sizeof(Real) * cfd_arrays->reals().size(), cudaMemcpyHostToDevice, stream_));
+        SG_CUDA_CHECK(cudaMemcpyAsync(cfd_ints_.get(), cfd_arrays->ints().data(),
+                                      sizeof(int) * cfd_arrays->ints().size(), cudaMemcpyHostToDevice, stream_));
+        SG_CUDA_CHECK(cudaStreamSynchronize(stream_));
+        grad_view_ = gradient_view(cfd_arrays->bind(cfd_reals_.get(), cfd_ints_.get()), opt);
+      }
+    } catch (...) {
+      release_stream();
+      throw;
+    }
+  }
+
+  ~CudaBackend() override {
+    // Wait for queued work before the buffers it uses are freed; never throw from here.
+    if (stream_) cudaStreamSynchronize(stream_);
+    release_stream();
+  }
+
+  CudaBackend(const CudaBackend&) = delete;
+  CudaBackend& operator=(const CudaBackend&) = delete;
+
+  void set_state(const double* qpos, const double* qvel) override {
+    DeviceGuard guard(device_);
+    Real* staging = acquire_upload();
+    Real* s_qpos = staging;
+    Real* s_qvel = staging + static_cast<std::size_t>(nq_) * nenv_;
+    to_env_minor(s_qpos, qpos, nenv_, nq_);
+    to_env_minor(s_qvel, qvel, nenv_, nv_);
+    SG_CUDA_CHECK(cudaMemcpyAsync(qpos_.get(), s_qpos, sizeof(Real) * nq_ * nenv_,
+                                  cudaMemcpyHostToDevice, stream_));
+    SG_CUDA_CHECK(cudaMemcpyAsync(qvel_.get(), s_qvel, sizeof(Real) * nv_ * nenv_,
+                                  cudaMemcpyHostToDevice, stream_));
+    // a new state starts the solve afresh: zero warm start, as after MuJoCo's mj_resetData
+    SG_CUDA_CHECK(cudaMemsetAsync(warm_.get(), 0, warm_.bytes(), stream_));
+    release_upload();
+  }
+
+  void get_state(double* qpos, double* qvel) const override {
+    DeviceGuard guard(device_);
+    Real* s_qpos = download_.get();
+    Real* s_qvel = download_.get() + static_cast<std::size_t>(nq_) * nenv_;
+    SG_CUDA_CHECK(cudaMemcpyAsync(s_qpos, qpos_.get(), sizeof(Real) * nq_ * nenv_,
+                                  cudaMemcpyDeviceToHost, stream_));
+    SG_CUDA_CHECK(cudaMemcpyAsync(s_qvel, qvel_.get(), sizeof(Real) * nv_ * nenv_,
+                                  cudaMemcpyDeviceToHost, stream_));
+    SG_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    to_env_major(qpos, s_qpos, nenv_, nq_);
+    to_env_major(qvel, s_qvel, nenv_, nv_);
+  }
+
+  // The kernel reads and writes warm_ only with constraints (kern::has_warmstart); without,
+  // it stays zero and the setter leaves it so.
+  void set_warmstart(const double* warm) override {
+    if (!has_constraints_) return;
+    DeviceGuard guard(device_);
+    Real* staging = acquire_upload();
+    to_env_minor(staging, warm, nenv_, nv_);
+    SG_CUDA_CHECK(cudaMemcpyAsync(warm_.get(), staging, sizeof(Real) * nv_ * nenv_, cudaMemcpyHostToDevice, stream_));
+    release_upload();
+  }
+  void get_warmstart(double* warm) const override {
+    DeviceGuard guard(device_);
+    SG_CUDA_CHECK(cudaMemcpyAsync(download_.get(), warm_.get(), sizeof(Real) * nv_ * nenv_, cudaMemcpyDeviceToHost,
+                                  stream_));
+    SG_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    to_env_major(warm, download_.get(), nenv_, nv_);
+  }
+
+  void set_ctrl(const double* ctrl) override {
+    if (nu_ == 0) return;
+    DeviceGuard guard(device_);
+    Real* staging = acquire_upload();
+    to_env_minor(staging, ctrl, nenv_, nu_);
+    SG_CUDA_CHECK(cudaMemcpyAsync(ctrl_.get(), staging, sizeof(Real) * nu_ * nenv_,
+                                  cudaMemcpyHostToDevice, stream_));
+    release_upload();
+  }
+
+  void get_ctrl(double* ctrl) const override {
+    if (nu_ == 0) return;
+    DeviceGuard guard(device_);
+    SG_CUDA_CHECK(cudaMemcpyAsync(download_.get(), ctrl_.get(), sizeof(Real) * nu_ * nenv_,
+                                  cudaMemcpyDeviceToHost, stream_));
+    SG_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    to_env_major(ctrl, download_.get(), nenv_, nu_);
+  }
+
+  // Device-to-device on the stream: no host involvement.
+  void set_ctrl_backend(const void* ctrl) override {
+    if (nu_ == 0) return;
+    DeviceGuard guard(device_);
+    SG_CUDA_CHECK(cudaMemcpyAsync(ctrl_.get(), ctrl, sizeof(Real) * nu_ * nenv_,
+                                  cudaMemcpyDeviceToDevice, stream_));
+  }
+
+  void clear_status() override {
+    DeviceGuard guard(device_);
+    SG_CUDA_CHECK(cudaMemsetAsync(status_.get(), 0, sizeof(int) * nenv_, stream_));
+  }
+
+  void get_status(int* status) const override {
+    DeviceGuard guard(device_);
+    SG_CUDA_CHECK(cudaMemcpyAsync(status_host_.get(), status_.get(), sizeof(int) * nenv_,
+                                  cudaMemcpyDeviceToHost, stream_));
+    SG_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    std::copy(status_host_.get(), status_host_.get() + nenv_, status);
+  }
+
+  // One launch, one thread per environment; asynchronous with respect to the host.
+  std::unique_ptr<RolloutImpl> make_rollout(int horizon, int substeps) override;
+
+  void step(int substeps) override {
+    NvtxRange range("stiffgrad::cuda::step");
+    DeviceGuard guard(device_);
+    const unsigned blocks = static_cast<unsigned>((nenv_ + kBlockSize - 1) / kBlockSize);
+    control_step_kernel<Real><<<blocks, kBlockSize, 0, stream_>>>(
+        view_, qpos_.get(), qvel_.get(), ctrl_.get(), warm_.get(), workspace_.get(), layout_, nenv_, substeps,
+        status_.get(), contact_stats_.get(), nullptr);
+    SG_CUDA_CHECK(cudaGetLastError());  // launch-configuration errors only; does not sync
+  }
+
+  void synchronize() override {
+    DeviceGuard guard(device_);
+    SG_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  void get_contact_stats(double* stats) const override {
+    DeviceGuard guard(device_);
+    const std::size_t n = static_cast<std::size_t>(nenv_) * kern::kContactStats;
+    SG_CUDA_CHECK(cudaMemcpyAsync(download_.get(), contact_stats_.get(), sizeof(Real) * n,
+                                  cudaMemcpyDeviceToHost, stream_));
+    SG_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    to_env_major(stats, download_.get(), nenv_, kern::kContactStats);
+  }
+  void set_contact_stats(const double* stats) override {
+    DeviceGuard guard(device_);
+    Real* staging = acquire_upload();
+    to_env_minor(staging, stats, nenv_, kern::kContactStats);
+    SG_CUDA_CHECK(cudaMemcpyAsync(contact_stats_.get(), staging, sizeof(Real) * kern::kContactStats * nenv_,
+                                  cudaMemcpyHostToDevice, stream_));
+    release_upload();
+  }
+  const void* contact_stats_backend() const override { return contact_stats_.get(); }
+  const void* qpos_backend() const override { return qpos_.get(); }
+  const int* status_backend() const override { return status_.get(); }
+  const void* qvel_backend() const override { return qvel_.get(); }
+
+  void* stream() const override { return static_cast<void*>(stream_); }
+
+  // Cross-stream ordering with one event created at construction: cudaStreamWaitEvent binds
+  // to the record made just before it, so re-recording the same event later is safe and the
+  // step loop allocates nothing and never waits on the host.
+  void wait_for_stream(void* stream) override {
+    DeviceGuard guard(device_);
+    SG_CUDA_CHECK(cudaEventRecord(order_, static_cast<cudaStream_t>(stream)));
+    SG_CUDA_CHECK(cudaStreamWaitEvent(stream_, order_, 0));
+  }
+  void make_stream_wait(void* stream) override {
+    DeviceGuard guard(device_);
+    SG_CUDA_CHECK(cudaEventRecord(order_, stream_));
+    SG_CUDA_CHECK(cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), order_, 0));
+  }
+
+  std::size_t bytes() const override {
+    return model_reals_.bytes() + model_ints_.bytes() + qpos_.bytes() + qvel_.bytes() + warm_.bytes() +
+           ctrl_.bytes() + status_.bytes() + contact_stats_.bytes() + workspace_.bytes();
+  }
+
+ private:
+  template <class R> friend class CudaRollout;
+  static std::string mib(std::size_t b) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(b) / (1024.0 * 1024.0));
+    return buf;
+  }
+
+  // The upload staging buffer may still be read by the previous asynchronous upload: wait for
+  // that copy only (not for the kernels queued after it), then hand the buffer out.
+  Real* acquire_upload() {
+    SG_CUDA_CHECK(cudaEventSynchronize(upload_done_));
+    return upload_.get();
+  }
+  void release_upload() { SG_CUDA_CHECK(cudaEventRecord(upload_done_, stream_)); }
+
+  void release_stream() noexcept {
+    if (order_) cudaEventDestroy(order_);
+    if (upload_done_) cudaEventDestroy(upload_done_);
+    if (stream_ && owns_stream_) cudaStreamDestroy(stream_);
+    order_ = nullptr;
+    upload_done_ = nullptr;
+    stream_ = nullptr;
+  }
+
+  int nenv_, nq_, nv_, nu_;
+  int device_ = 0;
+  bool has_constraints_ = false;  // contacts or rows: the kernels keep a warm start in warm_
+  kern::DataLayout layout_{};
+  kern::ModelView<Real> view_{};  // pointers into model_reals_ / model_ints_ (device)
+  kern::ModelView<Real> grad_view_{};  // the model the adjoint differentiates: view_, or the
+                                       // contacts-from-distance model in cfd_reals_ / cfd_ints_
+  cudaStream_t stream_ = nullptr;      // all work of this backend and its rollouts
+  bool owns_stream_ = false;           // created here (else SimulatorOptions::cuda_stream)
+  cudaEvent_t upload_done_ = nullptr;  // recorded after the last copy out of upload_
+  cudaEvent_t order_ = nullptr;        // wait_for_stream / make_stream_wait
+
+  DeviceArray<Real> model_reals_;  // ModelArrays::reals()
+  DeviceArray<int> model_ints_;    // ModelArrays::ints()
+  DeviceArray<Real> cfd_reals_;    // the contacts-from-distance model (empty when off)
+  DeviceArray<int> cfd_ints_;
+  DeviceArray<Real> qpos_;         // joint positions (nq x nenv)
+  DeviceArray<Real> qvel_;         // joint velocities (nv x nenv)
+  DeviceArray<Real> warm_;         // the solve's warm start (nv x nenv)
+  DeviceArray<Real> ctrl_;         // controls (nu x nenv)
+  DeviceArray<int> status_;        // kEnvOk / kEnvNonFinite / kEnvConstraintOverflow bits (nenv)
+  DeviceArray<Real> contact_stats_;  // kContactStats x nenv (kernels/collision/contact_stats.hpp)
+  DeviceArray<Real> workspace_;    // per-environment Data (DataLayout::size x nenv)
+
+  PinnedArray<Real> upload_;       // (nq + nv) x nenv or nu x nenv, environment-minor
+  PinnedArray<Real> download_;     // same size; get_* synchronize before reading it
+  PinnedArray<int> status_host_;   // nenv
+};
+
+}  // namespace cuda_detail
+
+}  // namespace stiffgrad

@@ -1,8 +1,0 @@
-#include "host/model_arrays_impl.hpp"
-
-namespace stiffgrad {
-
-template class ModelArrays<float>;
-template class ModelArrays<double>;
-
-}  // namespace stiffgrad

@@ -1,0 +1,46 @@
+// Compilation switches shared by every kernel header: one source for host and device.
+#pragma once
+
+#include <cmath>
+
+#if defined(__CUDACC__)
+#define SG_HD __host__ __device__
+#define SG_INLINE __forceinline__
+#else
+#define SG_HD
+#define SG_INLINE inline
+#endif
+
+namespace stiffgrad::kern {
+
+// Scalar functions found by argument-dependent lookup, so that a dual-number Real
+// (tests, adjoint issue) supplies its own overloads next to its type.
+template <class Real> SG_HD SG_INLINE Real sg_sqrt(Real x) { using std::sqrt; return sqrt(x); }
+template <class Real> SG_HD SG_INLINE Real sg_sin(Real x) { using std::sin; return sin(x); }
+template <class Real> SG_HD SG_INLINE Real sg_cos(Real x) { using std::cos; return cos(x); }
+template <class Real> SG_HD SG_INLINE Real sg_atan2(Real y, Real x) { using std::atan2; return atan2(y, x); }
+template <class Real> SG_HD SG_INLINE Real sg_pow(Real x, Real y) { using std::pow; return pow(x, y); }
+template <class Real> SG_HD SG_INLINE Real sg_log(Real x) { using std::log; return log(x); }
+template <class Real> SG_HD SG_INLINE Real sg_exp(Real x) { using std::exp; return exp(x); }
+template <class Real> SG_HD SG_INLINE Real sg_tanh(Real x) { using std::tanh; return tanh(x); }
+// x is neither infinite nor NaN (x − x is NaN for both).
+template <class Real> SG_HD SG_INLINE bool sg_isfinite(Real x) { return (x - x) == (x - x); }
+// A count or id stored as a Real in Data (exact below 2^24), back to int; kernels/base/dual.hpp
+// overloads it for dual numbers (their value part).
+template <class Real> SG_HD SG_INLINE int sg_int(Real x) { return static_cast<int>(x); }
+// The value as a double, without derivative parts (step-size control, which is not differentiated).
+template <class Real> SG_HD SG_INLINE double sg_double(Real x) { return static_cast<double>(x); }
+template <class Real> SG_HD SG_INLINE Real sg_abs(Real x) { return x < Real(0) ? -x : x; }
+template <class Real> SG_HD SG_INLINE Real sg_clamp(Real x, Real lo, Real hi) {
+  return x < lo ? lo : (hi < x ? hi : x);
+}
+
+// True for the dual-number scalar (kernels/base/dual.hpp specializes it): lets a kernel give forward
+// mode an exact tangent where the primal iterates (the constraint solve).
+template <class Real> struct is_dual_number { static constexpr bool value = false; };
+
+// MuJoCo's mjMINVAL: below it a norm is treated as zero.
+template <class Real> SG_HD SG_INLINE constexpr Real min_norm() { return Real(1e-15); }
+template <class Real> SG_HD SG_INLINE constexpr Real pi() { return Real(3.14159265358979323846); }
+
+}  // namespace stiffgrad::kern

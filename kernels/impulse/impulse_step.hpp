@@ -1,0 +1,136 @@
+// One substep of the Impulse contact model (Schwarke et al., the model BCG trains with; issue 9
+// part 1; shared/facts/bcg-diffmjx-shac.md "Schwarke et al. simulator"): Moreau midpoint
+// stepping with velocity-level impulses.
+//   q_mid = q ⊕ (h/2) v                                       (half a position step)
+//   at (q_mid, v): kinematics, M, τ = passive + actuator − bias; M̃ = M + h D (joint damping
+//   implicit, as MuJoCo's Euler; M̃ = M without damping, as in the source), and with
+//   m.implicit_actuator_damping (Integrator::ImplicitDampingEuler) D also holds the actuators'
+//   velocity gains (kernels/step/step.hpp, add_implicit_actuator_damping): position servos with a
+//   kv whose explicit step h kv / I exceeds 2 on a light joint are unstable to first order even
+//   where the force clamp keeps the motion bounded, and this is what keeps their gradient finite
+//   rows J at q_mid (kernels/impulse/impulse_rows.hpp), Y = M̃⁻¹ Jᵀ, Delassus G = J Y (1-D blocks padded)
+//   free velocity c = J v + h J M̃⁻¹ τ
+//   impulses out = σ P from `impulse_sweeps` projected Gauss–Seidel sweeps (kernels/impulse/impulse_solve.hpp)
+//   qacc = M̃⁻¹ (τ + Jᵀ out / h);  v' = v + h qacc;  q' = q_mid ⊕ (h/2) v'
+// The last line is the source's q' = q + h (v + v')/2 taken as two half steps on the manifold
+// (identical for every joint but free/ball rotations, where the composition is the exact one).
+// Purely velocity-level and inelastic: no position correction. The result is a deterministic
+// function of (q, v, ctrl): there is no warm start. efc_force holds out / h (forces, so that
+// the contact statistics read as for the soft model), qfrc_constraint Jᵀ out / h.
+#pragma once
+
+#include "kernels/impulse/impulse_rows.hpp"
+#include "kernels/step/step.hpp"
+
+namespace stiffgrad::kern {
+
+template <class Real, class L>
+SG_HD SG_INLINE ImpulseWorkspace<Real, L> impulse_workspace(const ModelView<Real>& m, const Data<Real, L>& d) {
+  return ImpulseWorkspace<Real, L>::bind(d.imp_ws, m.nq, m.nv, m.nbody, m.nefc_max, m.impulse_sweeps);
+}
+
+// Whether block b is 1-D (friction loss, limit): its rows 1 and 2 are empty and padded.
+template <class Real, class L>
+SG_HD SG_INLINE bool impulse_block_is_1d(const Data<Real, L>& d, int b) {
+  return sg_int(d.efc_type[3 * b]) != kCnstrContactElliptic;
+}
+
+// Whether row r is a 1-D block's row 0: the unit row ±e_k of a friction loss or a limit on dof k
+// (kernels/impulse/impulse_rows.hpp), whose chain is k and whose one non-zero is slot 0 (k itself).
+template <class Real, class L>
+SG_HD SG_INLINE bool impulse_row_is_unit(const Data<Real, L>& d, int r) {
+  return r % 3 == 0 && impulse_block_is_1d(d, r / 3);
+}
+
+// row_dot of such a row (chain k), bit for bit: row_dot's sum starts at +0, its first term is
+// slot 0's, and each further term is (+0)·x_c = ±0, which leaves a sum that never is −0
+// unchanged (for finite x). On the G1 half the live rows are the 29 friction-loss rows, and
+// their chains are 7 to 16 dofs long.
+template <class Real, class L>
+SG_HD SG_INLINE Real unit_row_dot(const ModelView<Real>& m, View<Real, L> J, int r, int k, View<Real, L> x) {
+  return Real(0) + J[r * m.nv] * x[k];
+}
+
+// Y (row r = M̃⁻¹ J_rᵀ), G = J Y (stride n, padded) and c = J v0 + h J qacc_smooth for the n live
+// rows. Needs d.qLD (M̃'s factor), d.qacc_smooth and the rows.
+template <class Real, class L>
+SG_HD void impulse_delassus(const ModelView<Real>& m, const Data<Real, L>& d, const ImpulseWorkspace<Real, L>& w,
+                            int n) {
+  const int nv = m.nv;
+  for (int r = 0; r < n; ++r) {
+    const View<Real, L> y = w.Y.at(r * nv);
+    for (int c = 0; c < nv; ++c) y[c] = Real(0);
+    const int chain = row_chain(d, r);
+    if (chain == kChainEmpty) continue;
+    for_each_row_entry(m, chain, [&](int slot, int col) { y[col] = d.efc_J[r * nv + slot]; });
+    if (chain == kChainDense) ltdl_solve(m, d.qLD, y);
+    else ltdl_solve_chain(m, d.qLD, y, chain);  // the row's own pattern: chain = its deepest dof
+  }
+  for (int r = 0; r < n; ++r) {
+    const int chain = row_chain(d, r);
+    const bool unit = impulse_row_is_unit(d, r);
+    const auto dot = [&](View<Real, L> x) {
+      return unit ? unit_row_dot(m, d.efc_J, r, chain, x) : row_dot(m, d.efc_J, r, chain, x);
+    };
+    for (int s = 0; s <= r; ++s) {
+      // an empty row (a 1-D block's rows 1, 2) has Y_s = 0: its entries are exact zeros
+      const bool empty = chain == kChainEmpty || row_chain(d, s) == kChainEmpty;
+      const Real g = empty ? Real(0) : dot(w.Y.at(s * nv));
+      w.G[r * n + s] = g;
+      w.G[s * n + r] = g;
+    }
+    w.c[r] = dot(w.v0) + m.timestep * dot(d.qacc_smooth);
+  }
+  for (int b = 0; b < n / 3; ++b)
+    if (impulse_block_is_1d(d, b))
+      for (int t = 1; t < 3; ++t) w.G[(3 * b + t) * n + 3 * b + t] = Real(1);
+}
+
+// Advances d.qpos, d.qvel by one substep; returns status bits (0: none). Needs m.nefc_max > 0
+// (the Simulator sizes the rows; core/constraint_capacity.cpp).
+template <class Real, class L>
+SG_HD int impulse_substep(const ModelView<Real>& m, const Data<Real, L>& d) {
+  const int nq = m.nq, nv = m.nv;
+  const Real h = m.timestep, half = Real(0.5) * m.timestep;
+  const ImpulseWorkspace<Real, L> w = impulse_workspace(m, d);
+  for (int i = 0; i < nq; ++i) w.q0[i] = d.qpos[i];
+  for (int i = 0; i < nv; ++i) w.v0[i] = d.qvel[i];
+  integrate_pos(m, d.qpos, d.qvel, half);
+  for (int i = 0; i < nq; ++i) w.qmid[i] = d.qpos[i];
+
+  fwd_position(m, d);
+  fwd_velocity(m, d);
+  fwd_actuation(m, d);
+  for (int i = 0; i < nv; ++i) d.qfrc_smooth[i] = d.qfrc_passive[i] + d.qfrc_actuator[i] - d.qfrc_bias[i];
+  factor_mass(m, d, h);
+  for (int i = 0; i < nv; ++i) d.qacc_smooth[i] = d.qfrc_smooth[i];
+  ltdl_solve(m, d.qLD, d.qacc_smooth);
+
+  int status = fwd_collision(m, d);
+  status |= impulse_rows(m, d, w.mu, w.sigma, w.dim);
+  const int n = sg_int(d.nefc[0]);
+  impulse_delassus(m, d, w, n);
+  impulse_solve(n / 3, w.G, w.c, w.mu, w.sigma, /*soft=*/true, w.dim, m.impulse_sweeps, w.step, w.P, w.out, w.record);
+  d.solver_niter[0] = Real(m.impulse_sweeps);
+
+  for (int i = 0; i < nv; ++i) {
+    d.qfrc_constraint[i] = Real(0);
+    d.qacc[i] = d.qacc_smooth[i];
+  }
+  for (int r = 0; r < n; ++r) {
+    const Real f = w.out[r] / h;
+    d.efc_force[r] = f;
+    const int chain = row_chain(d, r);
+    if (chain == kChainEmpty) continue;
+    row_axpy(m, d.efc_J, r, chain, f, d.qfrc_constraint);
+    for (int c = 0; c < nv; ++c) d.qacc[c] += w.Y[r * nv + c] * f;
+  }
+  for (int i = 0; i < nv; ++i) {
+    d.qvel[i] = w.v0[i] + h * d.qacc[i];
+    w.v1[i] = d.qvel[i];
+  }
+  integrate_pos(m, d.qpos, d.qvel, half);
+  return status;
+}
+
+}  // namespace stiffgrad::kern

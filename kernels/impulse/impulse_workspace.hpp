@@ -1,0 +1,48 @@
+// Per-environment scratch of the Impulse contact model's substep (kernels/impulse/impulse_step.hpp), in
+// Reals, and its carving into fields. Kept apart from the step so that DataLayout can size it.
+// With nb = nefc_max / 3 blocks of three rows (contacts; limits and friction loss padded) and
+// n = nefc_max rows:
+//   G        n x n   Delassus matrix J M̃⁻¹ Jᵀ (M̃ = M + h D), packed with the live row count
+//   Y        n x nv  M̃⁻¹ J_rᵀ, one row per constraint row
+//   c        n       free velocity J (v + h M̃⁻¹ τ)
+//   mu       nb      friction (contacts), 0 (limits), −h f (friction loss: a box)
+//   sigma    nb      soft activation σ(κ d) (contacts), 1 otherwise
+//   dim      nb      block width: 3 (contacts) or 1 (limits, friction loss: rows 1, 2 empty)
+//   step     nb      the Gauss–Seidel steps r_i (kernels/impulse/impulse_solve.hpp)
+//   P, out   n, n    the Gauss–Seidel iterate; the impulses applied (σ P)
+//   record   sweeps x n   P_i before each update (the reverse mode's replay)
+//   q0, qmid nq, nq  the substep's start and midpoint positions
+//   v0, v1   nv, nv  the start and end velocities
+//   bodies   24 nbody  spatial scratch of the mass-matrix product's adjoint (kernels/dynamics/crba_adjoint.hpp)
+// The adjoint buffer has the same layout: its copy holds the adjoints of G, Y, c, mu, sigma, P
+// (then out's adjoint), in step which of the steps' two formulas each took, and the same scratch.
+#pragma once
+
+#include "kernels/base/view.hpp"
+
+namespace stiffgrad::kern {
+
+SG_HD SG_INLINE constexpr int impulse_workspace_size(int nq, int nv, int nbody, int nefc_max, int sweeps) {
+  const int n = nefc_max, nb = nefc_max / 3;
+  return n * n + n * nv + n + 4 * nb + 2 * n + sweeps * n + 2 * nq + 2 * nv + 24 * nbody;
+}
+
+template <class Real, class L>
+struct ImpulseWorkspace {
+  View<Real, L> G, Y, c, mu, sigma, dim, step, P, out, record, q0, qmid, v0, v1, bodies;
+
+  static SG_HD ImpulseWorkspace bind(View<Real, L> base, int nq, int nv, int nbody, int nefc_max, int sweeps) {
+    const int n = nefc_max, nb = nefc_max / 3;
+    ImpulseWorkspace w;
+    int o = 0;
+    auto take = [&](int k) { const View<Real, L> v = base.at(o); o += k; return v; };
+    w.G = take(n * n); w.Y = take(n * nv); w.c = take(n); w.mu = take(nb); w.sigma = take(nb);
+    w.dim = take(nb); w.step = take(nb);
+    w.P = take(n); w.out = take(n); w.record = take(sweeps * n);
+    w.q0 = take(nq); w.qmid = take(nq); w.v0 = take(nv); w.v1 = take(nv);
+    w.bodies = take(24 * nbody);
+    return w;
+  }
+};
+
+}  // namespace stiffgrad::kern

@@ -1,0 +1,73 @@
+// Per-environment entry points shared by the CPU loop (host/) and the CUDA kernels (cuda/):
+// load the batched state of one environment into its Data, advance S substeps, store back.
+// Batched arrays use layout LS (environment-minor), Data uses LW (contiguous on the CPU,
+// environment-minor on the device).
+#pragma once
+
+#include "kernels/collision/contact_stats.hpp"
+#include "kernels/base/status.hpp"
+#include "kernels/step/substep.hpp"
+
+namespace stiffgrad::kern {
+
+template <class Real> SG_HD SG_INLINE bool is_finite(Real x) { return (x - x) == (x - x); }
+
+template <class Real, class LS, class LW>
+SG_HD void load_env(const ModelView<Real>& m, View<Real, LS> qpos, View<Real, LS> qvel,
+                    View<Real, LS> ctrl, const Data<Real, LW>& d) {
+  for (int i = 0; i < m.nq; ++i) d.qpos[i] = qpos[i];
+  for (int i = 0; i < m.nv; ++i) d.qvel[i] = qvel[i];
+  for (int i = 0; i < m.nu; ++i) d.ctrl[i] = ctrl[i];
+}
+
+// The solve's warm start, the part of the state beside (qpos, qvel) that a constrained step
+// depends on (kernels/constraint/solver.hpp): d.qacc_warmstart <- warm (nv), or zero when warm is null
+// (MuJoCo's value after mj_resetData). store_warmstart writes it back.
+template <class Real, class LS, class LW>
+SG_HD void load_warmstart(const ModelView<Real>& m, View<Real, LS> warm, const Data<Real, LW>& d) {
+  if (!has_warmstart(m)) return;
+  for (int i = 0; i < m.nv; ++i) d.qacc_warmstart[i] = warm.p ? warm[i] : Real(0);
+}
+template <class Real, class LS, class LW>
+SG_HD void store_warmstart(const ModelView<Real>& m, const Data<Real, LW>& d, View<Real, LS> warm) {
+  if (!has_warmstart(m) || !warm.p) return;
+  for (int i = 0; i < m.nv; ++i) warm[i] = d.qacc_warmstart[i];
+}
+
+// One control step: `substeps` substeps with the control held. An environment whose state
+// turns non-finite keeps its last finite state and gets kEnvNonFinite in `status`, so one
+// diverging environment never feeds NaN into anything else.
+// `warm` (nv, may be null) is the solve's warm start, read and updated (load_warmstart).
+// `stats` (kContactStats rows, may be null: stats.p == nullptr) receives the step's contact
+// statistics (kernels/collision/contact_stats.hpp).
+template <class Real, class LS, class LW>
+SG_HD void control_step_env(const ModelView<Real>& m, View<Real, LS> qpos, View<Real, LS> qvel,
+                            View<Real, LS> ctrl, View<Real, LS> warm, const Data<Real, LW>& d, int substeps,
+                            int* status, View<Real, LS> stats = View<Real, LS>{}) {
+  if (*status & kEnvNonFinite) return;
+  load_env(m, qpos, qvel, ctrl, d);
+  load_warmstart(m, warm, d);
+  const bool with_stats = stats.p != nullptr;
+  if (with_stats) clear_contact_stats(stats);
+  int raised = 0;
+  for (int s = 0; s < substeps; ++s) {
+    raised |= substep(m, d);
+    if (with_stats) {
+      accumulate_contact_stats(m, d, stats);  // returns at once without constraints
+      accumulate_integrator_stats(m, d, stats);
+    }
+  }
+  bool finite = true;
+  for (int i = 0; i < m.nq; ++i) finite = finite && is_finite(d.qpos[i]);
+  for (int i = 0; i < m.nv; ++i) finite = finite && is_finite(d.qvel[i]);
+  if (!finite) {
+    *status |= kEnvNonFinite;
+    return;
+  }
+  *status |= raised;
+  for (int i = 0; i < m.nq; ++i) qpos[i] = d.qpos[i];
+  for (int i = 0; i < m.nv; ++i) qvel[i] = d.qvel[i];
+  store_warmstart(m, d, warm);
+}
+
+}  // namespace stiffgrad::kern

@@ -1,0 +1,141 @@
+// Adjoint of one smooth substep (kernels/step/step.hpp).
+//
+// Forward dynamics is differentiated through inverse dynamics (DESIGN.md): the substep solves
+//   (M(q) + h D) qacc = f(q, v, u),  f = passive + actuator - bias,
+// i.e. RNEA(q, v, qacc) + h D qacc - passive(q, v) - actuator(q, v, u) = 0. For an incoming
+// adjoint qacc_bar: lambda = (M + h D)^-1 qacc_bar (the forward factor is reused), then
+//   q_bar, v_bar -= (dRNEA/dq, dRNEA/dv)^T lambda   at fixed qacc   (reverse RNEA sweep),
+//   q_bar, v_bar, u_bar += (d passive, d actuator)^T lambda.
+// No dM/dq tensor is formed.
+#pragma once
+
+#include "kernels/dynamics/actuation_adjoint.hpp"
+#include "kernels/constraint/constraint_rows_adjoint.hpp"
+#include "kernels/constraint/solver_adjoint.hpp"
+#include "kernels/integrators/integrate_adjoint.hpp"
+#include "kernels/base/ldl_adjoint.hpp"
+#include "kernels/dynamics/passive_adjoint.hpp"
+#include "kernels/dynamics/rnea_adjoint.hpp"
+#include "kernels/step/substep.hpp"
+
+namespace stiffgrad::kern {
+
+// Zero every adjoint field except the state and control adjoints, which carry across
+// substeps.
+// The Runge–Kutta fields at the end of the buffer are kept: the integrator's adjoint holds
+// its running sums there (integrator_rk_adjoint.hpp).
+template <class Real, class L>
+SG_HD void clear_adjoint_scratch(const DataLayout& o, View<Real, L> adj_buffer) {
+  for (int i = o.tree_origin; i < o.rk_y0; ++i)  // every field after qpos, qvel, ctrl
+    adj_buffer[i] = Real(0);
+}
+
+// The constraint part of the substep's adjoint (DESIGN.md "Constraints"). The Euler solve is
+// (M + h D) a_hat = qfrc_smooth + J^T f(J a_c - aref), where a_c is the constraint solve's
+// minimiser; lambda_1 = (M + h D)^-1 a_hat_bar is in a.qacc. Then:
+//   f_bar = J lambda_1, J_bar += f lambda_1^T                       (qfrc_constraint = J^T f)
+//   adj_constraint_solve: lambda_2 = H^-1 (J^T (df/djar)^T f_bar), and the row adjoints
+//   (J, aref, D, R), qfrc_smooth_bar = lambda_2  (kernels/constraint/solver_adjoint.hpp)
+//   the optimality condition's M(q) a_c + c(q, v) - passive - actuator: reverse RNEA at a_c
+//   with -lambda_2, and +lambda_2 into the passive and actuator adjoints
+//   rows -> contact geometry, cdof, subtree_com, qpos, qvel; contacts -> geom poses -> bodies.
+// On return a.qacc holds lambda_1 again (the caller's RNEA at a_hat uses it).
+// Without the Euler solve (`euler_solve` false: no damping, or h_damping = 0 as in the
+// Runge–Kutta stages) the step integrates a_c itself: a.qacc is then a_c's adjoint, handed to
+// the solve's adjoint directly, f has no adjoint of its own, and lambda_1 = 0 on return.
+template <class Real, class L>
+SG_HD void adj_constraint_forces(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a,
+                                 bool euler_solve) {
+  const int nv = m.nv;
+  const int nefc = sg_int(d.nefc[0]);
+  if (euler_solve) {
+    for (int i = 0; i < nefc; ++i) {
+      // J's structural zeros are constants and not stored (row_sparsity.hpp)
+      const int chain = row_chain(d, i);
+      a.efc_force[i] += row_dot(m, d.efc_J, i, chain, a.qacc);
+      for_each_row_entry(m, chain, [&](int slot, int c) { a.efc_J[i * nv + slot] += d.efc_force[i] * a.qacc[c]; });
+    }
+    // the solve's own qacc enters a_hat only through f: its adjoint is zero; keep lambda_1
+    for (int c = 0; c < nv; ++c) {
+      a.qacc_solver[c] = a.qacc[c];
+      a.qacc[c] = Real(0);
+    }
+  } else {
+    for (int c = 0; c < nv; ++c) a.qacc_solver[c] = Real(0);  // lambda_1 = 0; a.qacc: a_c's adjoint
+  }
+  for (int c = 0; c < nv; ++c) d.qacc_smooth[c] = d.qacc[c];  // a_hat, restored below
+  for (int c = 0; c < nv; ++c) d.qacc[c] = d.qacc_solver[c];  // the solver's a_c
+  adj_constraint_solve(m, d, a);  // lambda_2 -> a.qacc_smooth, += a.qfrc_smooth and rows
+  for (int c = 0; c < nv; ++c) {
+    a.qfrc_passive[c] += a.qfrc_smooth[c];
+    a.qfrc_actuator[c] += a.qfrc_smooth[c];
+    a.qfrc_bias[c] = -a.qacc_smooth[c];
+  }
+  rnea(m, d, /*use_qacc=*/true, d.qacc_solver, d.qfrc_bias);
+  adj_rnea(m, d, a, d.qacc_solver, a.qfrc_bias);
+  adj_fwd_constraint_rows(m, d, a);
+  adj_fwd_collision(m, d, a);
+  for (int c = 0; c < nv; ++c) {
+    d.qacc[c] = d.qacc_smooth[c];
+    a.qacc[c] = a.qacc_solver[c];
+  }
+}
+
+// Adjoint of fwd_dynamics(m, d, h_damping): a.qacc holds the adjoint of d.qacc, every other
+// scratch field of a is zero (clear_adjoint_scratch); adds the adjoints of d.qpos, d.qvel and
+// d.ctrl into a.qpos, a.qvel, a.ctrl. d holds the primal (fwd_dynamics at the same state).
+template <class Real, class L>
+SG_HD void adj_fwd_dynamics(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a, Real h_damping) {
+  // lambda = (M + h D)^-1 qacc_bar, in a.qacc; with constraints and without the Euler solve
+  // (no damping, or h_damping = 0) qacc is the solver's own: qacc_bar goes to the solve's
+  // adjoint (adj_constraint_forces) and lambda = 0 here
+  const bool euler_solve = h_damping != Real(0) && euler_solves_damping(m);
+  const bool direct = m.nefc_max > 0 && !euler_solve;
+  if (!direct) adj_ltdl_solve(m, d.qLD, a.qacc);
+
+  // f = passive + actuator - bias: the passive and actuator parts
+  for (int i = 0; i < m.nv; ++i) {
+    a.qfrc_passive[i] = direct ? Real(0) : a.qacc[i];
+    a.qfrc_actuator[i] = direct ? Real(0) : a.qacc[i];
+  }
+  if (m.nefc_max > 0) adj_constraint_forces(m, d, a, euler_solve);
+  adj_passive_forces(m, d, a);
+  adj_actuator_forces(m, d, a);
+
+  // inverse dynamics at fixed qacc, adjoint -lambda: recompute RNEA with qacc (cacc, cfrc)
+  rnea(m, d, /*use_qacc=*/true, d.qfrc_bias);
+  for (int i = 0; i < m.nv; ++i) a.qfrc_bias[i] = -a.qacc[i];
+  adj_rnea(m, d, a, a.qfrc_bias);
+  adj_com_velocity_base_to_tip(m, d, a);
+  adj_com_inertia_and_dofs(m, d, a);
+  adj_fwd_kinematics_base_to_tip(m, d, a);
+}
+
+// Adjoint of euler_substep(). On entry: d.qpos, d.qvel, d.ctrl hold the state and control BEFORE
+// the substep (everything else in d is recomputed here); a.qpos (nq, raw coordinates) and
+// a.qvel (nv) hold the adjoints of the state AFTER it. On exit a.qpos / a.qvel hold the
+// adjoints of the state before, and a.ctrl has accumulated the control adjoint. d ends up
+// holding the primal intermediates of the substep: qpos, qvel, ctrl and qacc unchanged (so
+// integrate_euler(m, d) then reproduces the substep's result), scratch fields overwritten.
+//
+// With recompute = false, d must already hold the primal of this substep (fwd_dynamics run
+// on the state before it, e.g. by a replayed substep() whose qpos/qvel were then restored).
+template <class Real, class L>
+SG_HD void adj_substep(const ModelView<Real>& m, const DataLayout& o, const Data<Real, L>& d,
+                       const Data<Real, L>& a, View<Real, L> adj_buffer, bool recompute = true) {
+  const Real h = m.timestep;
+  clear_adjoint_scratch(o, adj_buffer);
+
+  // the primal up to qacc (qfrc_bias then holds RNEA(q, v, qacc), see below)
+  if (recompute) fwd_dynamics(m, d, h);
+
+  // integrate: qvel' = qvel + h qacc, qpos' = qpos (+) h qvel'
+  // qvel' in d.qfrc_bias, free until RNEA is recomputed below (qfrc_smooth is still read by
+  // the constraint solve's adjoint)
+  for (int i = 0; i < m.nv; ++i) d.qfrc_bias[i] = d.qvel[i] + h * d.qacc[i];
+  adj_integrate_pos(m, d.qpos, d.qfrc_bias, h, a.qpos, a.qvel);
+  for (int i = 0; i < m.nv; ++i) a.qacc[i] = h * a.qvel[i];
+  adj_fwd_dynamics(m, d, a, h);
+}
+
+}  // namespace stiffgrad::kern

@@ -1,0 +1,179 @@
+// stiffgrad — MJCF loader, private: the parsed model before compilation.
+//
+// The parser fills these specs from the XML (default classes first, then elements on top of
+// a copy of their class's spec: MuJoCo's rule that an element starts from its class and a
+// partial vector overrides only its leading entries). The compiler then turns the body tree
+// into the flat Model. Values are kept as written (angles in the file's unit) until compile,
+// because the unit conversion depends on the final joint type.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "mjcf/orientation.hpp"
+#include "mjcf/xml.hpp"
+#include "stiffgrad/model.hpp"
+
+namespace stiffgrad::mjcf {
+
+// Tri-state flags ("limited", "ctrllimited", ...), encoded as Elem::tristate reads them.
+enum Tri : int { kFalse = 0, kTrue = 1, kAuto = 2 };
+
+struct CompilerSpec {
+  AngleSettings angles;
+  // MuJoCo 2.2.2 defaults autolimits to false and then rejects a range without `limited`.
+  // We default it to true (MuJoCo >= 2.3's default): every file 2.2.2 accepts compiles the
+  // same either way (such a file states `limited` wherever it gives a range), and the newer
+  // Menagerie files (unitree_g1/g1_mjx.xml) rely on it. autolimits="false" restores 2.2.2's
+  // error.
+  bool autolimits = true;
+  int inertiafromgeom = kAuto;  // false / true / auto (auto: only bodies without <inertial>)
+  double settotalmass = -1;     // > 0: scale all masses and inertias to this total
+  double boundmass = 0;         // lower bound on the mass of every non-world body
+  double boundinertia = 0;      // lower bound on every principal moment of non-world bodies
+  int inertiagrouprange[2] = {0, 5};  // geom groups that contribute to body inertia
+};
+
+struct JointSpec {
+  Elem where;
+  std::string name;
+  JointType type = JointType::Hinge;
+  double pos[3] = {0, 0, 0};
+  double axis[3] = {0, 0, 1};
+  int limited = kAuto;
+  double range[2] = {0, 0};  // file units (degrees for hinge/ball when angle="degree")
+  double ref = 0, springref = 0;
+  double stiffness = 0, damping = 0, armature = 0, frictionloss = 0;
+  double margin = 0;                                      // limit activation distance
+  double solref[2] = {0.02, 1};                           // solreflimit
+  double solimp[5] = {0.9, 0.95, 0.001, 0.5, 2};          // solimplimit
+  double solref_friction[2] = {0.02, 1};                  // solreffriction
+  double solimp_friction[5] = {0.9, 0.95, 0.001, 0.5, 2}; // solimpfriction
+  int actfrclimited = kAuto;
+  double actfrcrange[2] = {0, 0};
+};
+
+struct GeomSpec {
+  Elem where;
+  std::string name;
+  GeomType type = GeomType::Sphere;
+  int contype = 1, conaffinity = 1, condim = 3, priority = 0, group = 0;
+  double size[3] = {0, 0, 0};
+  int nsize = 0;  // how many size entries were given (class or element)
+  double friction[3] = {1, 0.005, 0.0001};
+  double solref[2] = {0.02, 1};
+  double solimp[5] = {0.9, 0.95, 0.001, 0.5, 2};
+  double margin = 0, gap = 0;
+  double solmix = 1;  // weight of this geom's solref/solimp when mixed with another geom's
+  double density = 1000;
+  bool has_mass = false;
+  double mass = 0;
+  bool has_fromto = false;
+  double fromto[6] = {0, 0, 0, 0, 0, 0};
+  double pos[3] = {0, 0, 0};
+  double quat[4] = {1, 0, 0, 0};
+  std::string mesh;
+};
+
+enum class ActuatorKind { Motor, Position, Velocity, General };
+
+// One struct for every actuator shortcut, as MuJoCo keeps one actuator default per class:
+// <position kp=...> in a default class sets gainprm/biasprm that a later <velocity> of the
+// same class starts from.
+struct ActuatorSpec {
+  Elem where;
+  ActuatorKind kind = ActuatorKind::General;
+  std::string name;
+  std::string joint;
+  int ctrllimited = kAuto, forcelimited = kAuto;
+  double ctrlrange[2] = {0, 0};
+  double forcerange[2] = {0, 0};
+  double gear[6] = {1, 0, 0, 0, 0, 0};
+  GainType gaintype = GainType::Fixed;
+  BiasType biastype = BiasType::None;
+  double gainprm[10] = {1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  double biasprm[10] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  double position_kv = 0;    // <position kv> (MuJoCo >= 3): biasprm[2] = -kv
+  double inheritrange = 0;   // <position inheritrange> (MuJoCo >= 3)
+  bool element_ctrlrange = false;  // ctrlrange written on the element itself
+};
+
+struct WrapSpec {
+  Elem where;
+  std::string joint;
+  double coef = 1;
+};
+
+struct TendonSpec {
+  Elem where;
+  std::string name;
+  int limited = kAuto;
+  double range[2] = {0, 0};
+  double stiffness = 0, damping = 0;
+  double springlength = -1;  // < 0: the tendon length at qpos_spring (MuJoCo 2.2.2)
+  double margin = 0, frictionloss = 0;
+  double solref_lim[2] = {0.02, 1};                  // solreflimit
+  double solimp_lim[5] = {0.9, 0.95, 0.001, 0.5, 2}; // solimplimit
+  double solref_fri[2] = {0.02, 1};                  // solreffriction
+  double solimp_fri[5] = {0.9, 0.95, 0.001, 0.5, 2}; // solimpfriction
+  std::vector<WrapSpec> wraps;
+};
+
+struct PairSpec {
+  Elem where;
+  std::string name, geom1, geom2;
+  int condim = 3;
+  double friction[5] = {1, 1, 0.005, 0.0001, 0.0001};
+  double solref[2] = {0.02, 1};
+  double solimp[5] = {0.9, 0.95, 0.001, 0.5, 2};
+  double margin = 0, gap = 0;
+};
+
+struct ExcludeSpec {
+  Elem where;
+  std::string body1, body2;
+};
+
+struct InertialSpec {
+  Elem where;
+  double pos[3] = {0, 0, 0};
+  double quat[4] = {1, 0, 0, 0};
+  double mass = 0;
+  bool full = false;           // fullinertia given (needs diagonalizing)
+  double inertia[6] = {0, 0, 0, 0, 0, 0};  // diag (3) or full xx yy zz xy xz yz (6)
+};
+
+struct BodySpec {
+  Elem where;
+  std::string name;
+  double pos[3] = {0, 0, 0};
+  double quat[4] = {1, 0, 0, 0};
+  bool has_inertial = false;
+  InertialSpec inertial;
+  std::vector<JointSpec> joints;
+  std::vector<GeomSpec> geoms;
+  std::vector<BodySpec> children;
+};
+
+struct KeySpec {
+  Elem where;
+  std::string name;
+  double time = 0;
+  std::vector<double> qpos, qvel, ctrl;
+  bool has_qpos = false, has_qvel = false, has_ctrl = false;
+};
+
+struct ParsedModel {
+  std::string model_name;
+  CompilerSpec compiler;
+  Options opt;
+  int size_nkey = 0;
+  BodySpec world;
+  std::vector<TendonSpec> tendons;
+  std::vector<ActuatorSpec> actuators;
+  std::vector<PairSpec> pairs;
+  std::vector<ExcludeSpec> excludes;
+  std::vector<KeySpec> keys;
+};
+
+}  // namespace stiffgrad::mjcf
