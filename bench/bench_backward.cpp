@@ -51,6 +51,7 @@ using stiffgrad::Backend;
 using stiffgrad::Model;
 using stiffgrad::Precision;
 namespace sb = stiffgrad::bench;
+namespace opt = stiffgrad::options;
 using sb::Clock;
 using sb::seconds_since;
 using sb::Workload;
@@ -75,66 +76,10 @@ struct Args {
   int threads_all = 0;     // "all cores" thread count; 0: OpenMP's default
 };
 
-void usage(std::FILE* f) {
-  std::fprintf(
-      f,
-      "usage: bench_backward [--backend cpu|cuda] [--quick] [--models humanoid,g1[,PATH.xml]]\n"
-      "                      [--nenv N1,N2,..] [--horizon T] [--substeps S]\n"
-      "                      [--min-time SECONDS] [--rounds R] [--threads T]\n");
-}
-
-int positive_int(const std::string& k, const std::string& v) {
-  const int n = std::stoi(v);
-  if (n < 1) throw std::invalid_argument(k + " must be >= 1");
-  return n;
-}
-
-bool parse_args(int argc, char** argv, Args* a) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string k = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::invalid_argument(k + " needs a value");
-      return argv[++i];
-    };
-    if (k == "--quick") {
-      a->quick = true;
-    } else if (k == "--backend") {
-      const std::string v = value();
-      if (v != "cpu" && v != "cuda") throw std::invalid_argument("--backend cpu|cuda");
-      a->backend = v == "cpu" ? Backend::Cpu : Backend::Cuda;
-    } else if (k == "--models") {
-      a->models = sb::split(value(), ',');
-    } else if (k == "--nenv") {
-      a->nenvs.clear();
-      for (const std::string& s : sb::split(value(), ',')) a->nenvs.push_back(positive_int(k, s));
-    } else if (k == "--horizon") {
-      a->horizon = positive_int(k, value());
-    } else if (k == "--substeps") {
-      a->substeps = positive_int(k, value());
-    } else if (k == "--min-time") {
-      a->min_time = std::stod(value());
-    } else if (k == "--rounds") {
-      a->rounds = positive_int(k, value());
-    } else if (k == "--threads") {
-      a->threads_all = std::stoi(value());
-    } else if (k == "-h" || k == "--help") {
-      usage(stdout);
-      return false;
-    } else {
-      throw std::invalid_argument("unknown option " + k);
-    }
-  }
-  if (a->min_time <= 0.0) a->min_time = a->quick ? 0.1 : 0.3;
-  if (a->rounds <= 0) a->rounds = a->quick ? 2 : 3;
-  if (a->threads_all <= 0) a->threads_all = omp_get_max_threads();
-  if (a->nenvs.empty()) {
-    if (a->backend == Backend::Cuda)
-      a->nenvs = a->quick ? std::vector<int>{1024, 16384} : std::vector<int>{1024, 4096, 16384};
-    else
-      a->nenvs = a->quick ? std::vector<int>{1, 64, 256} : std::vector<int>{1, 64, 1024, 4096};
-  }
-  return true;
-}
+constexpr const char* kUsage =
+    "usage: bench_backward [--backend cpu|cuda] [--quick] [--models humanoid,g1[,PATH.xml]]\n"
+    "                      [--nenv N1,N2,..] [--horizon T] [--substeps S]\n"
+    "                      [--min-time SECONDS] [--rounds R] [--threads T]\n";
 
 // Seconds per call of fn(), each call preceded by reset() (untimed); calls are repeated until
 // `min_time` has been timed (at least one call).
@@ -538,13 +483,27 @@ bool bench_cuda(Case& c, const Args& a) {
 
 int main(int argc, char** argv) {
   Args a;
-  try {
-    if (!parse_args(argc, argv, &a)) return 0;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench_backward: %s\n", e.what());
-    usage(stderr);
-    return 2;
-  }
+  const auto read_options = [&](const opt::Args& o) {
+    a.quick = o.has("quick");
+    a.backend = sb::backend_option(o);
+    a.models = sb::name_list_option(o, "models", a.models);
+    if (a.backend == Backend::Cuda)
+      a.nenvs = a.quick ? std::vector<int>{1024, 16384} : std::vector<int>{1024, 4096, 16384};
+    else
+      a.nenvs = a.quick ? std::vector<int>{1, 64, 256} : std::vector<int>{1, 64, 1024, 4096};
+    a.nenvs = sb::int_list_option(o, "nenv", a.nenvs, 1, 1 << 24);
+    a.horizon = sb::int_option(o, "horizon", a.horizon, 1, 1000000);
+    a.substeps = sb::int_option(o, "substeps", a.substeps, 1, 1000000);
+    a.min_time = sb::double_option(o, "min-time", a.quick ? 0.1 : 0.3, 1e-3, 3600.0);
+    a.rounds = sb::int_option(o, "rounds", a.quick ? 2 : 3, 1, 1000);
+    a.threads_all = sb::int_option(o, "threads", 0, 0, 4096);  // 0: OpenMP's default
+    if (a.threads_all == 0) a.threads_all = omp_get_max_threads();
+  };
+  if (const auto status = sb::read_command_line(
+          argc, argv, "bench_backward", kUsage, {"quick"},
+          {"backend", "models", "nenv", "horizon", "substeps", "min-time", "rounds", "threads"},
+          read_options))
+    return *status;
   if (a.backend == Backend::Cuda && !stiffgrad::cuda_available()) {
     std::fprintf(stderr,
                  "bench_backward: the CUDA backend is unavailable (this build has no CUDA "

@@ -12,7 +12,7 @@
 // Forward + backward wall time (the better of `--reps` alternating pairs), bundled over plain,
 // against the fraction of environment-steps bundled, and Rollout::bytes_per_env for both.
 //
-//   bench_bcg_cost [--quick] [--out DIR] [--nenv N] [--reps R]
+//   bench_bcg_cost [--quick] [--out DIR] [--nenv N] [--reps R]   (DIR: out/experiments/bcg_cost)
 //
 // Writes <out>/bcg_cost.csv and bcg_cost.png.
 #include <algorithm>
@@ -70,24 +70,26 @@ Timing time_rollout(const std::shared_ptr<const Model>& m, const std::vector<dou
 }  // namespace
 
 int main(int argc, char** argv) {
+  namespace opt = stiffgrad::options;
+  constexpr const char* kUsage =
+      "usage: bench_bcg_cost [--quick] [--out DIR] [--nenv N] [--reps R]\n"
+      "DIR defaults to out/experiments/bcg_cost; N >= 4 (pools of N/4)\n";
   bool quick = false;
-  std::string out_dir = "results";
+  std::string out_dir;
   int nenv = 16, reps = 2;
-  try {
-    for (int i = 1; i < argc; ++i) {
-      const std::string a = argv[i];
-      if (a == "--quick") quick = true;
-      else if (bench::parse_out_flag(argc, argv, i, &out_dir)) {}
-      else if (a == "--nenv" && i + 1 < argc) nenv = std::atoi(argv[++i]);
-      else if (a == "--reps" && i + 1 < argc) reps = std::atoi(argv[++i]);
-      else throw std::invalid_argument("unknown argument '" + a + "' (--quick --out DIR --nenv N --reps R)");
+  const auto read_options = [&](const opt::Args& a) {
+    quick = a.has("quick");
+    out_dir = bench::out_option(a, "bcg_cost");
+    nenv = bench::int_option(a, "nenv", nenv, 4, 1 << 24);  // >= 4: pools of nenv/4
+    reps = bench::int_option(a, "reps", reps, 1, 1000);
+    if (quick) {
+      nenv = std::min(nenv, 4);
+      reps = 1;
     }
-    if (quick) { nenv = std::min(nenv, 4); reps = 1; }
-    if (nenv < 4 || reps < 1) throw std::invalid_argument("--nenv must be >= 4, --reps >= 1");  // pools of nenv/4
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench_bcg_cost: %s\n", e.what());
-    return 2;
-  }
+  };
+  if (const auto status = bench::read_command_line(argc, argv, "bench_bcg_cost", kUsage, {"quick"},
+                                                   {"out", "nenv", "reps"}, read_options))
+    return *status;
   const ExperimentOutput out(out_dir);
   out.create();
   auto model = std::make_shared<Model>(*load_mjcf(bench::data_dir() + "/models/unitree_g1/scene_mjx.xml"));

@@ -14,6 +14,7 @@
 // (every step in contact bundled), which gives the reduction at every κ.
 //
 //   bench_bcg_variance [--quick] [--out DIR] [--draws N] [--drop M]
+//   (DIR: out/experiments/bcg_variance)
 //
 // Goal (issue): >= 5x lower variance of the bundled estimate at kappa = 300, B = 10.
 // Writes <out>/bcg_variance.csv and bcg_variance.png.
@@ -93,25 +94,25 @@ Estimate estimate(const std::shared_ptr<const Model>& m, const std::vector<doubl
 }  // namespace
 
 int main(int argc, char** argv) {
+  namespace opt = stiffgrad::options;
+  constexpr const char* kUsage =
+      "usage: bench_bcg_variance [--quick] [--out DIR] [--draws N] [--drop M]\n"
+      "DIR defaults to out/experiments/bcg_variance; N >= 2 draws, M the drop height (m)\n";
   bool quick = false;
-  std::string out_dir = "results";
+  std::string out_dir;
   int draws = 32;
   double drop = 0.10;
-  try {
-    for (int i = 1; i < argc; ++i) {
-      const std::string a = argv[i];
-      if (a == "--quick") quick = true;
-      else if (bench::parse_out_flag(argc, argv, i, &out_dir)) {}
-      else if (a == "--draws" && i + 1 < argc) draws = std::atoi(argv[++i]);
-      else if (a == "--drop" && i + 1 < argc) drop = std::atof(argv[++i]);
-      else throw std::invalid_argument("unknown argument '" + a + "' (--quick --out DIR --draws N --drop M)");
-    }
+  const auto read_options = [&](const opt::Args& a) {
+    quick = a.has("quick");
+    out_dir = bench::out_option(a, "bcg_variance");
+    draws = bench::int_option(a, "draws", draws, 2, 1 << 20);  // a variance needs two
+    drop = bench::double_option(a, "drop", drop, 0.0, 10.0);
     if (quick) draws = std::min(draws, 16);
-    if (draws < 2) throw std::invalid_argument("--draws must be >= 2");
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench_bcg_variance: %s\n", e.what());
-    return 2;
-  }
+  };
+  if (const auto status =
+          bench::read_command_line(argc, argv, "bench_bcg_variance", kUsage, {"quick"},
+                                   {"out", "draws", "drop"}, read_options))
+    return *status;
   const ExperimentOutput out(out_dir);
   out.create();
   auto model = std::make_shared<Model>(*load_mjcf(bench::data_dir() + "/models/unitree_g1/scene_mjx.xml"));

@@ -1,7 +1,7 @@
 // Constrained stepping against MuJoCo 2.2.2 (issue 7): humanoid.xml lying on its floor and the
 // Unitree G1 standing at `home` under its servos, one thread, double.
 //
-//   bench_contact [--quick] [--nenv 64,256] [--ours-only]
+//   bench_contact [--quick] [--nenv 64,256] [--ours-only] [--model humanoid|g1]
 //
 // --ours-only times stiffgrad's forward step alone (no MuJoCo loop, no gradient): for profiling.
 //
@@ -175,26 +175,29 @@ Row measure(const std::shared_ptr<const Model>& model, const std::shared_ptr<con
 }  // namespace
 
 int main(int argc, char** argv) {
+  namespace opt = stiffgrad::options;
+  constexpr const char* kUsage =
+      "usage: bench_contact [--quick] [--nenv 64,256] [--ours-only] [--model humanoid|g1]\n";
+  bool quick = false, ours_only = false;
+  std::string only_model;  // empty: both
+  std::vector<int> nenvs;
+  const auto read_options = [&](const opt::Args& a) {
+    quick = a.has("quick");
+    ours_only = a.has("ours-only");
+    only_model = a.get_or("model", "");
+    if (!only_model.empty() && only_model != "humanoid" && only_model != "g1")
+      throw opt::UsageError("--model must be humanoid or g1, got '" + only_model + "'");
+    nenvs = int_list_option(a, "nenv", {64, 256}, 1, 1 << 24);
+  };
+  if (const auto status =
+          read_command_line(argc, argv, "bench_contact", kUsage, {"quick", "ours-only"},
+                            {"model", "nenv"}, read_options))
+    return *status;
 #ifndef SG_HAVE_MUJOCO
+  (void)quick, (void)ours_only;
   std::fprintf(stderr, "bench_contact: built without MuJoCo 2.2.2; nothing to compare against\n");
   return 2;
 #else
-  bool quick = false, ours_only = false;
-  std::string only_model;
-  std::vector<int> nenvs = {64, 256};
-  for (int i = 1; i < argc; ++i) {
-    const std::string k = argv[i];
-    if (k == "--quick") quick = true;
-    else if (k == "--ours-only") ours_only = true;
-    else if (k == "--model" && i + 1 < argc) only_model = argv[++i];
-    else if (k == "--nenv" && i + 1 < argc) {
-      nenvs.clear();
-      for (const auto& s : split(argv[++i], ',')) nenvs.push_back(std::stoi(s));
-    } else {
-      std::fprintf(stderr, "usage: bench_contact [--quick] [--nenv 64,256] [--ours-only] [--model humanoid|g1]\n");
-      return 2;
-    }
-  }
   const int steps = quick ? 100 : 300;
   std::printf("bench_contact: constrained control step (1 substep), one thread, double\n");
   std::printf("machine: %s, load average %s at start\n", cpu_model().c_str(), load_average().c_str());

@@ -1,4 +1,4 @@
-// DiffMJX experiment 3, "Billiard" (issue 8; shared/facts/bcg-diffmjx-shac.md): contacts from
+// DiffMJX experiment 3, "Billiard" (issue 8; docs/references/bcg-diffmjx-shac.md): contacts from
 // distance give gradients before bodies touch.
 //
 // Two balls (radius 5 cm, 0.1 kg) slide frictionlessly in a plane without gravity. At the first
@@ -11,9 +11,10 @@
 // (|u0| < 1.6 here) and the gradient points toward hitting it.
 //
 // Prints the loss landscape (loss, gradient without and with CFD over u0 ∈ [−5, 5]) and
-// gradient descent from starts that never touch; writes results/billiard_landscape.csv,
-// results/billiard_descent.csv and results/billiard.png.
-//   bench_diffmjx_billiard [--quick] [--out DIR]
+// gradient descent from starts that never touch; writes DIR/billiard_landscape.csv,
+// DIR/billiard_descent.csv and DIR/billiard.png (DIR: --out, default
+// out/experiments/diffmjx_billiard).
+//   bench_diffmjx_billiard [--quick] [--out DIR] [--integrator NAME]   (NAME: tsit5 by default)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -105,22 +106,24 @@ Eval evaluate(const std::shared_ptr<const Model>& model, const std::vector<doubl
 }  // namespace
 
 int main(int argc, char** argv) {
+  namespace opt = stiffgrad::options;
+  constexpr const char* kUsage =
+      "usage: bench_diffmjx_billiard [--quick] [--out DIR] [--integrator NAME]\n"
+      "DIR defaults to out/experiments/diffmjx_billiard; NAME (an integrator) to tsit5\n";
   bool quick = false;
-  std::string out_dir = "results";
-  for (int i = 1; i < argc; ++i) {
-    const std::string k = argv[i];
-    if (k == "--quick") quick = true;
-    else if (k == "--integrator" && i + 1 < argc) {
-      if (!parse_integrator(argv[++i], &g_integrator)) {
-        std::fprintf(stderr, "unknown integrator %s\n", argv[i]);
-        return 2;
-      }
-    }
-    else if (!bench::parse_out_flag(argc, argv, i, &out_dir)) {
-      std::fprintf(stderr, "usage: bench_diffmjx_billiard [--quick] [--out DIR]\n");
-      return 2;
-    }
-  }
+  std::string out_dir;
+  const auto read_options = [&](const opt::Args& a) {
+    quick = a.has("quick");
+    out_dir = bench::out_option(a, "diffmjx_billiard");
+    const std::string integrator = a.get_or("integrator", "tsit5");
+    if (!parse_integrator(integrator, &g_integrator))
+      throw opt::UsageError(
+          "--integrator must be euler, implicit-actuators, rk4, tsit5, dopri5 or bosh3, got '" +
+          integrator + "'");
+  };
+  if (const auto status = bench::read_command_line(argc, argv, "bench_diffmjx_billiard", kUsage,
+                                                   {"quick"}, {"out", "integrator"}, read_options))
+    return *status;
   const auto t_start = std::chrono::steady_clock::now();
   const ExperimentOutput out(out_dir);
   out.create();

@@ -1,4 +1,4 @@
-// DiffMJX experiment 1, "Bounce" (Paulus et al. 2025; shared/facts/bcg-diffmjx-shac.md): a point
+// DiffMJX experiment 1, "Bounce" (Paulus et al. 2025; docs/references/bcg-diffmjx-shac.md): a point
 // mass falls onto a stiff penalty floor; the gradient of L = |q_T − 1| (q the height) with respect
 // to the initial height q0, over a sweep of q0, from
 //   - semi-implicit Euler with the coarse step h = 0.1 (MuJoCo's default integrator),
@@ -14,6 +14,7 @@
 // fine-step gradient (what a fine-step autodiff reference would report).
 //
 //   bench_diffmjx_bounce [--quick] [--out DIR] [--samples N] [--duration S]
+//   (DIR: out/experiments/diffmjx_bounce)
 //
 // The paper's finding: the adaptive integrator's gradient matches the ground truth while the
 // coarse fixed step's does not.
@@ -137,26 +138,25 @@ double max_abs(const std::vector<double>& x) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  namespace opt = stiffgrad::options;
+  constexpr const char* kUsage =
+      "usage: bench_diffmjx_bounce [--quick] [--out DIR] [--samples N] [--duration S]\n"
+      "DIR defaults to out/experiments/diffmjx_bounce; N >= 2 (default 41, --quick 9); S seconds\n"
+      "(default 2)\n";
   bool quick = false;
-  std::string out_dir = "results";
+  std::string out_dir;
   int samples = 0;
   double duration = 2.0;
-  try {
-    for (int i = 1; i < argc; ++i) {
-      const std::string k = argv[i];
-      if (k == "--quick") quick = true;
-      else if (parse_out_flag(argc, argv, i, &out_dir)) {}
-      else if (k == "--samples" && i + 1 < argc) samples = std::stoi(argv[++i]);
-      else if (k == "--duration" && i + 1 < argc) duration = std::stod(argv[++i]);
-      else throw std::invalid_argument("unknown argument '" + k + "'");
-    }
-    if (samples == 0) samples = quick ? 9 : 41;
-    if (samples < 2 || duration <= 0) throw std::invalid_argument("--samples must be >= 2 and --duration > 0");
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s\nusage: bench_diffmjx_bounce [--quick] [--out DIR] [--samples N] [--duration S]\n",
-                 e.what());
-    return 2;
-  }
+  const auto read_options = [&](const opt::Args& a) {
+    quick = a.has("quick");
+    out_dir = out_option(a, "diffmjx_bounce");
+    samples = int_option(a, "samples", quick ? 9 : 41, 2, 100000);
+    // at least one coarse step (h = 0.1): steps_for() rounds duration / h
+    duration = double_option(a, "duration", duration, 0.1, 1000.0);
+  };
+  if (const auto status = read_command_line(argc, argv, "bench_diffmjx_bounce", kUsage, {"quick"},
+                                            {"out", "samples", "duration"}, read_options))
+    return *status;
   const std::vector<double> q0 = linspace(0.5, 1.5, samples);
   const std::vector<Variant> variants = {{"jump", bounce::kJumpSolimp}, {"continuous", bounce::kContinuousSolimp}};
   const std::vector<Method> methods = {

@@ -1,4 +1,5 @@
-// DiffMJX experiment 4, "Tolerance sweep" (Paulus et al. 2025; shared/facts/bcg-diffmjx-shac.md):
+// DiffMJX experiment 4, "Tolerance sweep" (Paulus et al. 2025;
+// docs/references/bcg-diffmjx-shac.md):
 // gradient accuracy against cost for the adaptive integrators. Scene: the cube of the toss
 // experiment (bench_diffmjx_toss; diffmjx_common.hpp toss::xml), L = horizontal distance after
 // 1 s, gradient dL/dvz over several initial vertical velocities vz ∈ [−3, −1]. For tsit5, dopri5
@@ -16,7 +17,8 @@
 // max_steps is 4096 per timestep so that the cap does not bend the cost curve (environments that
 // still hit it are reported).
 //
-//   bench_diffmjx_tolerance [--quick] [--out DIR] [--samples N] [--shape cube|ball|...] [--event-gradients]
+//   bench_diffmjx_tolerance [--quick] [--out DIR] [--samples N] [--shape cube|ball|...]
+//                           [--event-gradients]   (DIR: out/experiments/diffmjx_tolerance)
 //
 // --event-gradients: the located methods (-eg) and the ground truth add the saltation term at each
 // located event (AdaptiveTolerances::event_gradients): the sweep then measures the distance to
@@ -55,35 +57,32 @@ struct Point {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false;
-  std::string out_dir = "results", shape_name = "cube";
+  namespace opt = stiffgrad::options;
+  constexpr const char* kUsage =
+      "usage: bench_diffmjx_tolerance [--quick] [--out DIR] [--samples N] [--shape NAME]\n"
+      "                               [--event-gradients]\n"
+      "DIR defaults to out/experiments/diffmjx_tolerance; N >= 1 (default 9, --quick 3); NAME:\n"
+      "cube (default), ball, capsule, cylinder or ellipsoid\n";
+  bool quick = false, event_gradients = false;
+  std::string out_dir;
   int samples = 0;
-  bool event_gradients = false;
-  try {
-    for (int i = 1; i < argc; ++i) {
-      const std::string k = argv[i];
-      if (k == "--quick") quick = true;
-      else if (parse_out_flag(argc, argv, i, &out_dir)) {}
-      else if (k == "--samples" && i + 1 < argc) samples = std::stoi(argv[++i]);
-      else if (k == "--shape" && i + 1 < argc) shape_name = argv[++i];
-      else if (k == "--event-gradients") event_gradients = true;
-      else throw std::invalid_argument("unknown argument '" + k + "'");
-    }
-    if (samples == 0) samples = quick ? 3 : 9;
-    if (samples < 1) throw std::invalid_argument("--samples must be >= 1");
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s\nusage: bench_diffmjx_tolerance [--quick] [--out DIR] [--samples N] [--shape NAME] "
-                 "[--event-gradients]\n",
-                 e.what());
-    return 2;
-  }
   const toss::Shape* shape = nullptr;
-  for (const auto& s : toss::shapes())
-    if (s.name == shape_name) shape = &s;
-  if (!shape) {
-    std::fprintf(stderr, "no such shape '%s' (cube, ball, capsule, cylinder, ellipsoid)\n", shape_name.c_str());
-    return 2;
-  }
+  const auto read_options = [&](const opt::Args& a) {
+    quick = a.has("quick");
+    event_gradients = a.has("event-gradients");
+    out_dir = out_option(a, "diffmjx_tolerance");
+    samples = int_option(a, "samples", quick ? 3 : 9, 1, 100000);
+    const std::string shape_name = a.get_or("shape", "cube");
+    for (const auto& s : toss::shapes())
+      if (s.name == shape_name) shape = &s;
+    if (!shape)
+      throw opt::UsageError("--shape must be cube, ball, capsule, cylinder or ellipsoid, got '" +
+                            shape_name + "'");
+  };
+  if (const auto status = read_command_line(argc, argv, "bench_diffmjx_tolerance", kUsage,
+                                            {"quick", "event-gradients"},
+                                            {"out", "samples", "shape"}, read_options))
+    return *status;
   const std::vector<double> vz = linspace(-3.0, -1.0, samples);
   std::vector<double> rtols;
   if (quick) rtols = {1e-2, 1e-4, 1e-6, 1e-8};
@@ -195,7 +194,7 @@ int main(int argc, char** argv) {
                CsvWriter::num(p.us_per_step), CsvWriter::num(p.us_per_step_grad), std::to_string(p.capped),
                CsvWriter::num(median(bias))});
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "error writing results: %s\n", e.what());
+    std::fprintf(stderr, "error writing the output: %s\n", e.what());
     return 1;
   }
   const std::string file = out.path(prefix + ".csv");

@@ -1,4 +1,4 @@
-// DiffMJX experiment 2, "Toss" (Paulus et al. 2025; shared/facts/bcg-diffmjx-shac.md): a cube,
+// DiffMJX experiment 2, "Toss" (Paulus et al. 2025; docs/references/bcg-diffmjx-shac.md): a cube,
 // ball, capsule, cylinder and ellipsoid, each a free body, dropped from z0 = 0.2 m with horizontal
 // velocity vy = −0.1 m/s and initial vertical velocity vz; after 1 s at model timestep h = 0.01 the
 // loss is the horizontal distance travelled. The gradient dL/dvz over a sweep vz ∈ [−3, −1], from
@@ -22,8 +22,8 @@
 // any step size. The bias scales linearly with dmin (measured on the cube: 1.5e-3 at the clamp,
 // ~1.5e-2 at dmin 1e-3, ~1.5e-1 at dmin 1e-2).
 //
-//   bench_diffmjx_toss [--quick] [--out DIR] [--samples N] [--shapes cube,ball,...] [--event-gradients]
-//                      [--default-solimp]
+//   bench_diffmjx_toss [--quick] [--out DIR] [--samples N] [--shapes cube,ball,...]
+//                      [--event-gradients] [--default-solimp]   (DIR: out/experiments/diffmjx_toss)
 //
 // --event-gradients: every step-through gradient with event location (the -ev methods, now -eg,
 // and both references) adds the saltation terms at its located events (AdaptiveTolerances::
@@ -116,38 +116,33 @@ struct Reference {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false;
-  std::string out_dir = "results";
+  namespace opt = stiffgrad::options;
+  constexpr const char* kUsage =
+      "usage: bench_diffmjx_toss [--quick] [--out DIR] [--samples N] [--shapes cube,ball,...]\n"
+      "                          [--event-gradients] [--default-solimp]\n"
+      "DIR defaults to out/experiments/diffmjx_toss; N >= 2 (default 21, --quick 3); shapes:\n"
+      "cube, ball, capsule, cylinder, ellipsoid (default: all)\n";
+  bool quick = false, event_gradients = false, default_solimp = false;
+  std::string out_dir;
   int samples = 0;
-  std::vector<std::string> only;
-  bool event_gradients = false, default_solimp = false;
-  try {
-    for (int i = 1; i < argc; ++i) {
-      const std::string k = argv[i];
-      if (k == "--quick") quick = true;
-      else if (parse_out_flag(argc, argv, i, &out_dir)) {}
-      else if (k == "--samples" && i + 1 < argc) samples = std::stoi(argv[++i]);
-      else if (k == "--shapes" && i + 1 < argc) only = split(argv[++i], ',');
-      else if (k == "--event-gradients") event_gradients = true;
-      else if (k == "--default-solimp") default_solimp = true;
-      else throw std::invalid_argument("unknown argument '" + k + "'");
-    }
-    if (samples == 0) samples = quick ? 3 : 21;
-    if (samples < 2) throw std::invalid_argument("--samples must be >= 2");
-  } catch (const std::exception& e) {
-    std::fprintf(stderr,
-                 "%s\nusage: bench_diffmjx_toss [--quick] [--out DIR] [--samples N] [--shapes cube,ball,...]\n"
-                 "                          [--event-gradients] [--default-solimp]\n",
-                 e.what());
-    return 2;
-  }
   std::vector<toss::Shape> shapes;
-  for (const auto& s : toss::shapes())
-    if (only.empty() || std::find(only.begin(), only.end(), s.name) != only.end()) shapes.push_back(s);
-  if (shapes.empty()) {
-    std::fprintf(stderr, "no such shape (cube, ball, capsule, cylinder, ellipsoid)\n");
-    return 2;
-  }
+  const auto read_options = [&](const opt::Args& a) {
+    quick = a.has("quick");
+    event_gradients = a.has("event-gradients");
+    default_solimp = a.has("default-solimp");
+    out_dir = out_option(a, "diffmjx_toss");
+    samples = int_option(a, "samples", quick ? 3 : 21, 2, 100000);
+    std::vector<std::string> names;
+    for (const auto& s : toss::shapes()) names.push_back(s.name);
+    const std::vector<std::string> only = name_list_option(a, "shapes", names, names);
+    // in toss::shapes()' order whatever the order given
+    for (const auto& s : toss::shapes())
+      if (std::find(only.begin(), only.end(), s.name) != only.end()) shapes.push_back(s);
+  };
+  if (const auto status = read_command_line(argc, argv, "bench_diffmjx_toss", kUsage,
+                                            {"quick", "event-gradients", "default-solimp"},
+                                            {"out", "samples", "shapes"}, read_options))
+    return *status;
   const std::vector<double> vz = linspace(-3.0, -1.0, samples);
   // the methods of this run: with --event-gradients the located ones also correct their gradients
   std::vector<Method> ms = methods();

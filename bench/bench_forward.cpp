@@ -36,6 +36,7 @@ using stiffgrad::Backend;
 using stiffgrad::Model;
 using stiffgrad::Precision;
 namespace sb = stiffgrad::bench;
+namespace opt = stiffgrad::options;
 using sb::Clock;
 using sb::seconds_since;
 using sb::Workload;
@@ -53,44 +54,9 @@ struct Args {
   int threads_all = 0;  // "all cores" thread count; 0: OpenMP's default
 };
 
-void usage(std::FILE* f) {
-  std::fprintf(
-      f,
-      "usage: bench_forward [--backend cpu|cuda] [--quick] [--models humanoid,g1[,PATH.xml]]\n"
-      "                     [--min-time SECONDS] [--threads T]\n");
-}
-
-bool parse_args(int argc, char** argv, Args* a) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string k = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::invalid_argument(k + " needs a value");
-      return argv[++i];
-    };
-    if (k == "--quick") {
-      a->quick = true;
-    } else if (k == "--backend") {
-      const std::string v = value();
-      if (v != "cpu" && v != "cuda") throw std::invalid_argument("--backend cpu|cuda");
-      a->backend = v == "cpu" ? Backend::Cpu : Backend::Cuda;
-    } else if (k == "--models") {
-      a->models = sb::split(value(), ',');
-    } else if (k == "--min-time") {
-      a->min_time = std::stod(value());
-    } else if (k == "--threads") {
-      a->threads_all = std::stoi(value());
-    } else if (k == "-h" || k == "--help") {
-      usage(stdout);
-      return false;
-    } else {
-      throw std::invalid_argument("unknown option " + k);
-    }
-  }
-  if (a->min_time <= 0.0) a->min_time = a->quick ? 0.15 : 0.3;
-  if (a->quick) a->rounds = 2;
-  if (a->threads_all <= 0) a->threads_all = omp_get_max_threads();
-  return true;
-}
+constexpr const char* kUsage =
+    "usage: bench_forward [--backend cpu|cuda] [--quick] [--models humanoid,g1[,PATH.xml]]\n"
+    "                     [--min-time SECONDS] [--threads T]\n";
 
 // ---------------------------------------------------------------- workload
 
@@ -334,13 +300,19 @@ void bench_cuda(Case& c, const Args& a) {
 
 int main(int argc, char** argv) {
   Args a;
-  try {
-    if (!parse_args(argc, argv, &a)) return 0;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench_forward: %s\n", e.what());
-    usage(stderr);
-    return 2;
-  }
+  const auto read_options = [&](const opt::Args& o) {
+    a.quick = o.has("quick");
+    a.backend = sb::backend_option(o);
+    a.models = sb::name_list_option(o, "models", a.models);
+    a.min_time = sb::double_option(o, "min-time", a.quick ? 0.15 : 0.3, 1e-3, 3600.0);
+    if (a.quick) a.rounds = 2;
+    a.threads_all = sb::int_option(o, "threads", 0, 0, 4096);  // 0: OpenMP's default
+    if (a.threads_all == 0) a.threads_all = omp_get_max_threads();
+  };
+  if (const auto status =
+          sb::read_command_line(argc, argv, "bench_forward", kUsage, {"quick"},
+                                {"backend", "models", "min-time", "threads"}, read_options))
+    return *status;
   if (a.backend == Backend::Cuda && !stiffgrad::cuda_available()) {
     std::fprintf(stderr,
                  "bench_forward: the CUDA backend is unavailable (this build has no CUDA backend, "

@@ -77,18 +77,18 @@ struct Row {
 }  // namespace
 
 int main(int argc, char** argv) {
+  namespace opt = stiffgrad::options;
+  constexpr const char* kUsage = "usage: bench_integrators [--quick] [--nenv 64] [--threads 1]\n";
   bool quick = false;
   int nenv = 64, threads = 1;
-  for (int i = 1; i < argc; ++i) {
-    const std::string k = argv[i];
-    if (k == "--quick") quick = true;
-    else if (k == "--nenv" && i + 1 < argc) nenv = std::stoi(argv[++i]);
-    else if (k == "--threads" && i + 1 < argc) threads = std::stoi(argv[++i]);
-    else {
-      std::fprintf(stderr, "usage: bench_integrators [--quick] [--nenv 64] [--threads 1]\n");
-      return 2;
-    }
-  }
+  const auto read_options = [&](const opt::Args& a) {
+    quick = a.has("quick");
+    nenv = int_option(a, "nenv", nenv, 1, 1 << 24);
+    threads = int_option(a, "threads", threads, 0, 4096);  // 0: OpenMP's default
+  };
+  if (const auto status = read_command_line(argc, argv, "bench_integrators", kUsage, {"quick"},
+                                            {"nenv", "threads"}, read_options))
+    return *status;
   const int segments = quick ? 2 : 6, segment = 25, T = 16;
   std::printf("bench_integrators: one control step = one substep of the model timestep, double, CPU, %d thread(s),\n"
               "nenv %d; machine: %s, load average %s at start. Adaptive methods at rtol 1e-3, atol 1e-6,\n"

@@ -8,8 +8,9 @@
 // Prints, per baseline, the mean episode length to a fall, the mean step at which a training
 // episode would have ended (tracking error above 0.5 m), falls and the mean tracking error, over
 // the first 5 episodes (eval's default) and over 40. Writes
-// results/train/g1_open_loop_baselines.csv.
+// DIR/g1_open_loop_baselines.csv.
 //   bench_shac_g1_open_loop_baselines [--out DIR]
+//   (DIR: out/experiments/shac_g1_open_loop_baselines)
 #include <cstdio>
 #include <random>
 #include <string>
@@ -98,11 +99,11 @@ Episodes run(G1ImitateTask& task, bool follow_reference, int N) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::string out_dir;
+  if (const auto status =
+          bench::read_out_only_command_line(argc, argv, "shac_g1_open_loop_baselines", &out_dir))
+    return *status;
   try {
-    std::string out_dir = "results/train";
-    for (int i = 1; i < argc; ++i)
-      if (!bench::parse_out_flag(argc, argv, i, &out_dir))
-        throw std::invalid_argument(std::string("unknown argument '") + argv[i] + "' (--out DIR)");
     bench::ExperimentOutput out(out_dir);
     out.create();
     bench::CsvWriter csv(out.path("g1_open_loop_baselines.csv"),

@@ -12,7 +12,8 @@
 //                   servos and the policy alone)
 // Same seeds, start states and initial networks in every row (8 environments, action std 0.3,
 // the tracking reward, one critic). The loss is normalized by H N, so a well-behaved gradient
-// does not grow with H. Writes results/shac_gradient/g1_gradient_vs_horizon.csv and a figure.
+// does not grow with H. Writes DIR/g1_gradient_vs_horizon.csv and a figure (DIR: --out, default
+// out/experiments/shac_gradient).
 // With --fd instead: on the Impulse floor (κ 300; servos explicit, then implicit) at H = 8, 16, 32, the adjoint's directional
 // derivative of the actor loss along one random unit direction against central differences of
 // the loss at steps h = 1e-1 .. 1e-3 (4 environments, a [64] actor): where the loss is smooth the
@@ -112,7 +113,7 @@ int finite_difference_table() {
     o.actor_hidden = {64};
     o.critic_hidden = {32};
     TrainerCore core(*task, spec, o);
-    std::vector<double> q(static_cast<std::size_t>(core.nenv) * core.nq), v(static_cast<std::size_t>(core.nenv) * core.nv);
+    std::vector<double> q(static_cast<std::size_t>(core.sizes.nenv) * core.sizes.nq), v(static_cast<std::size_t>(core.sizes.nenv) * core.sizes.nv);
     core.sim->get_state(q.data(), v.data());
     const std::mt19937_64 rng0 = core.rng;
     const auto restore = [&] {
@@ -123,8 +124,8 @@ int finite_difference_table() {
     restore();
     shac.actor_pass(true);
     const std::vector<float> g = shac.grad();
-    const std::size_t n_actor = core.actor.num_params();
-    const std::vector<float> theta(core.actor.params(), core.actor.params() + n_actor), log_std = core.log_std;
+    const std::size_t n_actor = core.net.actor.num_params();
+    const std::vector<float> theta(core.net.actor.params(), core.net.actor.params() + n_actor), log_std = core.net.log_std;
     std::mt19937_64 r(3);
     std::normal_distribution<double> normal(0.0, 1.0);
     std::vector<double> u(g.size());
@@ -134,8 +135,8 @@ int finite_difference_table() {
     std::printf("%4d %14.4e", H, gu);
     for (double h : {1e-1, 3e-2, 1e-2, 3e-3, 1e-3}) {
       const auto loss_at = [&](double step) {
-        for (std::size_t i = 0; i < n_actor; ++i) core.actor.params()[i] = static_cast<float>(theta[i] + step * u[i]);
-        for (int k = 0; k < core.na; ++k) core.log_std[k] = static_cast<float>(log_std[k] + step * u[n_actor + k]);
+        for (std::size_t i = 0; i < n_actor; ++i) core.net.actor.params()[i] = static_cast<float>(theta[i] + step * u[i]);
+        for (int k = 0; k < core.sizes.na; ++k) core.net.log_std[k] = static_cast<float>(log_std[k] + step * u[n_actor + k]);
         restore();
         return shac.actor_pass(false);
       };
@@ -216,21 +217,21 @@ int variance_table(const std::string& out_dir, int samples, int train_iterations
         o.bundles = b.bundles;
       }
       TrainerCore core(*task, spec, o);
-      core.actor = trained.actor;
-      core.log_std = trained.log_std;
-      core.obs_rms = trained.obs_rms;
-      core.ret_rms = trained.ret_rms;
-      core.critics = trained.critics;
-      core.target_critics = trained.target_critics;
+      core.net.actor = trained.net.actor;
+      core.net.log_std = trained.net.log_std;
+      core.net.obs_rms = trained.net.obs_rms;
+      core.net.ret_rms = trained.net.ret_rms;
+      core.net.critics = trained.net.critics;
+      core.net.target_critics = trained.net.target_critics;
       Shac shac(core);
       std::vector<std::vector<double>> g(static_cast<std::size_t>(samples));
-      std::vector<double> q(static_cast<std::size_t>(core.nenv) * core.nq), v(static_cast<std::size_t>(core.nenv) * core.nv);
+      std::vector<double> q(static_cast<std::size_t>(core.sizes.nenv) * core.sizes.nq), v(static_cast<std::size_t>(core.sizes.nenv) * core.sizes.nv);
       for (int r = 0; r < samples; ++r) {
         core.rng.seed(1000 + static_cast<std::uint64_t>(r));
-        for (int e = 0; e < core.nenv; ++e) {
-          task->reset_env(e, core.rng, q.data() + static_cast<std::size_t>(e) * core.nq,
-                          v.data() + static_cast<std::size_t>(e) * core.nv);
-          core.ep_step[static_cast<std::size_t>(e)] = 0;
+        for (int e = 0; e < core.sizes.nenv; ++e) {
+          task->reset_env(e, core.rng, q.data() + static_cast<std::size_t>(e) * core.sizes.nq,
+                          v.data() + static_cast<std::size_t>(e) * core.sizes.nv);
+          core.episodes.step[static_cast<std::size_t>(e)] = 0;
         }
         core.sim->set_state(q.data(), v.data());
         shac.actor_pass(true);
@@ -282,40 +283,33 @@ int variance_table(const std::string& out_dir, int samples, int train_iterations
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false;
-  std::string out_dir = "results/shac_gradient";
-  int seeds = 3;
-  bool fd = false;
-  bool variance = false;
-  int samples = 8;
-  int train_iterations = 60;
-  bool train_on_impulse = false;
-  try {
-    for (int i = 1; i < argc; ++i) {
-      const std::string a = argv[i];
-      if (a == "--quick") quick = true;
-      else if (bench::parse_out_flag(argc, argv, i, &out_dir)) {}
-      else if (a == "--seeds" && i + 1 < argc) seeds = std::atoi(argv[++i]);
-      else if (a == "--fd") fd = true;
-      else if (a == "--variance") variance = true;
-      else if (a == "--samples" && i + 1 < argc) samples = std::atoi(argv[++i]);
-      else if (a == "--train-iterations" && i + 1 < argc) train_iterations = std::atoi(argv[++i]);
-      else if (a == "--train-on" && i + 1 < argc) {
-        const std::string f = argv[++i];
-        if (f != "soft" && f != "impulse") throw std::invalid_argument("--train-on takes soft or impulse");
-        train_on_impulse = f == "impulse";
-      }
-      else throw std::invalid_argument("unknown argument '" + a +
-                                       "' (--quick --out DIR --seeds N --fd --variance --samples R --train-iterations K\n"
-                                       "  --train-on soft|impulse)");
-    }
-    if (seeds < 1) throw std::invalid_argument("--seeds must be >= 1");
-    if (samples < 2) throw std::invalid_argument("--samples must be >= 2");
-    if (train_iterations < 0) throw std::invalid_argument("--train-iterations must be >= 0");
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench_shac_gradient: %s\n", e.what());
-    return 2;
-  }
+  namespace opt = stiffgrad::options;
+  constexpr const char* kUsage =
+      "usage: bench_shac_gradient [--quick] [--out DIR] [--seeds N] [--fd]\n"
+      "                           [--variance [--samples R] [--train-iterations K]\n"
+      "                                       [--train-on soft|impulse]]\n"
+      "DIR defaults to out/experiments/shac_gradient; N >= 1 (default 3), R >= 2 (default 8),\n"
+      "K >= 0 (default 60)\n";
+  bool quick = false, fd = false, variance = false, train_on_impulse = false;
+  std::string out_dir;
+  int seeds = 3, samples = 8, train_iterations = 60;
+  const auto read_options = [&](const opt::Args& a) {
+    quick = a.has("quick");
+    fd = a.has("fd");
+    variance = a.has("variance");
+    out_dir = bench::out_option(a, "shac_gradient");
+    seeds = bench::int_option(a, "seeds", seeds, 1, 1000);
+    samples = bench::int_option(a, "samples", samples, 2, 100000);  // the spread divides by R - 1
+    train_iterations = bench::int_option(a, "train-iterations", train_iterations, 0, 1000000);
+    const std::string train_on = a.get_or("train-on", "soft");
+    if (train_on != "soft" && train_on != "impulse")
+      throw opt::UsageError("--train-on must be soft or impulse, got '" + train_on + "'");
+    train_on_impulse = train_on == "impulse";
+  };
+  if (const auto status = bench::read_command_line(
+          argc, argv, "bench_shac_gradient", kUsage, {"quick", "fd", "variance"},
+          {"out", "seeds", "samples", "train-iterations", "train-on"}, read_options))
+    return *status;
   if (fd) return finite_difference_table();
   if (variance)
     return variance_table(out_dir, quick ? 3 : samples, quick ? 1 : train_iterations,

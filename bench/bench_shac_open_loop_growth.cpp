@@ -10,8 +10,8 @@
 //   soft_explicit     MuJoCo 2.2.2's soft contact, kv explicit
 //   soft_implicit     soft contact, kv implicit
 // and the six velocity coordinates that carry the largest share of the gradient at H = 32.
-// Writes results/shac_gradient/g1_open_loop_growth.csv and prints the table.
-//   bench_shac_open_loop_growth [--out DIR]
+// Writes DIR/g1_open_loop_growth.csv and prints the table.
+//   bench_shac_open_loop_growth [--out DIR]   (DIR: out/experiments/shac_open_loop_growth)
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -39,11 +39,11 @@ struct Setting {
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::string out_dir;
+  if (const auto status =
+          bench::read_out_only_command_line(argc, argv, "shac_open_loop_growth", &out_dir))
+    return *status;
   try {
-    std::string out_dir = "results/shac_gradient";
-    for (int i = 1; i < argc; ++i)
-      if (!bench::parse_out_flag(argc, argv, i, &out_dir))
-        throw std::invalid_argument(std::string("unknown argument '") + argv[i] + "' (--out DIR)");
     const Setting settings[] = {{"impulse_explicit", ContactModel::Impulse, Integrator::SemiImplicitEuler},
                                 {"impulse_implicit", ContactModel::Impulse, Integrator::ImplicitDampingEuler},
                                 {"soft_explicit", ContactModel::Soft, Integrator::SemiImplicitEuler},

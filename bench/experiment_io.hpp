@@ -1,7 +1,10 @@
-// Output of the paper-reproduction experiments (bench_diffmjx_*): a results folder, CSV files
-// with a header row, and a figure drawn by gnuplot from a script written beside the CSV.
+// Output of the paper-reproduction experiments (bench_diffmjx_*, bench_bcg_*, bench_shac_*): an
+// output folder, CSV files with a header row, and a figure drawn by gnuplot from a script written
+// beside the CSV.
 //
-// The folder is `results/` under the current working directory unless `--out DIR` is given.
+// The folder is `--out DIR`, or default_out_dir(EXPERIMENT) = `out/experiments/EXPERIMENT/` under
+// the current working directory (out/ is git-ignored: bulky outputs stay out of the source tree).
+// scripts/experiments.py runs the experiments of experiments/*.json with --out given.
 // Figures are optional: without gnuplot on the PATH the script and the CSV are still written
 // and a note says so; the experiment's exit status never depends on the plotting.
 #pragma once
@@ -18,9 +21,14 @@
 
 namespace stiffgrad::bench {
 
+// The folder a bench writes to without --out: out/experiments/<experiment>.
+inline std::string default_out_dir(const std::string& experiment) {
+  return "out/experiments/" + experiment;
+}
+
 class ExperimentOutput {
  public:
-  explicit ExperimentOutput(std::string dir = "results") : dir_(std::move(dir)) {}
+  explicit ExperimentOutput(std::string dir) : dir_(std::move(dir)) {}
 
   const std::string& dir() const { return dir_; }
   std::string path(const std::string& file) const { return dir_ + "/" + file; }
@@ -30,7 +38,7 @@ class ExperimentOutput {
     std::error_code ec;
     std::filesystem::create_directories(dir_, ec);
     if (ec || !std::filesystem::is_directory(dir_))
-      throw std::runtime_error("cannot create the results folder '" + dir_ + "': " + ec.message());
+      throw std::runtime_error("cannot create the output folder '" + dir_ + "': " + ec.message());
   }
 
   // Writes <dir>/<name>.gp and runs gnuplot on it (from the current working directory, so the
@@ -99,13 +107,5 @@ class CsvWriter {
   std::string file_;
   std::ofstream f_;
 };
-
-// Reads `--out DIR` at argv[i] (advancing i); true when it was that flag.
-inline bool parse_out_flag(int argc, char** argv, int& i, std::string* dir) {
-  if (std::string(argv[i]) != "--out") return false;
-  if (i + 1 >= argc) throw std::invalid_argument("--out needs a folder");
-  *dir = argv[++i];
-  return true;
-}
 
 }  // namespace stiffgrad::bench

@@ -1,4 +1,5 @@
-# Fails unless README.md quotes every file in SNIPPETS verbatim (run by the readme_snippets test).
+# Fails unless the Markdown file README quotes every file in SNIPPETS verbatim (run by the
+# readme_snippets and docs_snippets tests), so the code a reader copies is the code that compiles.
 #   cmake -DREADME=README.md -DSNIPPETS="a.cpp;b.cpp" -P check_readme_snippets.cmake
 file(READ "${README}" readme)
 set(missing "")
@@ -10,7 +11,7 @@ foreach(snippet IN LISTS SNIPPETS)
   endif()
 endforeach()
 if(missing)
-  message(FATAL_ERROR "README.md does not quote these files verbatim (update the README): ${missing}")
+  message(FATAL_ERROR "${README} does not quote these files verbatim (update it): ${missing}")
 endif()
 list(LENGTH SNIPPETS n)
-message(STATUS "README.md quotes all ${n} example files verbatim")
+message(STATUS "${README} quotes all ${n} example files verbatim")

@@ -64,7 +64,7 @@ void validate(const Model& m, const GradcheckOptions& opt) {
 // float: finite differences are taken in double, so the float adjoint differs from them by
 // float rounding (eps 6e-8) amplified along the rollout; the dot-product test compares float
 // adjoint with float forward mode, whose rounding differs only in the order of accumulation
-// (see README for the measured figures)
+// (docs/testing.md gives the measured figures)
 GradcheckTolerance gradcheck_tolerance(Precision precision) {
   return precision == Precision::Float ? GradcheckTolerance{1e-2, 1e-4} : GradcheckTolerance{1e-6, 1e-10};
 }

@@ -156,8 +156,8 @@ ModelArrays<Real>::ModelArrays(const Model& m, const ConstraintCapacity& capacit
   v.rk_event_gradients = 0;
   v.cfd = 0;
   v.contact_model = kern::kContactSoft;
-  v.impulse_kappa = Real(300);
-  v.impulse_sweeps = 10;
+  v.impulse_kappa = static_cast<Real>(ImpulseContact{}.kappa);
+  v.impulse_sweeps = ImpulseContact{}.sweeps;
   v.dof_damping_any = 0;
   for (double b : m.dof_damping) v.dof_damping_any = v.dof_damping_any || b > 0.0;
   for (int k = 0; k < 3; ++k)

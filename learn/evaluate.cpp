@@ -11,12 +11,12 @@
 namespace stiffgrad::learn {
 
 struct PolicyRunner::State {
-  Mlp<float> actor;
-  RunningMeanStd rms;
-  Mlp<float>::Workspace ws;
-  std::vector<float> x, y;
-  std::vector<double> xd;
-  int max_batch = 0;
+  Mlp<float> actor;            // obs_dim -> act_dim  the policy's mean action
+  RunningMeanStd rms;          // obs_dim  the file's observation statistics
+  Mlp<float>::Workspace ws;    // the actor's pass, max_batch rows
+  std::vector<float> x, y;     // max_batch x obs_dim, max_batch x act_dim  normalized observations, actions
+  std::vector<double> xd;      // max_batch x obs_dim  the normalized observations in double
+  int max_batch = 0;           // the largest batch act() has seen (the buffers' rows)
 };
 
 PolicyRunner::PolicyRunner(const PolicyFile& f) : state_(std::make_shared<State>()) {

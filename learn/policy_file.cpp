@@ -60,7 +60,7 @@ class Writer {
   void unsigned_le(std::uint64_t v, int n) {
     for (int i = 0; i < n; ++i) buf_.push_back(static_cast<unsigned char>(v >> (8 * i)));
   }
-  std::vector<unsigned char> buf_;
+  std::vector<unsigned char> buf_;  // the bytes written so far
 };
 
 // Bounds-checked little-endian reader; every failure names the file.
@@ -104,10 +104,10 @@ class Reader {
   }
 
  private:
-  const std::string& path_;
-  const std::vector<unsigned char>& buf_;
-  std::size_t end_;
-  std::size_t pos_ = 0;
+  const std::string& path_;                // the file (for messages)
+  const std::vector<unsigned char>& buf_;  // its bytes
+  std::size_t end_;                        // where reading must stop (before the trailing hash)
+  std::size_t pos_ = 0;                    // the next byte to read
 };
 
 // The sizes every field must agree on; `fail` reports a mismatch.

@@ -50,7 +50,7 @@ class PolicyLoopCpu final : public PolicyLoop {
     k_.ctrl_offset = setup_.ctrl_offset.data();
     k_.ctrl_ref_index = setup_.ctrl_ref_index.data();
     k_.imitation.key_body = setup_.key_body.data();
-    view_ = setup_.arrays->host_view();
+    view_ = setup_.model_kernels->view();
     // per-thread scratch, sized for the team every loop below asks for (num_threads(threads_))
     threads_ = max_threads();
     const int threads = threads_;
@@ -184,32 +184,33 @@ class PolicyLoopCpu final : public PolicyLoop {
     return kern::Data<double, LC>::bind(kern::View<double, LC>{base, LC{}}, setup_.layout);
   }
 
+  // Shapes: H the horizon, nenv = N_, and nq, nv, nu, na, no, ref_dim of k_.
   Simulator& sim_;
-  const Mlp<float>& actor_;
+  const Mlp<float>& actor_;      // the trainer's actor (read at every act, not copied)
   PolicyLoopSetup setup_;
-  int H_, N_;
+  int H_, N_;                    // control steps per horizon, environments (nenv)
   int threads_ = 1;              // OpenMP team of the loops (their scratch is per thread)
-  kern::tasks::TaskKernel k_;
-  kern::ModelView<double> view_{};
-  kern::ObsNormalization norm_;
+  kern::tasks::TaskKernel k_;    // the task's kernel: sizes, kind, pointers into setup_'s host arrays
+  kern::ModelView<double> view_{};  // the model's kernel arrays (host)
+  kern::ObsNormalization norm_;  // this horizon's observation normalization (setup_'s mean and std)
   std::vector<double> data_;     // threads x 2 Data (d, a) for imitation
   std::vector<double> scratch_;  // threads x (na + no + nq + nv)
-  std::size_t scratch_dim_ = 0;
+  std::size_t scratch_dim_ = 0;  // na + no + nq + nv: one thread's scratch
   std::vector<double> Q_, V_;    // (H + 1) x nq x nenv, nv x nenv  (environment-minor rows)
   std::vector<double> OBS_;      // (H + 1) x nenv x no
   std::vector<float> X_;         // (H + 1) x nenv x no
   std::vector<float> MU_, EPS_;  // H x nenv x na
-  std::vector<double> A_, dA_;   // H x nenv x na
+  std::vector<double> A_, dA_;   // H x nenv x na  actions; the loss's direct ∂L/∂a (begin_backward)
   std::vector<double> REF_;      // (H + 1) x nenv x ref_dim
   std::vector<int> STATUS_;      // H x nenv
   std::vector<double> CTRL_;     // nu x nenv
-  std::vector<int> steps_active_;
-  std::vector<float> d_mu_, dx_;  // nenv x na, nenv x no
-  std::vector<float> terms_;      // H x nenv x na  log σ terms
-  std::vector<int> nonfinite_;    // H x nenv
-  std::vector<float> grad_;       // actor parameters
-  std::vector<float> log_std_;
-  std::vector<Mlp<float>::Workspace> ws_;
+  std::vector<int> steps_active_;  // nenv  k_e: row t of e is active for t < k_e
+  std::vector<float> d_mu_, dx_;  // nenv x na, nenv x no  one step's ∂L/∂μ and the actor's VJP into x
+  std::vector<float> terms_;      // H x nenv x na  log σ terms: each (step, environment)'s part of ∂L/∂log σ
+  std::vector<int> nonfinite_;    // H x nenv  1 where the action adjoint was non-finite (zeroed)
+  std::vector<float> grad_;       // actor parameters  the sweep's ∂L/∂(actor parameters)
+  std::vector<float> log_std_;    // na  this horizon's log σ
+  std::vector<Mlp<float>::Workspace> ws_;  // H  the actor's pass of each step (kept for vjp)
 };
 
 }  // namespace

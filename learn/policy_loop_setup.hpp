@@ -9,8 +9,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "core/model_arrays.hpp"
-#include "kernels/base/data.hpp"
+#include "core/task_kernel_model.hpp"
 #include "kernels/learn/policy_loop.hpp"
 #include "stiffgrad/learn/normalizer.hpp"
 #include "stiffgrad/learn/task.hpp"
@@ -52,8 +51,8 @@ struct PolicyLoopSetup {
     kernel.imitation.nkey = static_cast<int>(desc.key_body.size());
     if (kernel.imitation.nkey > kern::kImitationMaxKeys)
       throw std::invalid_argument("policy loop: too many key bodies");
-    arrays = std::make_unique<ModelArrays<double>>(m);
-    layout = kern::DataLayout::make(arrays->host_view());
+    model_kernels = std::make_unique<TaskKernelModel>(m);
+    layout = model_kernels->layout();
     mean.assign(static_cast<std::size_t>(kernel.no), 0.0);
     std_dev.assign(static_cast<std::size_t>(kernel.no), 1.0);
   }
@@ -76,14 +75,14 @@ struct PolicyLoopSetup {
     return n;
   }
 
-  bool normalize;
-  double clip = 5.0;
+  bool normalize;     // whether the loop normalizes its observations (TrainOptions::normalize_obs)
+  double clip = 5.0;  // the normalized observations' clamp (RunningMeanStd::clip)
   kern::tasks::TaskKernel kernel;  // sizes and kind; its pointers are set by the loop
-  std::vector<int> ctrl_limited, ctrl_ref_index;
-  std::vector<double> ctrl_range, ctrl_offset;
-  std::vector<int> key_body;
-  std::unique_ptr<ModelArrays<double>> arrays;
-  kern::DataLayout layout{};
+  std::vector<int> ctrl_limited, ctrl_ref_index;  // nu, nu  (TaskKernelDesc's)
+  std::vector<double> ctrl_range, ctrl_offset;    // 2 nu (lo, hi), nu  (TaskKernelDesc's)
+  std::vector<int> key_body;                      // nkey (at least 1 entry)  imitation key bodies
+  std::unique_ptr<TaskKernelModel> model_kernels;  // the model as the kernels read it (host)
+  kern::DataLayout layout{};                      // one Data's layout for this model (size: its doubles)
   std::vector<double> mean, std_dev;  // no
 };
 

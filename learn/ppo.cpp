@@ -13,16 +13,16 @@
 namespace stiffgrad::learn {
 
 TrainResult train_ppo(TrainerCore& c, const std::function<void(const IterationLog&)>& on_iteration) {
-  const int H = c.H, N = c.nenv, na = c.na, no = c.no;
-  const TrainOptions& o = c.o;
-  Mlp<float>::Workspace act_ws = c.actor.make_workspace(N);
-  Mlp<float>::Workspace value_ws = c.critics[0].make_workspace((H + 1) * N);
+  const int H = c.sizes.H, N = c.sizes.nenv, na = c.sizes.na, no = c.sizes.no;
+  const TrainOptions& o = c.options;
+  Mlp<float>::Workspace act_ws = c.net.actor.make_workspace(N);
+  Mlp<float>::Workspace value_ws = c.net.critics[0].make_workspace((H + 1) * N);
   const int max_batch = H * N;
-  Mlp<float>::Workspace mb_actor_ws = c.actor.make_workspace(max_batch), mb_critic_ws = c.critics[0].make_workspace(max_batch);
-  const std::size_t n_actor = c.actor.num_params();
+  Mlp<float>::Workspace mb_actor_ws = c.net.actor.make_workspace(max_batch), mb_critic_ws = c.net.critics[0].make_workspace(max_batch);
+  const std::size_t n_actor = c.net.actor.num_params();
   Adam<float> actor_opt(n_actor + na, AdamOptions{o.ppo_lr, 0.9, 0.999, 1e-8});
-  Adam<float> critic_opt(c.critics[0].num_params(), AdamOptions{o.ppo_lr, 0.9, 0.999, 1e-8});
-  std::vector<float> grad_actor(n_actor + na), grad_critic(c.critics[0].num_params());
+  Adam<float> critic_opt(c.net.critics[0].num_params(), AdamOptions{o.ppo_lr, 0.9, 0.999, 1e-8});
+  std::vector<float> grad_actor(n_actor + na), grad_critic(c.net.critics[0].num_params());
   std::vector<float> values(static_cast<std::size_t>(H + 1) * N), logp_old(static_cast<std::size_t>(H) * N);
   std::vector<float> act_f(static_cast<std::size_t>(H) * N * na);
   std::vector<double> adv, ret;
@@ -49,11 +49,11 @@ TrainResult train_ppo(TrainerCore& c, const std::function<void(const IterationLo
       c.observe(t);
       c.actor_forward(t, act_ws);
       c.sample_actions(t);
-      for (int i = 0; i < N * na; ++i) act_f[static_cast<std::size_t>(t) * N * na + i] = static_cast<float>(c.A[static_cast<std::size_t>(t) * N * na + i]);
-      gaussian_log_prob(c.MU.data() + static_cast<std::size_t>(t) * N * na, c.log_std.data(),
+      for (int i = 0; i < N * na; ++i) act_f[static_cast<std::size_t>(t) * N * na + i] = static_cast<float>(c.buf.A[static_cast<std::size_t>(t) * N * na + i]);
+      gaussian_log_prob(c.buf.MU.data() + static_cast<std::size_t>(t) * N * na, c.net.log_std.data(),
                         act_f.data() + static_cast<std::size_t>(t) * N * na, N, na, logp_old.data() + static_cast<std::size_t>(t) * N);
       step_timer->begin();
-      c.sim->step(c.CTRL.data());
+      c.sim->step(c.buf.CTRL.data());
       step_timer->end();
       c.record_step(t);
     }
@@ -61,20 +61,20 @@ TrainResult train_ppo(TrainerCore& c, const std::function<void(const IterationLo
     auto tn = now();
     sim_s = step_timer->collect();
     net_s = secs(rollout_start, tn) - sim_s;
-    c.critics[0].forward(c.x(0), (H + 1) * N, values.data(), value_ws);
+    c.net.critics[0].forward(c.x(0), (H + 1) * N, values.data(), value_ws);
     const double scale = c.reward_scale();
 
     // GAE per environment over its active steps; bootstrap V(s_k) unless the episode failed
     s_x.clear(); s_a.clear(); s_logp.clear(); s_adv.clear(); s_ret.clear();
     for (int e = 0; e < N; ++e) {
-      const int k = c.steps_active[e];
+      const int k = c.buf.steps_active[e];
       double gae = 0;
       adv.assign(k, 0.0);
       ret.assign(k, 0.0);
       for (int t = k - 1; t >= 0; --t) {
-        const double next = (t == k - 1) ? (c.terminated_[e] ? 0.0 : values[static_cast<std::size_t>(t + 1) * N + e])
+        const double next = (t == k - 1) ? (c.buf.terminated[e] ? 0.0 : values[static_cast<std::size_t>(t + 1) * N + e])
                                          : values[static_cast<std::size_t>(t + 1) * N + e];
-        const double delta = scale * c.R[static_cast<std::size_t>(t) * N + e] + o.gamma * next - values[static_cast<std::size_t>(t) * N + e];
+        const double delta = scale * c.buf.R[static_cast<std::size_t>(t) * N + e] + o.gamma * next - values[static_cast<std::size_t>(t) * N + e];
         gae = delta + (t == k - 1 ? 0.0 : o.gamma * o.lambda * gae);
         adv[t] = gae;
         ret[t] = gae + values[static_cast<std::size_t>(t) * N + e];
@@ -116,8 +116,8 @@ TrainResult train_ppo(TrainerCore& c, const std::function<void(const IterationLo
         }
         // actor: L = -mean(min(ρ A, clip(ρ, 1 ± ε) A)); ∂L/∂logp = -ρ A / mb where the
         // unclipped term is the minimum, else 0
-        c.actor.forward(b_x.data(), mb, b_mu.data(), mb_actor_ws);
-        gaussian_log_prob(b_mu.data(), c.log_std.data(), b_a.data(), mb, na, b_logp.data());
+        c.net.actor.forward(b_x.data(), mb, b_mu.data(), mb_actor_ws);
+        gaussian_log_prob(b_mu.data(), c.net.log_std.data(), b_a.data(), mb, na, b_logp.data());
         double l = 0;
         for (int i = 0; i < mb; ++i) {
           const int s = order[b0 + i];
@@ -129,15 +129,15 @@ TrainResult train_ppo(TrainerCore& c, const std::function<void(const IterationLo
           b_w[i] = unclipped_is_min ? static_cast<float>(-rho * A / mb) : 0.0f;
         }
         std::fill(grad_actor.begin(), grad_actor.end(), 0.0f);
-        adj_gaussian_log_prob(b_mu.data(), c.log_std.data(), b_a.data(), mb, na, b_w.data(), b_dmu.data(),
+        adj_gaussian_log_prob(b_mu.data(), c.net.log_std.data(), b_a.data(), mb, na, b_w.data(), b_dmu.data(),
                               grad_actor.data() + n_actor);
         // entropy bonus: -c_H Σ log σ (the entropy's gradient in log σ is 1 per dimension)
         for (int k = 0; k < na; ++k) grad_actor[n_actor + k] -= static_cast<float>(o.ppo_entropy_coef);
-        c.actor.backward(b_dmu.data(), mb, grad_actor.data(), nullptr, mb_actor_ws);
+        c.net.actor.backward(b_dmu.data(), mb, grad_actor.data(), nullptr, mb_actor_ws);
         grad_norm = clip_grad_norm(grad_actor.data(), grad_actor.size(), o.actor_grad_clip);
         if (std::isfinite(grad_norm)) c.apply_actor_update(actor_opt, grad_actor);
         // critic: ½ c_v mean (V - R)²
-        c.critics[0].forward(b_x.data(), mb, b_v.data(), mb_critic_ws);
+        c.net.critics[0].forward(b_x.data(), mb, b_v.data(), mb_critic_ws);
         double lv = 0;
         for (int i = 0; i < mb; ++i) {
           const double r = b_v[i] - s_ret[order[b0 + i]];
@@ -145,9 +145,9 @@ TrainResult train_ppo(TrainerCore& c, const std::function<void(const IterationLo
           b_dv[i] = static_cast<float>(o.ppo_value_coef * r / mb);
         }
         std::fill(grad_critic.begin(), grad_critic.end(), 0.0f);
-        c.critics[0].backward(b_dv.data(), mb, grad_critic.data(), nullptr, mb_critic_ws);
+        c.net.critics[0].backward(b_dv.data(), mb, grad_critic.data(), nullptr, mb_critic_ws);
         if (std::isfinite(clip_grad_norm(grad_critic.data(), grad_critic.size(), o.critic_grad_clip)))
-          critic_opt.step(c.critics[0].params(), grad_critic.data());
+          critic_opt.step(c.net.critics[0].params(), grad_critic.data());
         surrogate += l;
         value_loss += lv;
         ++batches;

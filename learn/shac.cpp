@@ -36,49 +36,49 @@ std::size_t sz(long a) { return static_cast<std::size_t>(a); }
 
 Shac::Shac(TrainerCore& c)
     : c_(c),
-      rollout_(*c.sim, c.H, c.o.bundles),
-      train_ws_(c.critics[0].make_workspace(c.H * c.nenv)),
-      n_actor_(c.actor.num_params()),
-      actor_opt_(n_actor_ + c.na, AdamOptions{c.o.actor_lr, c.o.beta1, c.o.beta2, 1e-8}),
-      grad_actor_(n_actor_ + c.na),
-      grad_critic_(c.critics[0].num_params()),
-      step_timer_(make_stream_timer(c.sim->cuda_stream(), c.H)) {
-  const int H = c.H, N = c.nenv;
-  for (std::size_t k = 0; k < c.critics.size(); ++k) {
-    critic_ws_.push_back(c.target_critics[k].make_workspace(H * N));
-    critic_opt_.emplace_back(c.critics[k].num_params(), AdamOptions{c.o.critic_lr, c.o.beta1, c.o.beta2, 1e-8});
+      rollout_(*c.sim, c.sizes.H, c.options.bundles),
+      train_ws_(c.net.critics[0].make_workspace(c.sizes.H * c.sizes.nenv)),
+      n_actor_(c.net.actor.num_params()),
+      actor_opt_(n_actor_ + c.sizes.na, AdamOptions{c.options.actor_lr, c.options.beta1, c.options.beta2, 1e-8}),
+      grad_actor_(n_actor_ + c.sizes.na),
+      grad_critic_(c.net.critics[0].num_params()),
+      step_timer_(make_stream_timer(c.sim->cuda_stream(), c.sizes.H)) {
+  const int H = c.sizes.H, N = c.sizes.nenv;
+  for (std::size_t k = 0; k < c.net.critics.size(); ++k) {
+    critic_ws_.push_back(c.net.target_critics[k].make_workspace(H * N));
+    critic_opt_.emplace_back(c.net.critics[k].num_params(), AdamOptions{c.options.critic_lr, c.options.beta1, c.options.beta2, 1e-8});
   }
   member_value_.assign(sz(H) * N, 0);
-  member_dx_.assign(sz(H) * N * c.no, 0);
-  if (c.add) {
+  member_dx_.assign(sz(H) * N * c.sizes.no, 0);
+  if (c.net.add) {
     adj_r_add_.assign(N, 0);
-    adj_delta_.assign(sz(N) * c.nd, 0);
+    adj_delta_.assign(sz(N) * c.sizes.nd, 0);
   }
   const bool backend_loop =
-      c.o.policy_loop == PolicyLoopKind::Backend ||
-      (c.o.policy_loop == PolicyLoopKind::Auto && c.o.backend == Backend::Cuda && has_policy_loop(c.task));
+      c.options.policy_loop == PolicyLoopKind::Backend ||
+      (c.options.policy_loop == PolicyLoopKind::Auto && c.options.backend == Backend::Cuda && has_policy_loop(c.task));
   if (backend_loop) {
-    loop_ = make_policy_loop(c.task, *c.sim, c.actor, H, c.o.normalize_obs);
+    loop_ = make_policy_loop(c.task, *c.sim, c.net.actor, H, c.options.normalize_obs);
     ref_dim_ = c.task.kernel_desc().ref_dim;
     ref_.assign(sz(H + 1) * N * std::max(1, ref_dim_), 0);
     status_rows_.assign(sz(H) * N, 0);
   } else {
-    for (int t = 0; t < H; ++t) actor_ws_.push_back(c.actor.make_workspace(N));
+    for (int t = 0; t < H; ++t) actor_ws_.push_back(c.net.actor.make_workspace(N));
   }
-  dq_.assign(sz(H + 1) * N * c.nq, 0); dv_.assign(sz(H + 1) * N * c.nv, 0); dA_.assign(sz(H) * N * c.na, 0);
-  next_value_.assign(sz(H) * N, 0); dvalue_.assign(sz(H) * N, 0); dx_value_.assign(sz(H) * N * c.no, 0);
-  dx_obs_.assign(sz(H) * N * c.no, 0); dobs_.assign(sz(H + 1) * N * c.no, 0);
-  d_mu_.assign(sz(N) * c.na, 0); dx_actor_.assign(sz(N) * c.no, 0);
-  dx_actor_d_.assign(sz(N) * c.no, 0); dobs_t_.assign(sz(N) * c.no, 0);
-  adj_a_.assign(c.na, 0); rs_.assign(H, 0); nx_.assign(H, 0); G_.assign(H, 0);
-  targets_.reserve(sz(H) * N); inputs_.reserve(sz(H) * N * c.no);
-  batch_x_.assign(sz(H) * N * c.no, 0); batch_y_.assign(sz(H) * N, 0); batch_dy_.assign(sz(H) * N, 0);
+  dq_.assign(sz(H + 1) * N * c.sizes.nq, 0); dv_.assign(sz(H + 1) * N * c.sizes.nv, 0); dA_.assign(sz(H) * N * c.sizes.na, 0);
+  next_value_.assign(sz(H) * N, 0); dvalue_.assign(sz(H) * N, 0); dx_value_.assign(sz(H) * N * c.sizes.no, 0);
+  dx_obs_.assign(sz(H) * N * c.sizes.no, 0); dobs_.assign(sz(H + 1) * N * c.sizes.no, 0);
+  d_mu_.assign(sz(N) * c.sizes.na, 0); dx_actor_.assign(sz(N) * c.sizes.no, 0);
+  dx_actor_d_.assign(sz(N) * c.sizes.no, 0); dobs_t_.assign(sz(N) * c.sizes.no, 0);
+  adj_a_.assign(c.sizes.na, 0); rs_.assign(H, 0); nx_.assign(H, 0); G_.assign(H, 0);
+  targets_.reserve(sz(H) * N); inputs_.reserve(sz(H) * N * c.sizes.no);
+  batch_x_.assign(sz(H) * N * c.sizes.no, 0); batch_y_.assign(sz(H) * N, 0); batch_dy_.assign(sz(H) * N, 0);
 }
 
 double Shac::actor_pass(bool gradient) {
   TrainerCore& c = c_;
-  const int H = c.H, N = c.nenv, na = c.na, no = c.no, nq = c.nq, nv = c.nv, nu = c.nu;
-  const TrainOptions& o = c.o;
+  const int H = c.sizes.H, N = c.sizes.nenv, na = c.sizes.na, no = c.sizes.no, nq = c.sizes.nq, nv = c.sizes.nv, nu = c.sizes.nu;
+  const TrainOptions& o = c.options;
   const auto now = [] { return std::chrono::steady_clock::now(); };
   const auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
   sim_s_ = adj_s_ = net_s_ = 0;
@@ -96,7 +96,7 @@ double Shac::actor_pass(bool gradient) {
       c.actor_forward(t, actor_ws_[t]);
       c.sample_actions(t);
       step_timer_->begin();
-      rollout_.step(c.CTRL.data());
+      rollout_.step(c.buf.CTRL.data());
       step_timer_->end();
       c.record_step(t);
     }
@@ -110,18 +110,18 @@ double Shac::actor_pass(bool gradient) {
   auto tn0 = now();
   // V' = mean of the ensemble's target critics
   std::fill(next_value_.begin(), next_value_.end(), 0.0f);
-  const std::size_t K = c.target_critics.size();
+  const std::size_t K = c.net.target_critics.size();
   for (std::size_t m = 0; m < K; ++m) {
-    c.target_critics[m].forward(c.x(1), H * N, member_value_.data(), critic_ws_[m]);
+    c.net.target_critics[m].forward(c.x(1), H * N, member_value_.data(), critic_ws_[m]);
     for (std::size_t i = 0; i < next_value_.size(); ++i) next_value_[i] += member_value_[i] / static_cast<float>(K);
   }
   const double scale = c.reward_scale();
   const double w = 1.0 / (static_cast<double>(H) * N);
   double loss = 0;
   for (int e = 0; e < N; ++e) {
-    const int k = c.steps_active[e];
-    for (int t = 0; t < k; ++t) loss -= w * std::pow(o.gamma, t) * scale * c.R[sz(t) * N + e];
-    if (!c.terminated_[e]) loss -= w * std::pow(o.gamma, k) * next_value_[sz(k - 1) * N + e];
+    const int k = c.buf.steps_active[e];
+    for (int t = 0; t < k; ++t) loss -= w * std::pow(o.gamma, t) * scale * c.buf.R[sz(t) * N + e];
+    if (!c.buf.terminated[e]) loss -= w * std::pow(o.gamma, k) * next_value_[sz(k - 1) * N + e];
   }
   net_s_ += secs(tn0, now());
   if (!gradient) return loss;
@@ -134,16 +134,16 @@ double Shac::actor_pass(bool gradient) {
   std::fill(dA_.begin(), dA_.end(), 0.0);
   std::fill(dvalue_.begin(), dvalue_.end(), 0.0f);
   for (int e = 0; e < N; ++e) {
-    const int k = c.steps_active[e];
-    if (!c.terminated_[e]) dvalue_[sz(k - 1) * N + e] = static_cast<float>(-w * std::pow(o.gamma, k));
+    const int k = c.buf.steps_active[e];
+    if (!c.buf.terminated[e]) dvalue_[sz(k - 1) * N + e] = static_cast<float>(-w * std::pow(o.gamma, k));
   }
 #pragma omp parallel for schedule(static)
   for (int e = 0; e < N; ++e) {
-    const int k = c.steps_active[e];
+    const int k = c.buf.steps_active[e];
     for (int t = 0; t < k; ++t) {
       const double adj_r = -w * std::pow(o.gamma, t) * scale;
       const std::size_t row = sz(t + 1) * N + e;
-      if (!c.add)
+      if (!c.net.add)
         c.task.adj_reward(e, c.episode_t(e, t + 1), c.q(t + 1, e), c.v(t + 1, e), c.a(t, e), adj_r,
                           dq_.data() + row * nq, dv_.data() + row * nv, dA_.data() + (sz(t) * N + e) * na);
       // r_t −= p mean_k (a_t − a_{t−1})²: into action t and, inside the horizon, action t − 1
@@ -160,15 +160,15 @@ double Shac::actor_pass(bool gradient) {
       }
     }
   }
-  if (c.add) {  // the ADD reward of state t + 1: discriminator VJP, then the features' adjoint
+  if (c.net.add) {  // the ADD reward of state t + 1: discriminator VJP, then the features' adjoint
     for (int t = 0; t < H; ++t) {
       for (int e = 0; e < N; ++e) adj_r_add_[e] = c.active(t, e) ? -w * std::pow(o.gamma, t) * scale : 0.0;
-      c.add->adj_reward(c.DELTA.data() + sz(t) * N * c.nd, N, adj_r_add_.data(), adj_delta_.data());
+      c.net.add->adj_reward(c.buf.DELTA.data() + sz(t) * N * c.sizes.nd, N, adj_r_add_.data(), adj_delta_.data());
 #pragma omp parallel for schedule(static)
       for (int e = 0; e < N; ++e) {
         if (!c.active(t, e)) continue;
         const std::size_t row = sz(t + 1) * N + e;
-        c.task.adj_add_delta(e, c.episode_t(e, t + 1), c.q(t + 1, e), c.v(t + 1, e), adj_delta_.data() + sz(e) * c.nd,
+        c.task.adj_add_delta(e, c.episode_t(e, t + 1), c.q(t + 1, e), c.v(t + 1, e), adj_delta_.data() + sz(e) * c.sizes.nd,
                              dq_.data() + row * nq, dv_.data() + row * nv);
       }
     }
@@ -177,16 +177,16 @@ double Shac::actor_pass(bool gradient) {
   std::fill(dx_value_.begin(), dx_value_.end(), 0.0f);
   for (std::size_t i = 0; i < dvalue_.size(); ++i) dvalue_[i] /= static_cast<float>(K);
   for (std::size_t m = 0; m < K; ++m) {
-    c.target_critics[m].backward(dvalue_.data(), H * N, nullptr, member_dx_.data(), critic_ws_[m]);
+    c.net.target_critics[m].backward(dvalue_.data(), H * N, nullptr, member_dx_.data(), critic_ws_[m]);
     for (std::size_t i = 0; i < dx_value_.size(); ++i) dx_value_[i] += member_dx_[i];
   }
   for (std::size_t i = 0; i < dx_value_.size(); ++i) dx_obs_[i] = dx_value_[i];
-  if (o.normalize_obs) c.obs_rms.adj_normalize(c.obs(1, 0), H * N, dx_obs_.data(), dobs_.data() + sz(N) * no);
+  if (o.normalize_obs) c.net.obs_rms.adj_normalize(c.obs(1, 0), H * N, dx_obs_.data(), dobs_.data() + sz(N) * no);
   else std::copy(dx_obs_.begin(), dx_obs_.end(), dobs_.begin() + static_cast<std::ptrdiff_t>(N) * no);
 #pragma omp parallel for schedule(static)
   for (int e = 0; e < N; ++e) {
-    if (c.terminated_[e]) continue;
-    const int k = c.steps_active[e];
+    if (c.buf.terminated[e]) continue;
+    const int k = c.buf.steps_active[e];
     const std::size_t row = sz(k) * N + e;
     c.task.adj_observe(e, c.episode_t(e, k), c.q(k, e), c.v(k, e), dobs_.data() + row * no, dq_.data() + row * nq,
                        dv_.data() + row * nv);
@@ -212,17 +212,17 @@ double Shac::actor_pass(bool gradient) {
       bool finite = true;
       for (double g : adj_a_) finite = finite && std::isfinite(g);
       if (!finite) { ++nonfinite_grad_; continue; }  // contained: this environment adds nothing
-      const float* eps = c.EPS.data() + (sz(t) * N + e) * na;
+      const float* eps = c.buf.EPS.data() + (sz(t) * N + e) * na;
       for (int k = 0; k < na; ++k) {
         dm[k] = static_cast<float>(adj_a_[k]);
         // a = μ + exp(log σ) ε  ⇒  ∂a/∂log σ = σ ε
-        grad_actor_[n_actor_ + k] += static_cast<float>(adj_a_[k] * std::exp(static_cast<double>(c.log_std[k])) * eps[k]);
+        grad_actor_[n_actor_ + k] += static_cast<float>(adj_a_[k] * std::exp(static_cast<double>(c.net.log_std[k])) * eps[k]);
       }
     }
-    c.actor.backward(d_mu_.data(), N, grad_actor_.data(), dx_actor_.data(), actor_ws_[t]);
+    c.net.actor.backward(d_mu_.data(), N, grad_actor_.data(), dx_actor_.data(), actor_ws_[t]);
     if (t > 0) {  // state 0's adjoint is not needed
       for (std::size_t i = 0; i < dx_actor_.size(); ++i) dx_actor_d_[i] = dx_actor_[i];
-      if (o.normalize_obs) c.obs_rms.adj_normalize(c.obs(t, 0), N, dx_actor_d_.data(), dobs_t_.data());
+      if (o.normalize_obs) c.net.obs_rms.adj_normalize(c.obs(t, 0), N, dx_actor_d_.data(), dobs_t_.data());
       else dobs_t_ = dx_actor_d_;
 #pragma omp parallel for schedule(static)
       for (int e = 0; e < N; ++e)
@@ -241,7 +241,7 @@ double Shac::actor_pass(bool gradient) {
 
 void Shac::forward_backend() {
   TrainerCore& c = c_;
-  const int H = c.H, N = c.nenv;
+  const int H = c.sizes.H, N = c.sizes.nenv;
   const auto now = [] { return std::chrono::steady_clock::now(); };
   const auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
   auto t0 = now();
@@ -254,7 +254,7 @@ void Shac::forward_backend() {
       for (int t = 0; t <= H; ++t)
         c.task.observation_reference(e, c.episode_t(e, t), ref_.data() + (sz(t) * N + e) * ref_dim_);
   }
-  loop_->begin_horizon(c.log_std, c.obs_rms, c.EPS.data(), ref_.data());
+  loop_->begin_horizon(c.net.log_std, c.net.obs_rms, c.buf.EPS.data(), ref_.data());
   rollout_.begin(bundle_seed());
   for (int t = 0; t < H; ++t) {
     loop_->observe(t);
@@ -267,7 +267,7 @@ void Shac::forward_backend() {
   loop_->observe(H);
   // the horizon's records, once (this waits for the stream: every step has run), then the
   // host's rewards and episode ends step by step
-  loop_->download(c.Q.data(), c.V.data(), c.OBS.data(), c.X.data(), c.MU.data(), c.A.data(), status_rows_.data());
+  loop_->download(c.buf.Q.data(), c.buf.V.data(), c.buf.OBS.data(), c.buf.X.data(), c.buf.MU.data(), c.buf.A.data(), status_rows_.data());
   const double steps_s = step_timer_->collect();
   for (int t = 0; t < H; ++t) c.score_step(t, status_rows_.data() + sz(t) * N);
   // the steps' device time is the simulation's; the rest of the phase (the policy's kernels,
@@ -278,7 +278,7 @@ void Shac::forward_backend() {
 
 void Shac::backward_backend() {
   const auto t0 = std::chrono::steady_clock::now();
-  loop_->begin_backward(dA_.data(), c_.steps_active.data());
+  loop_->begin_backward(dA_.data(), c_.buf.steps_active.data());
   rollout_.backward_policy_backend(dq_.data(), dv_.data(),
                                    [&](int t, const void* adj_ctrl, void* adj_qpos, void* adj_qvel, void* stream) {
                                      loop_->vjp(t, adj_ctrl, adj_qpos, adj_qvel, stream);
@@ -289,25 +289,25 @@ void Shac::backward_backend() {
 }
 
 double Shac::update_actor() {
-  const double norm = clip_grad_norm(grad_actor_.data(), grad_actor_.size(), c_.o.actor_grad_clip);
+  const double norm = clip_grad_norm(grad_actor_.data(), grad_actor_.size(), c_.options.actor_grad_clip);
   if (std::isfinite(norm)) c_.apply_actor_update(actor_opt_, grad_actor_);
   return norm;
 }
 
 double Shac::fit_critic() {
   TrainerCore& c = c_;
-  const int N = c.nenv, no = c.no;
-  const TrainOptions& o = c.o;
+  const int N = c.sizes.nenv, no = c.sizes.no;
+  const TrainOptions& o = c.options;
   const double scale = c.reward_scale();
   targets_.clear();
   inputs_.clear();
   for (int e = 0; e < N; ++e) {
-    const int k = c.steps_active[e];
+    const int k = c.buf.steps_active[e];
     for (int t = 0; t < k; ++t) {
-      rs_[t] = scale * c.R[sz(t) * N + e];
+      rs_[t] = scale * c.buf.R[sz(t) * N + e];
       nx_[t] = next_value_[sz(t) * N + e];
     }
-    if (c.terminated_[e]) nx_[k - 1] = 0;
+    if (c.buf.terminated[e]) nx_[k - 1] = 0;
     td_lambda(k, o.gamma, o.lambda, rs_.data(), nx_.data(), G_.data());
     for (int t = 0; t < k; ++t) {
       targets_.push_back(static_cast<float>(G_[t]));
@@ -320,17 +320,17 @@ double Shac::fit_critic() {
   order_.resize(samples);
   std::iota(order_.begin(), order_.end(), 0);
   double ensemble_loss = 0;
-  for (std::size_t m = 0; m < c.critics.size(); ++m) {  // every member on the same targets, its own batches
-    ensemble_loss += regress(c.critics[m], critic_opt_[m], samples, mb) / static_cast<double>(c.critics.size());
-    c.target_critics[m].polyak_from(c.critics[m], o.target_alpha);
+  for (std::size_t m = 0; m < c.net.critics.size(); ++m) {  // every member on the same targets, its own batches
+    ensemble_loss += regress(c.net.critics[m], critic_opt_[m], samples, mb) / static_cast<double>(c.net.critics.size());
+    c.net.target_critics[m].polyak_from(c.net.critics[m], o.target_alpha);
   }
   return ensemble_loss;
 }
 
 double Shac::regress(Mlp<float>& critic, Adam<float>& opt, int samples, int mb) {
   TrainerCore& c = c_;
-  const int no = c.no;
-  const TrainOptions& o = c.o;
+  const int no = c.sizes.no;
+  const TrainOptions& o = c.options;
   double critic_loss = 0;
   for (int epoch = 0; epoch < o.critic_iterations; ++epoch) {
     std::shuffle(order_.begin(), order_.end(), c.rng);
@@ -369,11 +369,11 @@ std::uint64_t Shac::bundle_seed() const {
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
   };
-  return mix(c_.o.bundles.seed ^ mix(c_.o.seed ^ mix(static_cast<std::uint64_t>(iteration_))));
+  return mix(c_.options.bundles.seed ^ mix(c_.options.seed ^ mix(static_cast<std::uint64_t>(iteration_))));
 }
 
 IterationLog Shac::iterate(int it) {
-  const TrainOptions& o = c_.o;
+  const TrainOptions& o = c_.options;
   iteration_ = it;
   actor_opt_.set_lr(linear_decay(o.actor_lr, o.lr_end, it, o.iterations));
   for (auto& opt : critic_opt_) opt.set_lr(linear_decay(o.critic_lr, o.lr_end, it, o.iterations));
@@ -386,7 +386,7 @@ IterationLog Shac::iterate(int it) {
   log.actor_loss = loss;
   log.critic_loss = critic_loss;
   log.actor_grad_norm = grad_norm;
-  log.bundle_rate = static_cast<double>(rollout_.bundles_started()) / (static_cast<double>(c_.nenv) * c_.H);
+  log.bundle_rate = static_cast<double>(rollout_.bundles_started()) / (static_cast<double>(c_.sizes.nenv) * c_.sizes.H);
   log.nonfinite += nonfinite_grad_;
   log.sim_s = sim_s_;
   log.adjoint_s = adj_s_;
@@ -404,7 +404,7 @@ TrainResult train_shac(TrainerCore& c, const std::function<void(const IterationL
   Shac shac(c);
   TrainResult result;
   const TrainerCore::NamedOptimizers optimizers = shac.optimizers();
-  for (int it = c.begin_run(result, optimizers, on_iteration); it < c.o.iterations; ++it) {
+  for (int it = c.begin_run(result, optimizers, on_iteration); it < c.options.iterations; ++it) {
     c.finish_iteration(shac.iterate(it), result, on_iteration);
     c.checkpoint_after(it, result, optimizers);
   }

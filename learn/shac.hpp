@@ -46,35 +46,40 @@ class Shac {
   void forward_backend();
   void backward_backend();
 
-  TrainerCore& c_;
-  Rollout rollout_;
+  // Shapes: N = nenv, and H, na, no, nq, nv, nd as in TrainerCore::Sizes; rows are
+  // environment-major, as TrainerCore's horizon buffers.
+  TrainerCore& c_;                    // the run this object trains (sizes, networks, horizon buffers)
+  Rollout rollout_;                   // records the horizon's steps for the backward sweep
   std::unique_ptr<PolicyLoop> loop_;  // the backend policy loop, or null (the host's)
-  int ref_dim_ = 0;
+  int ref_dim_ = 0;                   // the task's observation-reference width (TaskKernelDesc::ref_dim)
   std::vector<double> ref_;           // (H + 1) x N x ref_dim  observation references
   std::vector<int> status_rows_;      // H x N                  the simulator's status per step
-  std::vector<Mlp<float>::Workspace> actor_ws_;
+  std::vector<Mlp<float>::Workspace> actor_ws_;   // H  the host loop's actor pass of each step (kept for backward)
   std::vector<Mlp<float>::Workspace> critic_ws_;  // per ensemble member: its target's pass over s_1 .. s_H
-  Mlp<float>::Workspace train_ws_;
-  std::size_t n_actor_;
-  Adam<float> actor_opt_;
-  std::vector<Adam<float>> critic_opt_;
+  Mlp<float>::Workspace train_ws_;    // up to H x N rows  the critics' regression minibatches
+  std::size_t n_actor_;               // the actor's parameter count
+  Adam<float> actor_opt_;             // n_actor + na  actor parameters, then log σ
+  std::vector<Adam<float>> critic_opt_;  // one per ensemble member
   std::vector<float> member_value_, member_dx_;  // H x N, H x N x no  one member's values, input VJP
   std::vector<double> adj_r_add_, adj_delta_;    // N, N x nd          ADD reward adjoints of one step
-  std::vector<float> grad_actor_, grad_critic_;
+  std::vector<float> grad_actor_;              // n_actor + na  ∂L/∂(actor parameters, log σ) of the last actor_pass
+  std::vector<float> grad_critic_;             // critic parameters  one minibatch's regression gradient
   std::vector<double> dq_, dv_, dA_;           // (H + 1) x N x nq, nv; H x N x na  the loss's direct partials
   std::vector<float> next_value_;              // H x N  V'(s_{t+1})
-  std::vector<float> dvalue_, dx_value_;       // H x N, H x N x no
-  std::vector<double> dx_obs_, dobs_;          // H x N x no, (H + 1) x N x no
-  std::vector<float> d_mu_, dx_actor_;         // N x na, N x no
-  std::vector<double> dx_actor_d_, dobs_t_;    // N x no
-  std::vector<double> adj_a_, rs_, nx_, G_;
-  std::vector<float> targets_, inputs_, batch_x_, batch_y_, batch_dy_;
-  std::vector<int> order_;
-  double sim_s_ = 0, adj_s_ = 0, net_s_ = 0;
+  std::vector<float> dvalue_, dx_value_;       // H x N, H x N x no  ∂L/∂V'(s_{t+1}) and its VJP into x(s_{t+1})
+  std::vector<double> dx_obs_, dobs_;          // H x N x no, (H + 1) x N x no  the same in double; ∂L/∂(raw observation)
+  std::vector<float> d_mu_, dx_actor_;         // N x na, N x no  one step's ∂L/∂μ and the actor's VJP into x
+  std::vector<double> dx_actor_d_, dobs_t_;    // N x no  dx_actor_ in double; its VJP into the raw observation
+  std::vector<double> adj_a_;                  // na  one environment's ∂L/∂a at one step
+  std::vector<double> rs_, nx_, G_;            // H each  one environment's scaled rewards r̃_t, V'(s_{t+1}), TD(λ) targets
+  std::vector<float> targets_, inputs_;        // S, S x no  the critics' regression set (S <= H N active steps)
+  std::vector<float> batch_x_, batch_y_, batch_dy_;  // mb x no, mb, mb  one minibatch's inputs, values, ∂loss/∂value
+  std::vector<int> order_;                     // S  the regression samples in this epoch's shuffled order
+  double sim_s_ = 0, adj_s_ = 0, net_s_ = 0;   // this iteration's seconds: simulation, adjoint sweep, networks
   // the forward steps' own time (CUDA events on the simulator's stream, the host clock on the
   // CPU), H intervals per horizon; the rest of the forward phase is the networks'
   std::unique_ptr<StreamTimer> step_timer_;
-  int nonfinite_grad_ = 0;
+  int nonfinite_grad_ = 0;            // this actor_pass's non-finite action adjoints (zeroed, counted in the log)
   int iteration_ = 0;                  // the iteration being run (iterate's)
 };
 

@@ -44,9 +44,9 @@ G1ImitateTask::G1ImitateTask(const std::string& clip, const TaskOptions& options
   for (int j = 1; j < m.njnt; ++j)
     if (m.jnt_type[sz(j)] != JointType::Hinge)
       throw std::runtime_error("g1-imitate: joint " + m.jnt_name[sz(j)] + " is not a hinge");
-  arrays_ = std::make_unique<ModelArrays<double>>(m);
-  view_ = arrays_->host_view();
-  layout_ = kern::DataLayout::make(view_);
+  model_kernels_ = std::make_unique<TaskKernelModel>(m);
+  view_ = model_kernels_->view();
+  layout_ = model_kernels_->layout();
 
   key_names_ = {"pelvis",          "torso_link",           "left_knee_link",        "right_knee_link",
                 "left_ankle_roll_link", "right_ankle_roll_link", "left_elbow_link",  "right_elbow_link",

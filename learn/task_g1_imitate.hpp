@@ -34,8 +34,7 @@
 #include <vector>
 
 #include "learn/motion_clip.hpp"
-#include "core/model_arrays.hpp"
-#include "kernels/base/data.hpp"
+#include "core/task_kernel_model.hpp"
 #include "kernels/tasks/imitation.hpp"
 #include "kernels/tasks/imitation_add.hpp"
 #include "kernels/tasks/task_kernel.hpp"
@@ -49,7 +48,7 @@ class G1ImitateTask final : public Task {
  public:
   static constexpr double kTimestep = 0.005;
   static constexpr int kSubsteps = 4;
-  static constexpr double kActionScale = 0.25;   // rad per unit action (TaskOptions::action_scale: another)
+  static constexpr double kActionScale = kG1ActionScale;  // rad per unit action (TaskOptions::action_scale: another)
   static constexpr int kMaxEpisodeSteps = 300;   // 6 s
   static constexpr double kMinRootHeight = 0.3;  // m
   static constexpr double kMaxKeyError = 0.5;    // m, mean key-body distance
@@ -114,6 +113,8 @@ class G1ImitateTask final : public Task {
  private:
   struct Work {
     std::vector<double> d, a, r;        // Data buffers: state, its adjoint, the reference
+    // the reference at one episode step: qpos (nq), qvel (nv), key-body positions (3 x nkey) and
+    // the ADD reference features (kern::imitation_add_dim)
     std::vector<double> ref_qpos, ref_qvel, ref_key, ref_add;
   };
   Work& work(int e) const { return work_[static_cast<std::size_t>(e)]; }
@@ -132,7 +133,7 @@ class G1ImitateTask final : public Task {
   TaskOptions options_;
   std::shared_ptr<const Model> model_;
   MotionClip clip_;
-  std::unique_ptr<ModelArrays<double>> arrays_;
+  std::unique_ptr<TaskKernelModel> model_kernels_;  // owns the arrays behind view_
   kern::ModelView<double> view_{};
   kern::DataLayout layout_{};
   std::vector<std::string> key_names_;

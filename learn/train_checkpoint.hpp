@@ -43,7 +43,7 @@ class CheckpointFile {
 
  private:
   struct Section {
-    int kind = 0;
+    int kind = 0;  // the file format's kind (0 text, 1 f64, 2 f32, 3 i64): which member below holds it
     std::string text;
     std::vector<double> f64;
     std::vector<float> f32;

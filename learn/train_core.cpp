@@ -105,8 +105,9 @@ TrainOptions defaults_for(const std::string& task, Algorithm algorithm) {
   return o;
 }
 
-TrainerCore::TrainerCore(Task& t, const std::string& spec, const TrainOptions& options)
-    : task(t), task_spec(spec), o(options), model(t.model()) {
+TrainerCore::TrainerCore(Task& t, const std::string& spec, const TrainOptions& opts)
+    : task(t), task_spec(spec), options(opts), model(t.model()) {
+  const TrainOptions& o = options;
   if (o.nenv < 1) throw std::invalid_argument("train: nenv must be >= 1");
   if (o.horizon < 1) throw std::invalid_argument("train: horizon must be >= 1");
   SimulatorOptions so = task.sim_options();
@@ -115,27 +116,28 @@ TrainerCore::TrainerCore(Task& t, const std::string& spec, const TrainOptions& o
   so.nenv = o.nenv;
   so.threads = o.threads;
   sim = std::make_unique<Simulator>(model, so);
-  nenv = o.nenv; nq = model->nq; nv = model->nv; nu = model->nu;
-  na = task.act_dim(); no = task.obs_dim(); H = o.horizon;
+  sizes.nenv = o.nenv; sizes.nq = model->nq; sizes.nv = model->nv; sizes.nu = model->nu;
+  sizes.na = task.act_dim(); sizes.no = task.obs_dim(); sizes.H = o.horizon;
+  const int nenv = sizes.nenv, nq = sizes.nq, nv = sizes.nv, nu = sizes.nu, na = sizes.na, no = sizes.no, H = sizes.H;
   rng.seed(o.seed);
-  obs_rms = RunningMeanStd(no);
-  ret_rms = RunningMeanStd(1);
-  actor = Mlp<float>(layer_sizes(no, o.actor_hidden, na), o.seed * 7919 + 1, 0.1);
+  net.obs_rms = RunningMeanStd(no);
+  net.ret_rms = RunningMeanStd(1);
+  net.actor = Mlp<float>(layer_sizes(no, o.actor_hidden, na), o.seed * 7919 + 1, 0.1);
   if (o.critic_ensemble < 1) throw std::invalid_argument("train: critic_ensemble must be >= 1");
   for (int k = 0; k < o.critic_ensemble; ++k)
-    critics.emplace_back(layer_sizes(no, o.critic_hidden, 1), o.seed * 7919 + 2 + 1000003ull * k);
-  target_critics = critics;
+    net.critics.emplace_back(layer_sizes(no, o.critic_hidden, 1), o.seed * 7919 + 2 + 1000003ull * k);
+  net.target_critics = net.critics;
   if (o.action_rate_penalty < 0) throw std::invalid_argument("train: action_rate_penalty must be >= 0");
   if (o.reward == RewardKind::Add) {
-    nd = task.add_dim();
-    if (nd < 1) throw std::invalid_argument("train: " + task.name() + " has no reference features for the ADD reward");
-    add = std::make_unique<AddDiscriminator>(nd, H * nenv, o.add, o.seed * 7919 + 3);
-    DELTA.assign(static_cast<std::size_t>(H) * nenv * nd, 0);
-    add_samples_.assign(DELTA.size(), 0);
+    sizes.nd = task.add_dim();
+    if (sizes.nd < 1) throw std::invalid_argument("train: " + task.name() + " has no reference features for the ADD reward");
+    net.add = std::make_unique<AddDiscriminator>(sizes.nd, H * nenv, o.add, o.seed * 7919 + 3);
+    buf.DELTA.assign(static_cast<std::size_t>(H) * nenv * sizes.nd, 0);
+    add_samples_.assign(buf.DELTA.size(), 0);
     add_r_.assign(nenv, 0);
   }
   prev_action_.assign(static_cast<std::size_t>(nenv) * na, 0);
-  log_std.assign(na, static_cast<float>(o.init_log_std));
+  net.log_std.assign(na, static_cast<float>(o.init_log_std));
   if (o.checkpoint_every < 0) throw std::invalid_argument("train: checkpoint_every must be >= 0");
   if (o.snapshot_every < 0) throw std::invalid_argument("train: snapshot_every must be >= 0");
   if (o.snapshot_every > 0 && o.snapshot_dir.empty())
@@ -146,23 +148,23 @@ TrainerCore::TrainerCore(Task& t, const std::string& spec, const TrainOptions& o
   }
   if (!o.init_policy.empty()) warm_start(load_policy(o.init_policy));
   const std::size_t rows = static_cast<std::size_t>(H + 1) * nenv;
-  Q.assign(rows * nq, 0); V.assign(rows * nv, 0); OBS.assign(rows * no, 0); X.assign(rows * no, 0); XD.assign(static_cast<std::size_t>(nenv) * no, 0);
-  MU.assign(static_cast<std::size_t>(H) * nenv * na, 0); EPS.assign(MU.size(), 0); A.assign(MU.size(), 0);
-  CTRL.assign(static_cast<std::size_t>(nenv) * nu, 0);
-  R.assign(static_cast<std::size_t>(H) * nenv, 0);
-  steps_active.assign(nenv, H); terminated_.assign(nenv, 0); ret_run.assign(nenv, 0);
-  ep_step.assign(nenv, 0); ep_return.assign(nenv, 0);
+  buf.Q.assign(rows * nq, 0); buf.V.assign(rows * nv, 0); buf.OBS.assign(rows * no, 0); buf.X.assign(rows * no, 0); buf.XD.assign(static_cast<std::size_t>(nenv) * no, 0);
+  buf.MU.assign(static_cast<std::size_t>(H) * nenv * na, 0); buf.EPS.assign(buf.MU.size(), 0); buf.A.assign(buf.MU.size(), 0);
+  buf.CTRL.assign(static_cast<std::size_t>(nenv) * nu, 0);
+  buf.R.assign(static_cast<std::size_t>(H) * nenv, 0);
+  buf.steps_active.assign(nenv, H); buf.terminated.assign(nenv, 0); episodes.running_return.assign(nenv, 0);
+  episodes.step.assign(nenv, 0); episodes.return_so_far.assign(nenv, 0);
   // The first episodes end at random lengths so that the environments' episodes do not stay in
   // phase (every environment swinging up at once, then every one balancing: a per-iteration
   // reward that says more about the phase than about the policy); those shortened episodes are
   // left out of the return statistics.
-  ep_limit.assign(nenv, task.max_episode_steps());
-  ep_counted.assign(nenv, 1);
+  episodes.limit.assign(nenv, task.max_episode_steps());
+  episodes.counted.assign(nenv, 1);
   if (task.max_episode_steps() > H && nenv > 1) {
     std::uniform_int_distribution<int> first(H, task.max_episode_steps());
     for (int e = 0; e < nenv; ++e) {
-      ep_limit[e] = first(rng);
-      ep_counted[e] = ep_limit[e] == task.max_episode_steps();
+      episodes.limit[e] = first(rng);
+      episodes.counted[e] = episodes.limit[e] == task.max_episode_steps();
     }
   }
   iteration_rewards_.reserve(static_cast<std::size_t>(H) * nenv);
@@ -171,7 +173,7 @@ TrainerCore::TrainerCore(Task& t, const std::string& spec, const TrainOptions& o
   failed_.assign(nenv, 0);
   task.resize(nenv);
   for (int e = 0; e < nenv; ++e) task.reset_env(e, rng, q(0, e), v(0, e));
-  sim->set_state(Q.data(), V.data());
+  sim->set_state(buf.Q.data(), buf.V.data());
   start_ = std::chrono::steady_clock::now();
 }
 
@@ -181,22 +183,22 @@ void TrainerCore::warm_start(const PolicyFile& p) {
     for (const int x : v) t += (t.empty() ? "" : ", ") + std::to_string(x);
     return "{" + t + "}";
   };
-  if (p.actor_sizes != actor.sizes())
-    throw std::invalid_argument("train: --init " + o.init_policy + ": its actor has sizes " + sizes_text(p.actor_sizes) +
-                                ", this run's " + sizes_text(actor.sizes()) + " (observations, hidden layers, actions)");
-  std::copy(p.actor_params.begin(), p.actor_params.end(), actor.params());  // load_policy checked the count
-  if (!p.log_std.empty()) log_std = p.log_std;
+  if (p.actor_sizes != net.actor.sizes())
+    throw std::invalid_argument("train: --init " + options.init_policy + ": its actor has sizes " + sizes_text(p.actor_sizes) +
+                                ", this run's " + sizes_text(net.actor.sizes()) + " (observations, hidden layers, actions)");
+  std::copy(p.actor_params.begin(), p.actor_params.end(), net.actor.params());  // load_policy checked the count
+  if (!p.log_std.empty()) net.log_std = p.log_std;
   // The actor's inputs must mean what they meant: a run that normalizes needs the file's
   // statistics; one that does not needs a file whose statistics are the identity (what
   // policy_file writes then: mean 0, var 1 - 1e-5) or absent.
   bool identity = true;
   for (std::size_t i = 0; i < p.obs_mean.size(); ++i) identity = identity && p.obs_mean[i] == 0.0 && p.obs_var[i] == 1.0 - 1e-5;
-  if (o.normalize_obs) {
+  if (options.normalize_obs) {
     if (p.obs_mean.empty())
-      throw std::invalid_argument("train: --init " + o.init_policy + " has no observation statistics; this run normalizes its observations");
-    obs_rms.set(p.obs_mean, p.obs_var, p.obs_count, p.obs_clip);
+      throw std::invalid_argument("train: --init " + options.init_policy + " has no observation statistics; this run normalizes its observations");
+    net.obs_rms.set(p.obs_mean, p.obs_var, p.obs_count, p.obs_clip);
   } else if (!identity) {
-    throw std::invalid_argument("train: --init " + o.init_policy + " normalizes its observations; this run does not");
+    throw std::invalid_argument("train: --init " + options.init_policy + " normalizes its observations; this run does not");
   }
 }
 
@@ -205,56 +207,62 @@ double TrainerCore::seconds_since_start() const {
 }
 
 void TrainerCore::start_horizon() {
-  sim->get_state(Q.data(), V.data());
-  std::fill(steps_active.begin(), steps_active.end(), H);
-  std::fill(terminated_.begin(), terminated_.end(), 0);
-  nonfinite_this_iteration = 0;
+  sim->get_state(buf.Q.data(), buf.V.data());
+  std::fill(buf.steps_active.begin(), buf.steps_active.end(), sizes.H);
+  std::fill(buf.terminated.begin(), buf.terminated.end(), 0);
+  stats.nonfinite = 0;
   iteration_rewards_.clear();
   tracking_sum_ = 0;
   tracking_n_ = 0;
 }
 
 void TrainerCore::observe(int t) {
+  const int nenv = sizes.nenv, no = sizes.no;
 #pragma omp parallel for schedule(static)
   for (int e = 0; e < nenv; ++e) task.observe(e, episode_t(e, t), q(t, e), v(t, e), obs(t, e));
   // a non-finite observation (a diverged environment) is zeroed so that no network row is NaN;
   // the environment is masked by record_step
   for (int e = 0; e < nenv; ++e)
     if (!all_finite(obs(t, e), no)) std::fill(obs(t, e), obs(t, e) + no, 0.0);
-  if (o.normalize_obs) obs_rms.normalize(obs(t, 0), nenv, XD.data());
-  else std::copy(obs(t, 0), obs(t, 0) + static_cast<std::size_t>(nenv) * no, XD.begin());
-  for (std::size_t i = 0; i < static_cast<std::size_t>(nenv) * no; ++i) x(t)[i] = static_cast<float>(XD[i]);
+  if (options.normalize_obs) net.obs_rms.normalize(obs(t, 0), nenv, buf.XD.data());
+  else std::copy(obs(t, 0), obs(t, 0) + static_cast<std::size_t>(nenv) * no, buf.XD.begin());
+  for (std::size_t i = 0; i < static_cast<std::size_t>(nenv) * no; ++i) x(t)[i] = static_cast<float>(buf.XD[i]);
 }
 
 void TrainerCore::actor_forward(int t, Mlp<float>::Workspace& ws) {
-  actor.forward(x(t), nenv, MU.data() + static_cast<std::size_t>(t) * nenv * na, ws);
+  net.actor.forward(x(t), sizes.nenv, buf.MU.data() + static_cast<std::size_t>(t) * sizes.nenv * sizes.na, ws);
 }
 
 void TrainerCore::draw_noise(int t, bool deterministic) {
-  float* eps = EPS.data() + static_cast<std::size_t>(t) * nenv * na;
+  const int nenv = sizes.nenv, na = sizes.na;
+  float* eps = buf.EPS.data() + static_cast<std::size_t>(t) * nenv * na;
   std::normal_distribution<float> normal(0.0f, 1.0f);
   for (int i = 0; i < nenv * na; ++i) eps[i] = deterministic ? 0.0f : normal(rng);
 }
 
 void TrainerCore::sample_actions(int t, bool deterministic) {
+  const int nenv = sizes.nenv, na = sizes.na, nu = sizes.nu;
   draw_noise(t, deterministic);
-  const float* eps = EPS.data() + static_cast<std::size_t>(t) * nenv * na;
-  const float* mu = MU.data() + static_cast<std::size_t>(t) * nenv * na;
+  const float* eps = buf.EPS.data() + static_cast<std::size_t>(t) * nenv * na;
+  const float* mu = buf.MU.data() + static_cast<std::size_t>(t) * nenv * na;
   for (int e = 0; e < nenv; ++e)
     for (int k = 0; k < na; ++k)
-      a(t, e)[k] = static_cast<double>(mu[e * na + k]) + std::exp(static_cast<double>(log_std[k])) * eps[e * na + k];
+      a(t, e)[k] = static_cast<double>(mu[e * na + k]) + std::exp(static_cast<double>(net.log_std[k])) * eps[e * na + k];
 #pragma omp parallel for schedule(static)
-  for (int e = 0; e < nenv; ++e) task.action_to_ctrl(e, episode_t(e, t), a(t, e), CTRL.data() + static_cast<std::size_t>(e) * nu);
+  for (int e = 0; e < nenv; ++e) task.action_to_ctrl(e, episode_t(e, t), a(t, e), buf.CTRL.data() + static_cast<std::size_t>(e) * nu);
 }
 
 void TrainerCore::record_step(int t) {
-  sim->get_state(Q.data() + static_cast<std::size_t>(t + 1) * nenv * nq, V.data() + static_cast<std::size_t>(t + 1) * nenv * nv);
+  sim->get_state(buf.Q.data() + static_cast<std::size_t>(t + 1) * sizes.nenv * sizes.nq,
+                 buf.V.data() + static_cast<std::size_t>(t + 1) * sizes.nenv * sizes.nv);
   status_ = sim->status();
   score_step(t, status_.data());
 }
 
 void TrainerCore::score_step(int t, const int* status) {
-  double* r = R.data() + static_cast<std::size_t>(t) * nenv;
+  const int nenv = sizes.nenv, nq = sizes.nq, nv = sizes.nv, nd = sizes.nd;
+  const TrainOptions& o = options;
+  double* r = buf.R.data() + static_cast<std::size_t>(t) * nenv;
   std::vector<char>& ended = ended_;
   std::vector<char>& failed = failed_;
   std::fill(ended.begin(), ended.end(), 0);
@@ -271,23 +279,23 @@ void TrainerCore::score_step(int t, const int* status) {
       ended[e] = 1;
       continue;
     }
-    if (!add) {
+    if (!net.add) {
       r[e] = task.reward(e, te, q(t + 1, e), v(t + 1, e), a(t, e));
       if (!std::isfinite(r[e])) { r[e] = 0; failed[e] = 2; ended[e] = 1; continue; }
     }
     step_tracking_[e] = task.tracking_error(e, te, q(t + 1, e), v(t + 1, e));
     if (task.terminated(e, te, q(t + 1, e), v(t + 1, e))) { failed[e] = 1; ended[e] = 1; }
-    else if (te >= ep_limit[e]) ended[e] = 1;
+    else if (te >= episodes.limit[e]) ended[e] = 1;
   }
-  if (add) {  // the discriminator's reward of the states reached (row t of DELTA: state t + 1)
-    double* delta = DELTA.data() + static_cast<std::size_t>(t) * nenv * nd;
+  if (net.add) {  // the discriminator's reward of the states reached (row t of DELTA: state t + 1)
+    double* delta = buf.DELTA.data() + static_cast<std::size_t>(t) * nenv * nd;
 #pragma omp parallel for schedule(static)
     for (int e = 0; e < nenv; ++e) {
       double* row = delta + static_cast<std::size_t>(e) * nd;
       if (active(t, e) && failed[e] != 2) task.add_delta(e, episode_t(e, t + 1), q(t + 1, e), v(t + 1, e), row);
       else std::fill(row, row + nd, 0.0);
     }
-    add->reward(delta, nenv, add_r_.data());
+    net.add->reward(delta, nenv, add_r_.data());
     for (int e = 0; e < nenv; ++e) {
       if (!active(t, e) || failed[e] == 2) continue;
       r[e] = add_r_[e];
@@ -302,48 +310,52 @@ void TrainerCore::score_step(int t, const int* status) {
     iteration_rewards_.push_back(r[e]);
     if (std::isfinite(step_tracking_[e])) { tracking_sum_ += step_tracking_[e]; ++tracking_n_; }
     if (ended[e]) {
-      steps_active[e] = t + 1;
-      terminated_[e] = failed[e] != 0;
-      if (failed[e] == 2) ++nonfinite_this_iteration;
+      buf.steps_active[e] = t + 1;
+      buf.terminated[e] = failed[e] != 0;
+      if (failed[e] == 2) ++stats.nonfinite;
     }
   }
 }
 
 double TrainerCore::reward_scale() const {
-  return o.normalize_returns ? 1.0 / std::sqrt(ret_rms.var()[0] + 1e-5) : 1.0;
+  return options.normalize_returns ? 1.0 / std::sqrt(net.ret_rms.var()[0] + 1e-5) : 1.0;
 }
 
 const double* TrainerCore::previous_action(int t, int e) const {
   if (episode_t(e, t) == 0) return nullptr;
-  return t > 0 ? A.data() + (static_cast<std::size_t>(t - 1) * nenv + e) * na
-               : prev_action_.data() + static_cast<std::size_t>(e) * na;
+  return t > 0 ? buf.A.data() + (static_cast<std::size_t>(t - 1) * sizes.nenv + e) * sizes.na
+               : prev_action_.data() + static_cast<std::size_t>(e) * sizes.na;
 }
 
 double TrainerCore::action_rate(int t, int e) const {
+  const int na = sizes.na;
   const double* p = previous_action(t, e);
   if (!p) return 0.0;
-  const double* at = A.data() + (static_cast<std::size_t>(t) * nenv + e) * na;
+  const double* at = buf.A.data() + (static_cast<std::size_t>(t) * sizes.nenv + e) * na;
   double s = 0;
   for (int k = 0; k < na; ++k) s += (at[k] - p[k]) * (at[k] - p[k]);
   return s / na;
 }
 
 void TrainerCore::finish_horizon() {
-  if (o.normalize_obs) obs_rms.update(OBS.data(), (H + 1) * nenv);
-  disc_loss = 0;
-  if (add) {  // the discriminator learns from this horizon's active steps
+  const int nenv = sizes.nenv, nq = sizes.nq, nv = sizes.nv, na = sizes.na, H = sizes.H, nd = sizes.nd;
+  const TrainOptions& o = options;
+  Episodes& ep = episodes;
+  if (o.normalize_obs) net.obs_rms.update(buf.OBS.data(), (H + 1) * nenv);
+  stats.disc_loss = 0;
+  if (net.add) {  // the discriminator learns from this horizon's active steps
     const auto t0 = std::chrono::steady_clock::now();
     int n = 0;
     for (int t = 0; t < H; ++t)
       for (int e = 0; e < nenv; ++e) {
         if (!active(t, e)) continue;
-        const double* row = DELTA.data() + (static_cast<std::size_t>(t) * nenv + e) * nd;
+        const double* row = buf.DELTA.data() + (static_cast<std::size_t>(t) * nenv + e) * nd;
         if (!all_finite(row, nd)) continue;
         std::copy(row, row + nd, add_samples_.begin() + static_cast<std::ptrdiff_t>(n) * nd);
         ++n;
       }
-    disc_loss = add->update(add_samples_.data(), n, rng);
-    disc_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    stats.disc_loss = net.add->update(add_samples_.data(), n, rng);
+    stats.disc_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
   for (int e = 0; e < nenv; ++e)
     std::copy(a(H - 1, e), a(H - 1, e) + na, prev_action_.begin() + static_cast<std::ptrdiff_t>(e) * na);
@@ -351,41 +363,43 @@ void TrainerCore::finish_horizon() {
   rets.reserve(static_cast<std::size_t>(H) * nenv);
   bool any_reset = false;
   for (int e = 0; e < nenv; ++e) {
-    for (int t = 0; t < steps_active[e]; ++t) {
-      const double r = R[static_cast<std::size_t>(t) * nenv + e];
-      ep_return[e] += r;
-      ret_run[e] = o.gamma * ret_run[e] + r;
-      rets.push_back(ret_run[e]);
+    for (int t = 0; t < buf.steps_active[e]; ++t) {
+      const double r = buf.R[static_cast<std::size_t>(t) * nenv + e];
+      ep.return_so_far[e] += r;
+      ep.running_return[e] = o.gamma * ep.running_return[e] + r;
+      rets.push_back(ep.running_return[e]);
     }
-    const bool ended = steps_active[e] < H || terminated_[e] || episode_t(e, H) >= ep_limit[e];
+    const bool ended = buf.steps_active[e] < H || buf.terminated[e] || episode_t(e, H) >= ep.limit[e];
     if (ended) {
-      if (ep_counted[e] || terminated_[e]) {  // a failure counts whatever the limit was
-        done_returns.push_back(ep_return[e]);
-        done_lengths.push_back(episode_t(e, steps_active[e]));
+      if (ep.counted[e] || buf.terminated[e]) {  // a failure counts whatever the limit was
+        ep.done_returns.push_back(ep.return_so_far[e]);
+        ep.done_lengths.push_back(episode_t(e, buf.steps_active[e]));
       }
-      while (done_returns.size() > kReturnWindow) { done_returns.pop_front(); done_lengths.pop_front(); }
-      ep_limit[e] = task.max_episode_steps();
-      ep_counted[e] = 1;
-      ep_return[e] = 0;
-      ep_step[e] = 0;
-      ret_run[e] = 0;
+      while (ep.done_returns.size() > kReturnWindow) { ep.done_returns.pop_front(); ep.done_lengths.pop_front(); }
+      ep.limit[e] = task.max_episode_steps();
+      ep.counted[e] = 1;
+      ep.return_so_far[e] = 0;
+      ep.step[e] = 0;
+      ep.running_return[e] = 0;
       task.reset_env(e, rng, q(H, e), v(H, e));
       any_reset = true;
     } else {
-      ep_step[e] += H;
+      ep.step[e] += H;
     }
   }
-  if (o.normalize_returns && !rets.empty()) ret_rms.update(rets.data(), static_cast<int>(rets.size()));
+  if (o.normalize_returns && !rets.empty()) net.ret_rms.update(rets.data(), static_cast<int>(rets.size()));
   // a new start for the environments whose episode ended; the others continue from where they
   // are (set_state restarts every environment's constraint warm start, which only changes
   // where the solver starts)
-  if (any_reset) sim->set_state(Q.data() + static_cast<std::size_t>(H) * nenv * nq, V.data() + static_cast<std::size_t>(H) * nenv * nv);
+  if (any_reset) sim->set_state(buf.Q.data() + static_cast<std::size_t>(H) * nenv * nq, buf.V.data() + static_cast<std::size_t>(H) * nenv * nv);
 }
 
 IterationLog TrainerCore::base_log(int iteration, double wall_s) const {
+  const std::deque<double>& done_returns = episodes.done_returns;
+  const std::deque<double>& done_lengths = episodes.done_lengths;
   IterationLog l;
   l.iteration = iteration;
-  l.env_steps = static_cast<long long>(iteration + 1) * nenv * H;
+  l.env_steps = static_cast<long long>(iteration + 1) * sizes.nenv * sizes.H;
   l.wall_s = wall_s;
   if (done_returns.empty()) {
     l.mean_return = l.mean_episode_length = std::numeric_limits<double>::quiet_NaN();
@@ -398,11 +412,13 @@ IterationLog TrainerCore::base_log(int iteration, double wall_s) const {
                            : std::accumulate(iteration_rewards_.begin(), iteration_rewards_.end(), 0.0) /
                                  iteration_rewards_.size();
   l.mean_tracking_error = tracking_n_ ? tracking_sum_ / tracking_n_ : std::numeric_limits<double>::quiet_NaN();
-  l.nonfinite = nonfinite_this_iteration;
+  l.nonfinite = stats.nonfinite;
   return l;
 }
 
 void TrainerCore::apply_actor_update(Adam<float>& opt, const std::vector<float>& grad) {
+  Mlp<float>& actor = net.actor;
+  std::vector<float>& log_std = net.log_std;
   const std::size_t n = actor.num_params();
   actor_params_.resize(n + log_std.size());
   std::copy(actor.params(), actor.params() + n, actor_params_.begin());
@@ -414,14 +430,15 @@ void TrainerCore::apply_actor_update(Adam<float>& opt, const std::vector<float>&
 
 void TrainerCore::finish_iteration(IterationLog log, TrainResult& result,
                                    const std::function<void(const IterationLog&)>& on_iteration) {
+  const TrainOptions& o = options;
   finish_horizon();
   const IterationLog after = base_log(log.iteration, seconds_since_start());
   log.mean_return = after.mean_return;
   log.mean_episode_length = after.mean_episode_length;
   log.wall_s = after.wall_s;
   log.mean_tracking_error = after.mean_tracking_error;
-  log.disc_loss = disc_loss;
-  log.network_s += disc_s;
+  log.disc_loss = stats.disc_loss;
+  log.network_s += stats.disc_s;
   if (eval.task && eval.every > 0 && ((log.iteration + 1) % eval.every == 0 || log.iteration + 1 == o.iterations)) {
     const auto t0 = std::chrono::steady_clock::now();
     const EvalResult e = evaluate_in_stiffgrad(*eval.task, policy_file(), eval.episodes, eval.seed, o.backend);
@@ -445,20 +462,20 @@ void TrainerCore::finish_iteration(IterationLog log, TrainResult& result,
 PolicyFile TrainerCore::policy_file() const {
   PolicyFile p;
   p.task = task_spec;
-  p.algorithm = algorithm_name(o.algorithm);
+  p.algorithm = algorithm_name(options.algorithm);
   p.task_options = task.options_words();  // `eval` runs the policy on this task
-  p.actor_sizes = actor.sizes();
-  p.actor_params = actor.param_vector();
-  p.log_std = log_std;
-  if (o.normalize_obs) {
-    p.obs_mean = obs_rms.mean();
-    p.obs_var = obs_rms.var();
-    p.obs_count = obs_rms.count();
-    p.obs_clip = obs_rms.clip();
+  p.actor_sizes = net.actor.sizes();
+  p.actor_params = net.actor.param_vector();
+  p.log_std = net.log_std;
+  if (options.normalize_obs) {
+    p.obs_mean = net.obs_rms.mean();
+    p.obs_var = net.obs_rms.var();
+    p.obs_count = net.obs_rms.count();
+    p.obs_clip = net.obs_rms.clip();
   } else {
     // identity normalization: mean 0, var 1 - 1e-5 (normalize divides by sqrt(var + 1e-5)), no clamp
-    p.obs_mean.assign(no, 0.0);
-    p.obs_var.assign(no, 1.0 - 1e-5);
+    p.obs_mean.assign(sizes.no, 0.0);
+    p.obs_var.assign(sizes.no, 1.0 - 1e-5);
     p.obs_count = 1;
     p.obs_clip = 1e30;
   }

@@ -25,46 +25,93 @@
 
 namespace stiffgrad::learn {
 
+// Shapes in the comments below use the names of TrainerCore::Sizes: nenv, nq, nv, nu, na, no, H,
+// nd. Horizon rows are environment-major: row t of environment e of an array `(H + 1) x nenv x
+// w` starts at (t nenv + e) w.
 class TrainerCore {
  public:
   TrainerCore(Task& task, const std::string& task_spec, const TrainOptions& options);
 
-  Task& task;
-  std::string task_spec;
-  TrainOptions o;
-  std::shared_ptr<const Model> model;
-  std::unique_ptr<Simulator> sim;
-  int nenv, nq, nv, nu, na, no, H;
-  std::mt19937_64 rng;
-  RunningMeanStd obs_rms, ret_rms;
-  Mlp<float> actor;
-  std::vector<Mlp<float>> critics, target_critics;  // critic_ensemble each (PPO uses critics[0])
-  std::unique_ptr<AddDiscriminator> add;            // RewardKind::Add
-  int nd = 0;                                       // Task::add_dim() with ADD
-  std::vector<float> log_std;   // na
+  // ---- The run's setup: set by the constructor; the algorithms read it (rng and the
+  // simulator's state move on as the run does; train() sets eval after construction).
+  Task& task;                          // the environments' task: resets, observations, rewards, episode ends
+  std::string task_spec;               // the task as make_task named it (checked by restore, written to policy files)
+  TrainOptions options;                // the run's options (train() has made bundles.enabled follow the algorithm)
+  std::shared_ptr<const Model> model;  // the task's model
+  std::unique_ptr<Simulator> sim;      // nenv environments in double precision on options.backend
+  std::mt19937_64 rng;                 // every host draw (first episode limits, resets, noise, minibatch order, ADD); seed options.seed
+  EvalSchedule eval;                   // train()'s evaluation schedule (finish_iteration runs it)
 
-  // horizon buffers (host, environment-major rows)
-  std::vector<double> Q, V;      // (H + 1) x nenv x nq, nv  states
-  std::vector<double> OBS;       // (H + 1) x nenv x no      raw observations
-  std::vector<float> X;          // (H + 1) x nenv x no      normalized observations
-  std::vector<double> XD;        // nenv x no                one row of them in double (scratch)
-  std::vector<float> MU;         // H x nenv x na            actor means
-  std::vector<float> EPS;        // H x nenv x na            standard normal noise
-  std::vector<double> A;         // H x nenv x na            actions
-  std::vector<double> CTRL;      // nenv x nu
-  std::vector<double> R;         // H x nenv                 rewards (task units)
-  std::vector<double> DELTA;     // H x nenv x nd            ADD: Δ of state t + 1 (zeros where inactive)
-  std::vector<int> steps_active; // nenv  k_e: steps before the episode ended in this horizon (H if not)
-  std::vector<char> terminated_; // nenv  ended by a failure (no bootstrap) rather than truncation
-  std::vector<double> ret_run;   // nenv  running discounted return (return normalization)
+  // The run's dimensions: set by the constructor, read everywhere.
+  struct Sizes {
+    int nenv = 0;  // environments simulated in parallel (options.nenv; N in shac.cpp and ppo.cpp)
+    int nq = 0;    // generalized positions per environment (model->nq)
+    int nv = 0;    // generalized velocities per environment (model->nv)
+    int nu = 0;    // controls per environment (model->nu)
+    int na = 0;    // actions: the actor's outputs (Task::act_dim())
+    int no = 0;    // observations: the networks' inputs (Task::obs_dim())
+    int H = 0;     // control steps per horizon (options.horizon; SHAC's H)
+    int nd = 0;    // ADD difference features (Task::add_dim() with RewardKind::Add, else 0)
+  };
+  Sizes sizes;
 
-  // episodes
-  std::vector<int> ep_step;      // nenv  episode step at the horizon's start
-  std::vector<int> ep_limit;     // nenv  the episode's length limit (the task's, or shorter for the first)
-  std::vector<char> ep_counted;  // nenv  whether the episode enters the return statistics
-  std::vector<double> ep_return; // nenv
-  std::deque<double> done_returns, done_lengths;  // the last completed episodes
-  int nonfinite_this_iteration = 0;
+  // The networks and the normalizers: built by the constructor (or warm_start, restore), trained
+  // by the algorithms (apply_actor_update, Shac::fit_critic, train_ppo), the normalizers and the
+  // discriminator updated by finish_horizon; read by policy_file and store.
+  struct Networks {
+    Mlp<float> actor;                        // no -> na  the policy's mean action μ(x)
+    std::vector<float> log_std;              // na        log σ of the Gaussian policy (state-independent)
+    std::vector<Mlp<float>> critics;         // options.critic_ensemble x (no -> 1)  values V(x) (PPO uses critics[0])
+    std::vector<Mlp<float>> target_critics;  // as critics  SHAC's V', moved towards critics by Polyak averaging
+    std::unique_ptr<AddDiscriminator> add;   // nd -> 1  RewardKind::Add's discriminator (null with the task's reward)
+    RunningMeanStd obs_rms;                  // no  observation statistics (used with options.normalize_obs)
+    RunningMeanStd ret_rms;                  // 1   discounted-return statistics (reward_scale with options.normalize_returns)
+  };
+  Networks net;
+
+  // One horizon's records (host memory): written by start_horizon, observe, actor_forward,
+  // sample_actions / draw_noise and record_step / score_step (or, with the backend policy loop,
+  // by PolicyLoop::download into Q, V, OBS, X, MU, A); read by the algorithms' losses and by
+  // finish_horizon. Overwritten every iteration; not in checkpoints.
+  struct HorizonBuffers {
+    std::vector<double> Q;          // (H + 1) x nenv x nq  qpos of the states s_0 .. s_H
+    std::vector<double> V;          // (H + 1) x nenv x nv  qvel of the same
+    std::vector<double> OBS;        // (H + 1) x nenv x no  raw observations (zeroed where non-finite)
+    std::vector<float> X;           // (H + 1) x nenv x no  normalized observations: the networks' inputs
+    std::vector<double> XD;         // nenv x no            one row of X in double (observe's scratch)
+    std::vector<float> MU;          // H x nenv x na        actor means μ
+    std::vector<float> EPS;         // H x nenv x na        standard normal noise ε
+    std::vector<double> A;          // H x nenv x na        actions a = μ + σ ε
+    std::vector<double> CTRL;       // nenv x nu            controls of the step being taken (from A row t)
+    std::vector<double> R;          // H x nenv             rewards (task units, action-rate penalty included)
+    std::vector<double> DELTA;      // H x nenv x nd        ADD: Δ of state t + 1 (zeros where inactive; empty without ADD)
+    std::vector<int> steps_active;  // nenv  k_e: steps before the episode ended in this horizon (H if it did not)
+    std::vector<char> terminated;   // nenv  the episode ended by a failure (no bootstrap) rather than a truncation
+  };
+  HorizonBuffers buf;
+
+  // Every environment's episode, across horizons (an episode runs on over horizon ends), and
+  // the completed episodes' statistics: set by the constructor, advanced by finish_horizon,
+  // read by score_step (limit), episode_t and base_log; in checkpoints.
+  struct Episodes {
+    std::vector<int> step;               // nenv  the episode's step at the horizon's start
+    std::vector<int> limit;              // nenv  its length limit (the task's, or shorter for the first episodes)
+    std::vector<char> counted;           // nenv  whether it enters the return statistics (done_returns)
+    std::vector<double> return_so_far;   // nenv  its undiscounted return (task units) before this horizon
+    std::vector<double> running_return;  // nenv  γ running_return + r at every step, 0 at its start: what ret_rms learns
+    std::deque<double> done_returns;     // <= 64  returns of the last completed episodes
+    std::deque<double> done_lengths;     // <= 64  their lengths (steps), in the same order
+  };
+  Episodes episodes;
+
+  // What the current iteration adds to its log beyond the records: written by start_horizon and
+  // score_step (nonfinite) and finish_horizon (disc_*), read by base_log and finish_iteration.
+  struct IterationStats {
+    int nonfinite = 0;     // environments masked this iteration for a non-finite state or reward
+    double disc_loss = 0;  // ADD: the last finish_horizon's discriminator loss (0 without ADD)
+    double disc_s = 0;     // ADD: seconds the last finish_horizon spent on the discriminator
+  };
+  IterationStats stats;
 
   // the start of an iteration: states of every environment into Q/V row 0 (after resets)
   void start_horizon();
@@ -89,9 +136,10 @@ class TrainerCore {
   // action-rate term mean_k (a_t,k − a_{t−1},k)² (0 there)
   const double* previous_action(int t, int e) const;
   double action_rate(int t, int e) const;
-  double disc_loss = 0, disc_s = 0;  // the last finish_horizon's discriminator loss and time
-  bool active(int t, int e) const { return t < steps_active[e]; }
-  int episode_t(int e, int t) const { return ep_step[e] + t; }
+  // whether step t of environment e is inside its episode (t < k_e)
+  bool active(int t, int e) const { return t < buf.steps_active[e]; }
+  // the episode step of horizon row t of environment e
+  int episode_t(int e, int t) const { return episodes.step[e] + t; }
 
   IterationLog base_log(int iteration, double wall_s) const;
   // θ ← Adam step on [actor parameters; log_std] with `grad` (the same layout)
@@ -122,31 +170,33 @@ class TrainerCore {
   void checkpoint_after(int it, const TrainResult& result, const NamedOptimizers& optimizers) const;
   // whether to write a checkpoint after iteration `it` (0-based)
   bool checkpoint_due(int it) const {
-    return !o.checkpoint_path.empty() && o.checkpoint_every > 0 &&
-           ((it + 1) % o.checkpoint_every == 0 || it + 1 == o.iterations);
+    return !options.checkpoint_path.empty() && options.checkpoint_every > 0 &&
+           ((it + 1) % options.checkpoint_every == 0 || it + 1 == options.iterations);
   }
-  EvalSchedule eval;  // train()'s
 
-  double* q(int t, int e) { return Q.data() + (static_cast<std::size_t>(t) * nenv + e) * nq; }
-  double* v(int t, int e) { return V.data() + (static_cast<std::size_t>(t) * nenv + e) * nv; }
-  double* obs(int t, int e) { return OBS.data() + (static_cast<std::size_t>(t) * nenv + e) * no; }
-  float* x(int t) { return X.data() + static_cast<std::size_t>(t) * nenv * no; }
-  double* a(int t, int e) { return A.data() + (static_cast<std::size_t>(t) * nenv + e) * na; }
+  // Rows of the horizon buffers: state t of environment e (qpos nq, qvel nv), its raw
+  // observation (no), normalized observation row t of every environment (nenv x no), action
+  // row t of environment e (na).
+  double* q(int t, int e) { return buf.Q.data() + (static_cast<std::size_t>(t) * sizes.nenv + e) * sizes.nq; }
+  double* v(int t, int e) { return buf.V.data() + (static_cast<std::size_t>(t) * sizes.nenv + e) * sizes.nv; }
+  double* obs(int t, int e) { return buf.OBS.data() + (static_cast<std::size_t>(t) * sizes.nenv + e) * sizes.no; }
+  float* x(int t) { return buf.X.data() + static_cast<std::size_t>(t) * sizes.nenv * sizes.no; }
+  double* a(int t, int e) { return buf.A.data() + (static_cast<std::size_t>(t) * sizes.nenv + e) * sizes.na; }
 
  private:
-  std::chrono::steady_clock::time_point start_;
+  std::chrono::steady_clock::time_point start_;  // when the constructor ran (seconds_since_start)
   double restored_seconds_ = 0;      // a resumed run's training time before the resume
   double eval_seconds_ = 0;          // spent in evaluations, not training time
-  std::vector<double> iteration_rewards_;
+  std::vector<double> iteration_rewards_;  // up to H x nenv  this iteration's rewards of active steps (mean_step_reward)
   std::vector<double> step_tracking_;  // nenv  this step's tracking errors (NaN: none)
-  double tracking_sum_ = 0;
+  double tracking_sum_ = 0;          // this iteration's sum of finite step_tracking_ entries
   std::vector<int> status_;          // nenv  the simulator's status after the step
   std::vector<char> ended_, failed_;  // nenv  record_step's flags (failed: 1 terminated, 2 non-finite)
-  long tracking_n_ = 0;
-  std::vector<float> actor_params_;  // actor parameters + log_std, for apply_actor_update
+  long tracking_n_ = 0;              // how many entries tracking_sum_ has
+  std::vector<float> actor_params_;  // actor parameters + na log_std, for apply_actor_update
   std::vector<double> prev_action_;  // nenv x na  the previous horizon's last actions
   std::vector<double> add_samples_;  // H nenv x nd  the discriminator's rows of one horizon
-  std::vector<double> add_r_;        // nenv
+  std::vector<double> add_r_;        // nenv  one step's discriminator rewards (score_step)
 };
 
 TrainResult train_shac(TrainerCore& core, const std::function<void(const IterationLog&)>& on_iteration);

@@ -117,27 +117,27 @@ std::string options_fingerprint(const TrainOptions& o) {
 void TrainerCore::store(CheckpointFile& f, const std::vector<IterationLog>& log, int done) const {
   f.put_text("task", task_spec);
   f.put_text("task_options", task.options_words());
-  f.put_text("options", options_fingerprint(o));
+  f.put_text("options", options_fingerprint(options));
   f.put("iterations_done", std::vector<std::int64_t>{done});
   f.put("training_seconds", std::vector<double>{seconds_since_start()});
   std::ostringstream r;
   r << rng;
   f.put_text("rng", r.str());
-  f.put("obs_rms", obs_rms.mean());
-  f.put("obs_rms.var", obs_rms.var());
-  f.put("obs_rms.count_clip", std::vector<double>{obs_rms.count(), obs_rms.clip()});
-  f.put("ret_rms", ret_rms.mean());
-  f.put("ret_rms.var", ret_rms.var());
-  f.put("ret_rms.count_clip", std::vector<double>{ret_rms.count(), ret_rms.clip()});
-  f.put("actor", actor.param_vector());
-  f.put("log_std", log_std);
-  for (std::size_t k = 0; k < critics.size(); ++k) {
-    f.put("critic." + std::to_string(k), critics[k].param_vector());
-    f.put("target_critic." + std::to_string(k), target_critics[k].param_vector());
+  f.put("obs_rms", net.obs_rms.mean());
+  f.put("obs_rms.var", net.obs_rms.var());
+  f.put("obs_rms.count_clip", std::vector<double>{net.obs_rms.count(), net.obs_rms.clip()});
+  f.put("ret_rms", net.ret_rms.mean());
+  f.put("ret_rms.var", net.ret_rms.var());
+  f.put("ret_rms.count_clip", std::vector<double>{net.ret_rms.count(), net.ret_rms.clip()});
+  f.put("actor", net.actor.param_vector());
+  f.put("log_std", net.log_std);
+  for (std::size_t k = 0; k < net.critics.size(); ++k) {
+    f.put("critic." + std::to_string(k), net.critics[k].param_vector());
+    f.put("target_critic." + std::to_string(k), net.target_critics[k].param_vector());
   }
   // the environments where the next iteration starts: state and the constraint solve's warm start
-  std::vector<double> q(static_cast<std::size_t>(nenv) * nq), v(static_cast<std::size_t>(nenv) * nv),
-      w(static_cast<std::size_t>(nenv) * nv);
+  std::vector<double> q(static_cast<std::size_t>(sizes.nenv) * sizes.nq), v(static_cast<std::size_t>(sizes.nenv) * sizes.nv),
+      w(static_cast<std::size_t>(sizes.nenv) * sizes.nv);
   sim->get_state(q.data(), v.data());
   sim->get_warmstart(w.data());
   f.put("qpos", q);
@@ -145,16 +145,16 @@ void TrainerCore::store(CheckpointFile& f, const std::vector<IterationLog>& log,
   f.put("warmstart", w);
   f.put("contact_stats", sim->contact_stats());  // the bundle trigger of the next recording's first step
   f.put("task_episode_data", task.episode_data());
-  f.put("ep_step", to_i64(ep_step));
-  f.put("ep_limit", to_i64(ep_limit));
-  f.put("ep_counted", to_i64(ep_counted));
-  f.put("ep_return", ep_return);
-  f.put("ret_run", ret_run);
+  f.put("ep_step", to_i64(episodes.step));
+  f.put("ep_limit", to_i64(episodes.limit));
+  f.put("ep_counted", to_i64(episodes.counted));
+  f.put("ep_return", episodes.return_so_far);
+  f.put("ret_run", episodes.running_return);
   f.put("prev_action", prev_action_);
-  f.put("done_returns", std::vector<double>(done_returns.begin(), done_returns.end()));
-  f.put("done_lengths", std::vector<double>(done_lengths.begin(), done_lengths.end()));
-  if (add) {  // the ADD discriminator: network, optimizer, statistics and replay ring
-    const AddDiscriminator::State d = add->state();
+  f.put("done_returns", std::vector<double>(episodes.done_returns.begin(), episodes.done_returns.end()));
+  f.put("done_lengths", std::vector<double>(episodes.done_lengths.begin(), episodes.done_lengths.end()));
+  if (net.add) {  // the ADD discriminator: network, optimizer, statistics and replay ring
+    const AddDiscriminator::State d = net.add->state();
     f.put("add.params", d.params);
     f.put("add.adam.m", d.adam_m);
     f.put("add.adam.v", d.adam_v);
@@ -170,8 +170,8 @@ void TrainerCore::store(CheckpointFile& f, const std::vector<IterationLog>& log,
 
 int TrainerCore::begin_run(TrainResult& result, const NamedOptimizers& optimizers,
                            const std::function<void(const IterationLog&)>& on_iteration) {
-  if (o.resume_from.empty()) return 0;
-  const CheckpointFile f = CheckpointFile::read(o.resume_from);
+  if (options.resume_from.empty()) return 0;
+  const CheckpointFile f = CheckpointFile::read(options.resume_from);
   const int first = restore(f, result.log);
   for (const auto& [name, opt] : optimizers) {
     const std::size_t n = opt->first_moment().size();
@@ -191,7 +191,7 @@ void TrainerCore::checkpoint_after(int it, const TrainResult& result, const Name
     f.put(name + ".v", opt->second_moment());
     f.put(name + ".steps", std::vector<std::int64_t>{opt->steps()});
   }
-  f.write(o.checkpoint_path);
+  f.write(options.checkpoint_path);
 }
 
 int TrainerCore::restore(const CheckpointFile& f, std::vector<IterationLog>& log) {
@@ -200,7 +200,7 @@ int TrainerCore::restore(const CheckpointFile& f, std::vector<IterationLog>& log
   if (f.text("task_options") != task.options_words())
     throw std::invalid_argument(where + "its task options are '" + f.text("task_options") + "', this run's '" +
                                 task.options_words() + "'");
-  const std::string mine = options_fingerprint(o);
+  const std::string mine = options_fingerprint(options);
   if (f.text("options") != mine) {
     // name every option that differs
     std::istringstream a(f.text("options")), b(mine);
@@ -211,56 +211,56 @@ int TrainerCore::restore(const CheckpointFile& f, std::vector<IterationLog>& log
     throw std::invalid_argument(where + "its options differ from this run's (" + (diff.empty() ? "format" : diff) + ")");
   }
   const int done = static_cast<int>(f.i64("iterations_done", 1)[0]);
-  if (done < 0 || done > o.iterations)
-    throw std::invalid_argument(where + "it has " + std::to_string(done) + " iterations done of " + std::to_string(o.iterations));
+  if (done < 0 || done > options.iterations)
+    throw std::invalid_argument(where + "it has " + std::to_string(done) + " iterations done of " + std::to_string(options.iterations));
   restored_seconds_ = f.f64("training_seconds", 1)[0];
   std::istringstream r(f.text("rng"));
   r >> rng;
   if (!r) throw std::invalid_argument(where + "its random generator state does not parse");
   const auto& oc = f.f64("obs_rms.count_clip", 2);
-  obs_rms.set(f.f64("obs_rms", static_cast<std::size_t>(no)), f.f64("obs_rms.var", static_cast<std::size_t>(no)), oc[0], oc[1]);
+  net.obs_rms.set(f.f64("obs_rms", static_cast<std::size_t>(sizes.no)), f.f64("obs_rms.var", static_cast<std::size_t>(sizes.no)), oc[0], oc[1]);
   const auto& rc = f.f64("ret_rms.count_clip", 2);
-  ret_rms.set(f.f64("ret_rms", 1), f.f64("ret_rms.var", 1), rc[0], rc[1]);
-  actor.param_vector() = f.f32("actor", actor.num_params());
-  log_std = f.f32("log_std", static_cast<std::size_t>(na));
-  for (std::size_t k = 0; k < critics.size(); ++k) {
-    critics[k].param_vector() = f.f32("critic." + std::to_string(k), critics[k].num_params());
-    target_critics[k].param_vector() = f.f32("target_critic." + std::to_string(k), target_critics[k].num_params());
+  net.ret_rms.set(f.f64("ret_rms", 1), f.f64("ret_rms.var", 1), rc[0], rc[1]);
+  net.actor.param_vector() = f.f32("actor", net.actor.num_params());
+  net.log_std = f.f32("log_std", static_cast<std::size_t>(sizes.na));
+  for (std::size_t k = 0; k < net.critics.size(); ++k) {
+    net.critics[k].param_vector() = f.f32("critic." + std::to_string(k), net.critics[k].num_params());
+    net.target_critics[k].param_vector() = f.f32("target_critic." + std::to_string(k), net.target_critics[k].num_params());
   }
-  const std::size_t N = static_cast<std::size_t>(nenv);
-  const auto& q = f.f64("qpos", N * nq);
-  const auto& v = f.f64("qvel", N * nv);
+  const std::size_t N = static_cast<std::size_t>(sizes.nenv);
+  const auto& q = f.f64("qpos", N * sizes.nq);
+  const auto& v = f.f64("qvel", N * sizes.nv);
   sim->set_state(q.data(), v.data());
-  sim->set_warmstart(f.f64("warmstart", N * nv).data());
+  sim->set_warmstart(f.f64("warmstart", N * sizes.nv).data());
   sim->set_contact_stats(f.f64("contact_stats", N * Simulator::kStepStats).data());
   task.set_episode_data(f.f64("task_episode_data", task.episode_data().size()));
   const auto& es = f.i64("ep_step", N);
   const auto& el = f.i64("ep_limit", N);
   const auto& ec = f.i64("ep_counted", N);
   for (std::size_t e = 0; e < N; ++e) {
-    ep_step[e] = static_cast<int>(es[e]);
-    ep_limit[e] = static_cast<int>(el[e]);
-    ep_counted[e] = static_cast<char>(ec[e]);
+    episodes.step[e] = static_cast<int>(es[e]);
+    episodes.limit[e] = static_cast<int>(el[e]);
+    episodes.counted[e] = static_cast<char>(ec[e]);
   }
-  ep_return = f.f64("ep_return", N);
-  ret_run = f.f64("ret_run", N);
-  prev_action_ = f.f64("prev_action", N * na);
+  episodes.return_so_far = f.f64("ep_return", N);
+  episodes.running_return = f.f64("ret_run", N);
+  prev_action_ = f.f64("prev_action", N * sizes.na);
   const auto& dr = f.f64("done_returns");
   const auto& dl = f.f64("done_lengths", dr.size());
-  done_returns.assign(dr.begin(), dr.end());
-  done_lengths.assign(dl.begin(), dl.end());
-  if (add) {
+  episodes.done_returns.assign(dr.begin(), dr.end());
+  episodes.done_lengths.assign(dl.begin(), dl.end());
+  if (net.add) {
     AddDiscriminator::State d;
-    const std::size_t np = add->net().num_params();
+    const std::size_t np = net.add->net().num_params();
     d.params = f.f64("add.params", np);
     d.adam_m = f.f64("add.adam.m", np);
     d.adam_v = f.f64("add.adam.v", np);
     d.adam_steps = static_cast<long>(f.i64("add.adam.steps", 1)[0]);
-    d.mean_abs = f.f64("add.mean_abs", static_cast<std::size_t>(nd));
+    d.mean_abs = f.f64("add.mean_abs", static_cast<std::size_t>(sizes.nd));
     d.count = f.f64("add.count", 1)[0];
     d.replay = f.f64("add.replay");
     try {
-      add->set_state(d);
+      net.add->set_state(d);
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument(where + e.what());
     }

@@ -190,7 +190,7 @@ CUDA_FLAGS_LINE=$(grep -h "^CUDA_FLAGS" "$FLAGS_MAKE" 2>/dev/null)
 note "cuda flags: ${CUDA_FLAGS_LINE#CUDA_FLAGS = }"
 if [[ $CUDA_FLAGS_LINE != *"-fmad=false"* || $CUDA_FLAGS_LINE == *"use_fast_math"* ]]; then
   FAILED=1
-  note "cuda/ is not compiled with -fmad=false (or uses --use_fast_math): bitwise replay is not guaranteed"
+  note "backends/cuda/ is not compiled with -fmad=false (or uses --use_fast_math): bitwise replay is not guaranteed"
 fi
 
 # ---- GPU tests ----

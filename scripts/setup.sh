@@ -5,8 +5,9 @@
 
 PACKAGES=(cmake g++ make libeigen3-dev libtinyxml2-dev libgtest-dev libgmock-dev googletest
           libbenchmark-dev libmujoco-dev libmujoco-samples libomp-dev
-          libqhull-dev   # libqhull-dev: Debian's mujoco::mujoco target names /usr/include/libqhull_r
-          gnuplot-nox)   # the experiments' plots (scripts/experiments.sh)
+          python3        # scripts/*.py and the readme_headline test
+          libqhull-dev   # Debian's mujoco::mujoco target names /usr/include/libqhull_r
+          gnuplot-nox)   # the experiments' plots (scripts/experiments.py)
 
 install_missing_packages() {
   local missing=() p

@@ -1,16 +1,18 @@
 #!/usr/bin/env python3
-"""Summary of scripts/train_experiments.sh's runs as Markdown tables (the README's figures).
+"""Summary of the training runs (experiments/train/*.json, scripts/train_experiments.sh) as
+Markdown tables (the training figures), and OUT/plots.gp for the comparison plots.
 
-Reads OUT/<run>/log.csv (one row per iteration, written by `stiffgrad train`), train.txt (its
-stdout: the throughput line) and eval.txt (`stiffgrad eval --in mujoco`: episodes to a fall).
-Runs whose policies were not kept have no eval.txt (an evaluation under the earlier protocol,
-episodes ending where training's would, may be in eval_until_track_lost.txt). Usage:
-train_summary.py OUT
+Reads, all machine-readable, OUT/<run>/log.csv (one row per iteration, written by `stiffgrad
+train`), summary.json (train's totals: throughput, time fractions), eval.json (`stiffgrad eval
+--in mujoco --json`: episodes to a fall) and the snapshot tables snapshots_mujoco*.csv
+(scripts/eval_snapshots.sh). A run without eval.json is shown as not evaluated (runs from before
+eval wrote JSON: `scripts/experiments.py run train/RUN --steps eval` evaluates them again).
+Usage: train_summary.py OUT (default out/experiments/train)
 """
 import csv
+import json
 import math
 import os
-import re
 import sys
 
 
@@ -58,44 +60,49 @@ def first_without_falls(log):
 
 
 def parse_eval(path):
-    result = {}
+    """`stiffgrad eval --json`'s object as {simulator: {"return", "length", "falls" ("n/N"),
+    "tracking" (m, NaN where none), "penetration_mm"}, "delta_d_mm": ...}; {} without the file."""
     if not os.path.exists(path):
-        return result
-    pattern = re.compile(r"^(\w+): mean return (\S+), mean episode length (\S+), falls (\d+)/(\d+), "
-                         r"tracking error (\S+)(?: m)?, mean penetration (\S+) mm")
-    for line in open(path):
-        m = pattern.match(line)
-        if m:
-            result[m.group(1)] = {"return": float(m.group(2)), "length": float(m.group(3)),
-                                  "falls": f"{m.group(4)}/{m.group(5)}",
-                                  "tracking": m.group(6), "penetration_mm": float(m.group(7))}
-        m = re.match(r"^delta_d .*: (\S+) mm", line)
-        if m:
-            result["delta_d_mm"] = float(m.group(1))
+        return {}
+    with open(path) as f:
+        e = json.load(f)
+    nan = lambda x: float("nan") if x is None else float(x)
+    result = {}
+    for sim in ("stiffgrad", "mujoco"):
+        if sim in e:
+            r = e[sim]
+            result[sim] = {"return": nan(r["mean_return"]), "length": nan(r["mean_episode_length"]),
+                           "falls": f"{r['falls']}/{r['episodes']}" if r["falls"] is not None else "n/a",
+                           "tracking": nan(r["tracking_error"]), "penetration_mm": nan(r["mean_penetration_mm"])}
+    if e.get("delta_d_mm") is not None:
+        result["delta_d_mm"] = float(e["delta_d_mm"])
     return result
 
 
 def throughput(path):
+    """train's summary.json as the throughput line train prints; "" without the file."""
     if not os.path.exists(path):
         return ""
-    for line in open(path):
-        if line.startswith("throughput:"):
-            return line.split(":", 1)[1].strip()
-    return ""
+    with open(path) as f:
+        s = json.load(f)
+    pct = lambda x: "n/a" if x is None else f"{100 * x:.1f}%"
+    t = s["time_fraction"]
+    rate = "n/a" if s["env_steps_per_s"] is None else f"{s['env_steps_per_s']:.0f}"
+    return (f"{rate} env-steps/s; time in simulation {pct(t['simulation'])}, adjoint {pct(t['adjoint'])}, "
+            f"networks {pct(t['networks'])} ({s['wall_s']:.1f} s)")
 
 
 def parse_snapshots(path):
-    """scripts/eval_snapshots.sh's table: {iteration: (env-steps, stiffgrad cell, MuJoCo cell, delta_d)},
-    each cell (falls "n/N", length, tracking (m), return)."""
+    """scripts/eval_snapshots.sh's CSV: {iteration: (env-steps, stiffgrad cell, MuJoCo cell, delta_d)},
+    each cell (falls "n/N", length, tracking (m), return), as strings."""
     rows = {}
     if not os.path.exists(path):
         return rows
-    for line in open(path):
-        cols = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cols) != 5 or not cols[0].isdigit():
-            continue
-        cell = lambda c: tuple(v.strip() for v in c.split(","))
-        rows[int(cols[0])] = (cols[1], cell(cols[2]), cell(cols[3]), cols[4])
+    with open(path) as f:
+        for r in csv.DictReader(f):
+            cell = lambda s: (f"{r[s + '_falls']}/{r[s + '_episodes']}", r[s + "_episode_length"],
+                              r[s + "_tracking_error_m"] or "nan", r[s + "_return"])
+            rows[int(r["iteration"])] = (r["env_steps"] or "?", cell("stiffgrad"), cell("mujoco"), r["delta_d_mm"] or "nan")
     return rows
 
 
@@ -111,7 +118,7 @@ def kappa_snapshots(out, table):
 def kappa_table(out):
     """BCG's Table 1 on the 15 s motion: SHAC+BCG trained at kappa 50 / 100 / 300 (same settings
     otherwise), each policy snapshot evaluated in stiffgrad at its own kappa and in MuJoCo 2.2.2."""
-    for table, episodes in (("snapshots_mujoco.md", 5), ("snapshots_mujoco_e20.md", 20)):
+    for table, episodes in (("snapshots_mujoco.csv", 5), ("snapshots_mujoco_e20.csv", 20)):
         kappa_table_of(out, table, episodes)
 
 
@@ -166,10 +173,10 @@ def main(out):
         print("| algorithm | env-steps | wall time (s) | final mean return | MuJoCo: deterministic return | throughput |")
         print("|---|---|---|---|---|---|")
         for n in [r for r in (s, task + "_shac_bcg", p) if r in runs]:
-            ev = parse_eval(os.path.join(out, n, "eval.txt"))
+            ev = parse_eval(os.path.join(out, n, "eval.json"))
             mj = ev.get("mujoco", {}).get("return")
             print(f"| {n.split('_', 1)[1].replace('_', '-')} | {int(runs[n][-1]['env_steps'])} | {runs[n][-1]['wall_s']:.0f} | "
-                  f"{fmt(runs[n][-1]['mean_return'])} | {fmt(mj)} | {throughput(os.path.join(out, n, 'train.txt'))} |")
+                  f"{fmt(runs[n][-1]['mean_return'])} | {fmt(mj)} | {throughput(os.path.join(out, n, 'summary.json'))} |")
         target = runs[p][-1]["mean_return"]
         reach = first_reaching(runs[s], "mean_return", target)
         total = runs[p][-1]["env_steps"]
@@ -185,10 +192,10 @@ def main(out):
               "MuJoCo 2.2.2: falls, return, length, tracking (m), penetration (mm) | delta_d (mm) |")
         print("|---|---|---|---|---|---|---|---|")
         for n in sorted(g1):
-            ev = parse_eval(os.path.join(out, n, "eval.txt"))
+            ev = parse_eval(os.path.join(out, n, "eval.json"))
             sg, mj = ev.get("stiffgrad", {}), ev.get("mujoco", {})
-            cell = lambda e: (f"{e['falls']}, {e['return']:.2f}, {e['length']:.0f}, {e['tracking']}, "
-                              f"{e['penetration_mm']:.2f}" if e else "policy not kept")
+            cell = lambda e: (f"{e['falls']}, {e['return']:.2f}, {e['length']:.0f}, {fmt(e['tracking'], '.4f')}, "
+                              f"{fmt(e['penetration_mm'], '.2f')}" if e else "not evaluated (no eval.json)")
             print(f"| {n[3:]} | {int(runs[n][-1]['env_steps'])} | {runs[n][-1]['wall_s']:.0f} | "
                   f"{fmt(runs[n][-1]['mean_return'], '.2f')} | {fmt(final(n, 'mean_tracking_error'), '.3f')} | "
                   f"{cell(sg)} | {cell(mj)} | {fmt(ev.get('delta_d_mm'), '.2f')} |")
@@ -249,8 +256,8 @@ def main(out):
                           f"(of {int(total)}): {verdict}.")
                 # the paper's Table 2: tracking error after transfer, deterministic episodes in
                 # MuJoCo 2.2.2 run to a fall
-                ev_n = parse_eval(os.path.join(out, n, "eval.txt")).get("mujoco")
-                ev_p = parse_eval(os.path.join(out, ppo, "eval.txt")).get("mujoco")
+                ev_n = parse_eval(os.path.join(out, n, "eval.json")).get("mujoco")
+                ev_p = parse_eval(os.path.join(out, ppo, "eval.json")).get("mujoco")
                 if ev_n and ev_p:
                     t_n, t_p = float(ev_n["tracking"]), float(ev_p["tracking"])
                     print(f"  In MuJoCo 2.2.2 (episodes to a fall): {n[3:]} {t_n:.3f} m over {ev_n['length']:.0f} steps, falls "
@@ -259,15 +266,15 @@ def main(out):
                           f"{'reached' if t_n <= t_p else 'not reached'}.")
         print("\nThe eval columns run each deterministic episode for the task's 300 control steps or to a fall "
               "(root below 0.3 m); training episodes also end where the tracking error passes 0.5 m. "
-              "'policy not kept': the run's policy file is gone, so it was not evaluated this way "
-              "(its earlier evaluation, whose episodes ended as training's do, is in eval_until_track_lost.txt).")
+              "'not evaluated (no eval.json)': the run has no `stiffgrad eval --json` output "
+              "(`scripts/experiments.py run train/RUN --steps eval` makes it while its policy.sgp exists).")
         if any("_add" in n for n in g1):
             print("\nWith the ADD reward (*_add) the logged return is the discriminator's reward minus the action-rate "
                   "penalty; the eval columns give the task's tracking return of the deterministic policy.")
         kappa_table(out)
         print()
         for n in sorted(g1):
-            t = throughput(os.path.join(out, n, "train.txt"))
+            t = throughput(os.path.join(out, n, "summary.json"))
             if t:
                 print(f"- {n[3:]}: {t}")
 
@@ -411,9 +418,9 @@ def write_plots(out):
 
 def write_kappa_mujoco_plot(f, out):
     """BCG's Table 1 as a plot: falls in MuJoCo 2.2.2 of each kappa run's policy snapshots (20
-    episodes each, scripts/eval_snapshots.sh's snapshots_mujoco_e20.md), written to
+    episodes each, scripts/eval_snapshots.sh's snapshots_mujoco_e20.csv), written to
     OUT/g1_w110_kappa_mujoco_falls.csv (env-steps, then one falls column per kappa) and plotted."""
-    snaps, its = kappa_snapshots(out, "snapshots_mujoco_e20.md")
+    snaps, its = kappa_snapshots(out, "snapshots_mujoco_e20.csv")
     if not snaps:
         return
     with open(os.path.join(out, "g1_w110_kappa_mujoco_falls.csv"), "w") as d:
@@ -430,6 +437,6 @@ def write_kappa_mujoco_plot(f, out):
 
 
 if __name__ == "__main__":
-    out_dir = sys.argv[1] if len(sys.argv) > 1 else "results/train"
+    out_dir = sys.argv[1] if len(sys.argv) > 1 else "out/experiments/train"
     write_plots(out_dir)
     main(out_dir)

@@ -37,6 +37,6 @@ if(STIFFGRAD_SANITIZE)
   endforeach()
   add_test(NAME loader_asan COMMAND stiffgrad_loader_asan ${SG_LOADER_ASAN_ARGS})
   set_tests_properties(loader_asan PROPERTIES
-    LABELS asan
+    LABELS asan TIMEOUT 300
     ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=1;UBSAN_OPTIONS=print_stacktrace=1")
 endif()

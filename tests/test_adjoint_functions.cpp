@@ -1,5 +1,5 @@
 // Dot-product tests of every hand-written adjoint kernel, one function at a time and then one
-// pipeline stage at a time on real models (DESIGN.md, "How we know it is right", item 2).
+// pipeline stage at a time on real models (docs/architecture.md, "How we know it is right", item 2).
 //
 // For each function y = f(x) the forward-mode Dual<double> instantiation of the same template
 // gives J u; the adj_ twin gives J^T w; both sides must agree to 1e-12 of the sum of the

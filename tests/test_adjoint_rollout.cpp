@@ -1,4 +1,4 @@
-// Whole-substep, control-step and rollout gradients (DESIGN.md, "How gradients are computed"
+// Whole-substep, control-step and rollout gradients (docs/architecture.md, "How gradients are computed"
 // and "How we know it is right", item 2):
 //   - dot-product tests of adj_substep, adj_control_step_env and the public Rollout API
 //     against forward-mode Dual<double> runs of the same kernels (1e-12 of the term scale,
@@ -35,14 +35,9 @@ struct RolloutModel {
   const std::string& fd_key() const { return smooth_key.empty() ? key : smooth_key; }
 };
 
-// The G1's servos have kv = 2 N m s/rad in the actuator bias, which the semi-implicit Euler
-// step treats explicitly (only joint damping is implicit, as in MuJoCo 2.2.2's Euler; the MJX
-// file asks for implicitfast). Explicit damping is stable for h kv (M^-1)_ii < 2; at qpos0 this
-// is 2.01 for the wrist roll joints at the model's 4 ms step (1.3..1.5 for the other wrist
-// joints). Their velocity then flips sign every substep, bounded only by the +-25 N
-// actuatorfrcrange clamp, which switches constantly and makes finite differences meaningless
-// (the dot-product tests hold regardless). The finite-difference and float tests therefore run
-// the G1 at a 1 ms substep (h kv (M^-1)_ii <= 0.5).
+// The G1's explicit wrist-servo damping is past the Euler stability limit at its 4 ms step
+// (h kv (M^-1)_ii = 2.01 > 2): finite differences are meaningless there, so the FD and float
+// tests run it at a 1 ms substep (docs/testing.md, "Finite differences").
 const char* kG1Smooth = "#timestep=0.001";
 
 void PrintTo(const RolloutModel& m, std::ostream* os) { *os << m.name; }
@@ -535,23 +530,9 @@ std::vector<Probe> choose_probes(const Model& md, Rng& rng, int nenv, int T, con
 
 // Whole-rollout gradient (public Rollout::backward, tangent convention) versus 4-point central
 // differences of the double simulator: T = 50, S = 4, nenv = 1..3, loss with a final-state
-// term and a per-step velocity term.
-//
-// Step size: the stencil [8(f(x+h) - f(x-h)) - (f(x+2h) - f(x-2h))] / (12 h) has truncation
-// error h^4 f^(5) / 30 and a rounding error that grows like 1 / h. Measured worst over the
-// models of |adj - fd| / max(1, |fd|): h = 3e-5: 2e-7 (humanoid, rounding-limited), h = 1e-4:
-// 5e-8, h = 3e-4: 2e-8, h = 1e-3: 6e-7 (cartpole, truncation-limited: it grows as h^4 there).
-// h = 1e-4 leaves a factor ~20 below the 1e-6 tolerance. The environment variable
-// SG_ADJOINT_FD_H overrides h and prints every probe (for diagnosis: an adjoint error does not
-// change with h, finite-difference errors do).
-//
-// Bound per probe: |adj - fd| <= 1e-6 |fd| + 10 x the FD's own error estimate
-// (central_difference in adjoint_support.hpp), no fixed absolute floor. The former bound
-// 1e-6 max(1, |fd|) accepted any adjoint within 1e-6 of a zero gradient (the saturated-ctrl
-// probes) or of a gradient much smaller than 1. Measured at h = 1e-4 over the models below: the
-// worst probe uses 5.1e-2 of its bound (humanoid); the zero-gradient probes' bounds are 1.3e-10
-// to 1.3e-9 (they were 1e-6); the largest FD error estimate is 1.3e-7 (cartpole). Mutation
-// check: leaking 1e-7 of a saturated control's gradient in adj_actuator_forces fails here.
+// term and a per-step velocity term. h = 1e-4 (SG_ADJOINT_FD_H overrides it and prints every
+// probe); per probe |adj - fd| <= 1e-6 |fd| + 10 x the FD's own error estimate, no absolute
+// floor (docs/testing.md, "Finite differences").
 constexpr double kFdRel = 1e-6;
 
 TEST_P(AdjointRollout, FiniteDifferences) {
@@ -725,15 +706,7 @@ TEST(AdjointReplay, DetectsMismatch) {
 // different substep in float than in double would change the gradient by O(1), legitimately).
 // The error of a gradient block is max_i |g_f,i - g_d,i| / max_i |g_d,i| (entries far below the
 // block's largest are not meaningful relative to themselves in float).
-//
-// Tolerance 1e-3: float's unit roundoff is 6e-8. The float run rounds the initial state, the
-// controls and the model to float, and both its trajectory and its adjoint accumulate rounding
-// over 40 substeps, each a tree recursion plus an LDL solve that amplifies relative rounding by
-// the conditioning of the mass matrix. Measured worst block errors (printed below) range from
-// 1e-7 (cartpole) to 3e-5 (ball chain), and the float adjoint differs from double central
-// differences by at most 6e-5 of the largest gradient entry: amplifications of up to ~1e3 over
-// float's epsilon. 1e-3 leaves more than an order of magnitude of headroom, while an adjoint
-// bug (a wrong or missing term) produces errors of order one.
+// Tolerance 1e-3 (measured worst block 3e-5; docs/testing.md, "Float against double").
 constexpr double kFloatTol = 1e-3;
 
 double block_err(const std::vector<double>& f, const std::vector<double>& d) {

@@ -4,7 +4,7 @@
 //
 // Both sides solve to convergence: the models are copied with <option tolerance="1e-14"
 // iterations="100"> (the G1 files' own iterations="5" stops the solve early, where the implicit
-// gradient is not the derivative of the truncated iteration: README "Constraints"), and
+// gradient is not the derivative of the truncated iteration: docs/physics/constraints.md, "Known limits"), and
 // MuJoCo runs with its warm start off, so that its rollouts are a smooth function of the inputs
 // to rounding. MuJoCo's central differences (h = 1e-6; qpos perturbed along the tangent with
 // mj_integratePos, as `grad` reports dL/dqpos) are compared on a spread of inputs with

@@ -298,8 +298,9 @@ TEST(MainJob, TrainSaysNotApplicableBeforeAnEpisodeEnds) {
   EXPECT_FALSE(contains(line, "nan")) << line;
 }
 
-// The outputs of a plain SHAC run are what `train --help` (and the README) list: log, policy,
-// plot script and, with gnuplot, the plots whose data exist (no bundle rate without bundles).
+// The outputs of a plain SHAC run are what `train --help` (and docs/learning.md) list: log, policy,
+// summary (its contents: tests/test_cli_json.cpp), plot script and, with gnuplot, the plots whose
+// data exist (no bundle rate without bundles).
 TEST(MainJob, TrainWritesTheListedOutputs) {
   const std::string dir = unique_temp("train_outputs");
   const auto r = run_cli("train cartpole-swingup --algo shac --envs 4 --iterations 40 --threads 1 --out " + dir +
@@ -307,7 +308,7 @@ TEST(MainJob, TrainWritesTheListedOutputs) {
   ASSERT_EQ(r.status, 0) << r.err;
   std::set<std::string> files;
   for (const auto& f : std::filesystem::directory_iterator(dir)) files.insert(f.path().filename().string());
-  std::set<std::string> expected = {"log.csv", "policy.sgp", "plots.gp"};
+  std::set<std::string> expected = {"log.csv", "policy.sgp", "summary.json", "plots.gp"};
   if (std::system("command -v gnuplot >/dev/null 2>&1") == 0)
     expected.insert({"return_vs_steps.png", "return_vs_time.png", "grad_norm.png"});
   EXPECT_EQ(files, expected);

@@ -14,6 +14,8 @@
 #include "cli_support.hpp"
 #include "apps/cli/cli.hpp"
 #include "apps/cli/progress.hpp"
+#include "stiffgrad/learn/task.hpp"
+#include "stiffgrad/learn/train.hpp"
 #include "stiffgrad/stiffgrad.hpp"
 #include "test_support.hpp"
 
@@ -356,6 +358,23 @@ TEST(CliUser, GradcheckRejectsZeroSamples) {
   GradcheckOptions opt;
   opt.samples = 0;
   EXPECT_THROW(run_gradcheck(load_mjcf(cartpole_xml()), opt), std::invalid_argument);
+}
+
+// `train --help` states the defaults the run uses: they are read from the option structs, so
+// no placeholder is left and each figure is the struct's.
+TEST(CliUser, TrainHelpStatesTheDefaultsTheRunUses) {
+  const std::string help = run_cli("train --help").out;
+  EXPECT_EQ(help.find('{'), std::string::npos) << help;
+  const learn::TrainOptions o;
+  char expected[160];
+  std::snprintf(expected, sizeof expected, "Defaults: %d environments, %d iterations of a %d-step horizon",
+                o.nenv, o.iterations, o.horizon);
+  EXPECT_TRUE(contains(help, expected)) << help;
+  std::snprintf(expected, sizeof expected, "Impulse contact model at kappa %g", learn::TaskOptions{}.kappa);
+  EXPECT_TRUE(contains(help, expected)) << help;
+  const auto bcg = learn::defaults_for("ant-run", learn::Algorithm::ShacBcg).bundles;
+  std::snprintf(expected, sizeof expected, "(B %d, H %d, tau %g N)", bcg.branches, bcg.steps, bcg.tau);
+  EXPECT_TRUE(contains(help, expected)) << help;
 }
 
 // The help states the bounds the run applies: both come from gradcheck_tolerance.

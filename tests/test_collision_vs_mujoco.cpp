@@ -381,12 +381,9 @@ TEST(CollisionVsMujoco, ConvexAnalyticCases) {
               worst_d, worst_n);
 }
 
-// Against MuJoCo's libccd MPR at random poses. Our MPR is our own code for the same algorithm
-// (libccd's ccdMPRPenetration: portal discovery, refinement, penetration with mpr_tolerance 1e-6
-// and 50 iterations, barycentric position) in the same operation order where it matters, so it
-// takes the same iteration path: measured agreement (this machine, GCC, libccd 2.1 of Debian)
-// is exact, 0 count mismatches and 0.0 in dist/pos/frame over ~5,000 contacts. The bounds
-// leave room for a rounding difference that sends one pose down another iteration path.
+// Against MuJoCo's libccd MPR at random poses: our MPR follows ccdMPRPenetration's operations
+// (measured identical); the bounds leave one pose room for another iteration path
+// (docs/testing.md, "MuJoCo parity").
 TEST(CollisionVsMujoco, ConvexPairsNearMujoco) {
   const GeomSpec sphere{2, {0.3, 0, 0}}, capsule{3, {0.2, 0.4, 0}}, ellipsoid{4, {0.3, 0.2, 0.4}};
   const GeomSpec ellipsoid2{4, {0.25, 0.35, 0.2}}, cylinder{5, {0.25, 0.35, 0}}, cylinder2{5, {0.2, 0.3, 0}};

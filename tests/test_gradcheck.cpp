@@ -16,7 +16,7 @@ using namespace stiffgrad;
 // iterations="5" (an MJX setting), where the Newton solve stops before convergence on these
 // rollouts: the adjoint is then the implicit gradient at the point returned (forward and
 // reverse mode agree on it: the dot-product test), which is not the derivative of the truncated
-// iteration that finite differences see (README "Constraints"). The G1 is therefore checked
+// iteration that finite differences see (docs/physics/constraints.md, "Known limits"). The G1 is therefore checked
 // against finite differences with iterations raised to 50, and at its own 5 by the dot-product
 // test alone.
 std::shared_ptr<const Model> with_iterations(const std::shared_ptr<const Model>& m, int iterations) {

@@ -177,12 +177,9 @@ std::vector<Case> cases() {
           {"limited_chain", load_xml_text(kLimitedChainOnFloor, "chain"), nullptr, 400, 100, 1.0}};
 }
 
-// adj_impulse_substep over 1 and 3 substeps against the Dual substeps, κ = 300 and 50. The
-// adjoint must match forward mode to rounding. In double, the G1 at κ = 50 (dozens of contacts
-// from distance on one foot, an ill-conditioned Delassus matrix) shows residuals up to 4e-10 that
-// fall by the ratio of the machine epsilons (about 2000x) in long double: rounding amplified by
-// the conditioning, not a missing term. So the test's assertion is made in long double (the
-// suite's 1e-12), and double is held to 1e-9.
+// adj_impulse_substep over 1 and 3 substeps against the Dual substeps, κ = 300 and 50: kDotTol in
+// long double, 1e-9 in double (rounding amplified by the Delassus matrix's conditioning;
+// docs/testing.md, "Dot-product tests").
 TEST(ImpulseStep, SubstepDotProduct) {
   for (const Case& c : cases()) {
     for (double kappa : {300.0, 50.0}) {

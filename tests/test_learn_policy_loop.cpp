@@ -48,9 +48,9 @@ Run make_run(const std::string& spec, TrainOptions o, int episode_steps, PolicyL
   r.core = std::make_unique<TrainerCore>(*r.task, spec, o);
   std::mt19937_64 g(5);  // the same non-trivial normalizer statistics in both
   std::normal_distribution<double> n(0.0, 1.0);
-  std::vector<double> x(50 * r.core->no);
+  std::vector<double> x(50 * r.core->sizes.no);
   for (double& v : x) v = 0.5 + 2 * n(g);
-  r.core->obs_rms.update(x.data(), 50);
+  r.core->net.obs_rms.update(x.data(), 50);
   r.shac = std::make_unique<Shac>(*r.core);
   return r;
 }
@@ -76,23 +76,23 @@ double expect_same_iterations(const std::string& spec, TrainOptions o, int episo
     EXPECT_EQ(lh.bundle_rate, lb.bundle_rate) << spec << " iteration " << it;
     bundle_rate += lb.bundle_rate;
     EXPECT_EQ(count_different(host.shac->grad(), backend.shac->grad()), 0) << spec << " iteration " << it << ": gradient";
-    EXPECT_EQ(count_different(ch.Q, cb.Q), 0) << "qpos records";
-    EXPECT_EQ(count_different(ch.V, cb.V), 0) << "qvel records";
-    EXPECT_EQ(count_different(ch.OBS, cb.OBS), 0) << "observations";
-    EXPECT_EQ(count_different(ch.X, cb.X), 0) << "normalized observations";
-    EXPECT_EQ(count_different(ch.A, cb.A), 0) << "actions";
-    EXPECT_EQ(count_different(ch.R, cb.R), 0) << "rewards";
-    EXPECT_EQ(ch.steps_active, cb.steps_active);
-    for (int e = 0; e < ch.nenv; ++e) episodes += ch.steps_active[e] < ch.H;
+    EXPECT_EQ(count_different(ch.buf.Q, cb.buf.Q), 0) << "qpos records";
+    EXPECT_EQ(count_different(ch.buf.V, cb.buf.V), 0) << "qvel records";
+    EXPECT_EQ(count_different(ch.buf.OBS, cb.buf.OBS), 0) << "observations";
+    EXPECT_EQ(count_different(ch.buf.X, cb.buf.X), 0) << "normalized observations";
+    EXPECT_EQ(count_different(ch.buf.A, cb.buf.A), 0) << "actions";
+    EXPECT_EQ(count_different(ch.buf.R, cb.buf.R), 0) << "rewards";
+    EXPECT_EQ(ch.buf.steps_active, cb.buf.steps_active);
+    for (int e = 0; e < ch.sizes.nenv; ++e) episodes += ch.buf.steps_active[e] < ch.sizes.H;
     host.core->finish_iteration(lh, host.result, {});
     backend.core->finish_iteration(lb, backend.result, {});
     const double rh = host.result.log.back().mean_return, rb = backend.result.log.back().mean_return;
     EXPECT_TRUE(rh == rb || (std::isnan(rh) && std::isnan(rb))) << rh << " vs " << rb;  // NaN: no episode yet
   }
   EXPECT_TRUE(std::isfinite(backend.result.log.back().mean_return)) << "no completed episode to compare";
-  EXPECT_EQ(count_different(host.core->actor.param_vector(), backend.core->actor.param_vector()), 0)
+  EXPECT_EQ(count_different(host.core->net.actor.param_vector(), backend.core->net.actor.param_vector()), 0)
       << "the actors after " << iterations << " updates";
-  EXPECT_EQ(count_different(host.core->critics[0].param_vector(), backend.core->critics[0].param_vector()), 0);
+  EXPECT_EQ(count_different(host.core->net.critics[0].param_vector(), backend.core->net.critics[0].param_vector()), 0);
   double gn = 0;
   for (float g : backend.shac->grad()) gn += double(g) * g;
   EXPECT_GT(gn, 0) << "a zero gradient compares equal trivially";

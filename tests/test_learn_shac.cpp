@@ -31,24 +31,24 @@ void check_actor_gradient(const std::string& spec, TrainOptions o, int episode_s
   {
     std::mt19937_64 r(5);
     std::normal_distribution<double> n(0.0, 1.0);
-    std::vector<double> x(50 * core.no);
+    std::vector<double> x(50 * core.sizes.no);
     for (double& v : x) v = 0.5 + 2 * n(r);
-    core.obs_rms.update(x.data(), 50);
+    core.net.obs_rms.update(x.data(), 50);
   }
-  std::vector<double> q(core.nenv * core.nq), v(core.nenv * core.nv);
+  std::vector<double> q(core.sizes.nenv * core.sizes.nq), v(core.sizes.nenv * core.sizes.nv);
   core.sim->get_state(q.data(), v.data());
   if (expect_contact) {
     // resting on the floor (the torso sphere, radius 0.25, carries the ant at qpos0's joint
     // angles) instead of the reset's drop from 0.75 m: a landing inside the horizon is an event
     // whose timing central differences see and a gradient through the steps does not
-    for (int e = 0; e < core.nenv; ++e) {
-      q[e * core.nq + 2] = 0.26 + 0.01 * e;
-      for (int k = 0; k < core.nv; ++k) v[e * core.nv + k] *= 0.1;
+    for (int e = 0; e < core.sizes.nenv; ++e) {
+      q[e * core.sizes.nq + 2] = 0.26 + 0.01 * e;
+      for (int k = 0; k < core.sizes.nv; ++k) v[e * core.sizes.nv + k] *= 0.1;
     }
     core.sim->set_state(q.data(), v.data());
   }
   if (lift > 0) {  // off the floor for the whole horizon: no contact events
-    for (int e = 0; e < core.nenv; ++e) q[e * core.nq + 2] += lift;
+    for (int e = 0; e < core.sizes.nenv; ++e) q[e * core.sizes.nq + 2] += lift;
     core.sim->set_state(q.data(), v.data());
   }
   const std::mt19937_64 rng0 = core.rng;
@@ -62,14 +62,14 @@ void check_actor_gradient(const std::string& spec, TrainOptions o, int episode_s
   if (expect_contact) {  // the horizon reaches the floor: the gradient goes through contacts
     const std::vector<double> stats = core.sim->contact_stats();
     double touching = 0;
-    for (int e = 0; e < core.nenv; ++e) touching += stats[e * Simulator::kStepStats] > 0;
-    EXPECT_EQ(touching, core.nenv) << "not every environment is on the floor at the horizon's end";
+    for (int e = 0; e < core.sizes.nenv; ++e) touching += stats[e * Simulator::kStepStats] > 0;
+    EXPECT_EQ(touching, core.sizes.nenv) << "not every environment is on the floor at the horizon's end";
   }
   const std::vector<float> g = shac.grad();
-  const std::size_t n_actor = core.actor.num_params();
-  ASSERT_EQ(g.size(), n_actor + core.na);
-  std::vector<float> theta(core.actor.params(), core.actor.params() + n_actor);
-  const std::vector<float> log_std = core.log_std;
+  const std::size_t n_actor = core.net.actor.num_params();
+  ASSERT_EQ(g.size(), n_actor + core.sizes.na);
+  std::vector<float> theta(core.net.actor.params(), core.net.actor.params() + n_actor);
+  const std::vector<float> log_std = core.net.log_std;
   std::mt19937_64 r(11);
   std::normal_distribution<double> n(0.0, 1.0);
   double worst = 0;
@@ -81,8 +81,8 @@ void check_actor_gradient(const std::string& spec, TrainOptions o, int episode_s
     double gu = 0;
     for (std::size_t i = 0; i < g.size(); ++i) gu += g[i] * u[i];
     const auto loss_at = [&](double s) {
-      for (std::size_t i = 0; i < n_actor; ++i) core.actor.params()[i] = static_cast<float>(theta[i] + s * u[i]);
-      for (int k = 0; k < core.na; ++k) core.log_std[k] = static_cast<float>(log_std[k] + s * u[n_actor + k]);
+      for (std::size_t i = 0; i < n_actor; ++i) core.net.actor.params()[i] = static_cast<float>(theta[i] + s * u[i]);
+      for (int k = 0; k < core.sizes.na; ++k) core.net.log_std[k] = static_cast<float>(log_std[k] + s * u[n_actor + k]);
       restore();
       return shac.actor_pass(false);
     };

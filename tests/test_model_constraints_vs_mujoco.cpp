@@ -7,7 +7,7 @@
 //    condim, friction, contact parameters): equal. Mixed solref/solimp are computed with the same
 //    operations in the same order as mj_collideGeoms, so they are equal too.
 //  - geom_rbound: a sqrt of the same sizes, kRel = 1e-14 relative.
-//  - invweight0 and meaninertia: from our own mass matrix (equal to MuJoCo's to ~1e-15, README)
+//  - invweight0 and meaninertia: from our own mass matrix (equal to MuJoCo's to ~1e-15, docs/testing.md)
 //    factorized by Eigen's LLT where MuJoCo uses its own LDL^T; the inverse amplifies rounding by
 //    up to cond(M). Measured worst 6.9e-14 (humanoid_CMU); bound kInvRel = 1e-12 relative, and the
 //    measured maximum is printed.
@@ -235,7 +235,7 @@ class ModelConstraintsVsMujoco : public ::testing::TestWithParam<std::string> {}
 
 TEST_P(ModelConstraintsVsMujoco, FieldsAndCandidatePairsMatch) {
   const std::string path = GetParam();
-  if (!sgtest::file_exists(path)) GTEST_SKIP() << "missing " << path;
+  ASSERT_TRUE(sgtest::file_exists(path)) << "missing model file " << path << " (data/ is part of the repository)";
   std::string err;
   const auto mm = sgtest::mujoco_load(path, &err);
   ASSERT_TRUE(mm) << "MuJoCo 2.2.2 cannot load " << path << ": " << err;

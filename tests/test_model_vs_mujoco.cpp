@@ -165,7 +165,7 @@ class ModelVsMujoco : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ModelVsMujoco, CompiledFieldsMatch) {
   const std::string path = GetParam();
-  if (!sgtest::file_exists(path)) GTEST_SKIP() << "missing " << path;
+  ASSERT_TRUE(sgtest::file_exists(path)) << "missing model file " << path << " (data/ is part of the repository)";
   std::string err;
   const auto mm = sgtest::mujoco_load(path, &err);
   ASSERT_TRUE(mm) << "MuJoCo 2.2.2 cannot load " << path << ": " << err;
@@ -355,7 +355,7 @@ TEST(PrincipalAxes, MujocoReconstructsFullinertiaTo2e7WeExactly) {
 TEST(ModelG1Variants, SceneMjxMatchesMujoco222Rewrite) {
   const std::string a_path = path_of("models/unitree_g1/scene_mjx.xml");
   const std::string b_path = path_of("models/unitree_g1/g1_mjx_mujoco222.xml");
-  if (!sgtest::file_exists(a_path) || !sgtest::file_exists(b_path)) GTEST_SKIP() << "G1 files missing";
+  ASSERT_TRUE(sgtest::file_exists(a_path) && sgtest::file_exists(b_path)) << "G1 files missing under data/models/unitree_g1";
   stiffgrad::LoadNotes notes;
   const auto a = stiffgrad::load_mjcf(a_path, &notes);
   const auto b = stiffgrad::load_mjcf(b_path);

@@ -73,19 +73,10 @@ Worst compare_dynamics(const stiffgrad::Model& ours, mjModel* mm, std::uint64_t 
   return w;
 }
 
-// 1000-step rollouts from random states, ctrl held, compared with mj_step.
-//
-// Without contacts several models are chaotic or numerically unstable under explicit Euler:
-// limbs tumble freely, MuJoCo's own trajectory moves by 1e-2 when the initial velocity is
-// perturbed by 1e-13, and for some states MuJoCo itself blows up and resets. No
-// implementation can match such a trajectory to 1e-6 without repeating MuJoCo's floating-point
-// operations one by one. So next to mj_step we run a MuJoCo twin whose qvel is multiplied by
-// (1 + N(0, kTwinJitter^2)) before every step -- rounding-sized noise, like the differences
-// between two correct implementations -- and call a step well-conditioned while the twin
-// stays within kTwinLimit of the original and MuJoCo reports no instability. The 1e-6 bound is enforced over every
-// well-conditioned step of every state tried. Random states are drawn until kRolloutStates
-// of them are well-conditioned for all 1000 steps (or kRolloutTries are spent); for humanoid,
-// G1 and the other non-chaotic models, kRolloutStates full-length rollouts are required.
+// 1000-step rollouts from random states, ctrl held, compared with mj_step: the 1e-6 bound over
+// every well-conditioned step (a MuJoCo twin jittered by kTwinJitter stays within kTwinLimit);
+// kRolloutStates full-length rollouts required for humanoid, G1 and the other non-chaotic
+// models (docs/testing.md, "MuJoCo parity").
 constexpr int kRolloutStates = 3;
 constexpr int kRolloutTries = 40;
 
@@ -261,15 +252,9 @@ TEST(MujocoReference, IsVersion222) {
 }
 
 // ------------------------------------------------------------------ principal axes (issue 6, 4)
-// Bodies whose principal frame MuJoCo's compiler computes by eigendecomposition (a
-// fullinertia; several geoms without <inertial>): MuJoCo 2.2.2 gives back a fullinertia only
-// to 1.6e-7 of its largest entry on tests/data/principal_axes.xml, we to 5e-16
-// (PrincipalAxes.MujocoReconstructsFullinertiaTo2e7WeExactly), so on such bodies the compiler
-// route (load_mjcf) differs from mj_forward by the reference's own error. Measured on that
-// model, 50 states, relative as above: M 1.0e-8, qfrc_bias 7.0e-9, qacc 9.7e-8 (qacc
-// amplifies M's error by M's conditioning). Bounds: 3x these. The bridge route (MuJoCo's own
-// compiled inertia in our kernels) still holds kDynamicsTol (measured M 6.9e-16, qacc
-// 3.2e-14), so the difference is the reference's compiled inertia, not our dynamics.
+// Bodies whose principal frame MuJoCo's compiler computes by eigendecomposition: MuJoCo 2.2.2 is
+// off there by its own decomposition error; bounds 3x the measured M/bias 1.0e-8, qacc 9.7e-8
+// (docs/testing.md, "MuJoCo parity").
 constexpr double kPrincipalAxesForceTol = 3e-8;  // M, qfrc_bias
 constexpr double kPrincipalAxesQaccTol = 3e-7;
 

@@ -9,32 +9,24 @@
 #include <string>
 #include <vector>
 
+#include "apps/options/options.hpp"
 #include "stiffgrad/bundle.hpp"
 #include "stiffgrad/model.hpp"
 #include "stiffgrad/simulator.hpp"
 
 namespace stiffgrad::cli {
 
-// A malformed command line: reported with exit status 2.
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+// The option parser is shared with the benchmarks (apps/options/options.hpp).
+using options::Args;
+using options::parse_int_in;
+using options::UsageError;
 
-// Positional arguments and --key [value] options of one command.
-struct Args {
-  std::vector<std::string> positional;
-  std::map<std::string, std::string> options;
-  bool has(const std::string& k) const { return options.count(k) > 0; }
-  // The value of a required option; throws UsageError when it is missing.
-  std::string get(const std::string& k) const;
-};
-
-// argv[2..]: `flags` take no value, `valued` take one; `-o` is short for `--output`.
-Args parse_args(int argc, char** argv, const std::vector<std::string>& flags,
-                const std::vector<std::string>& valued);
-
-// An integer option within [lo, hi]; throws UsageError naming `what` otherwise.
-long parse_int_in(const std::string& s, const std::string& what, long lo, long hi);
+// argv[2..] (after the command's name): `flags` take no value, `valued` take one; `-o` is
+// short for `--output`.
+inline Args parse_args(int argc, char** argv, const std::vector<std::string>& flags,
+                       const std::vector<std::string>& valued) {
+  return options::parse_args(argc, argv, 2, flags, valued);
+}
 
 // The one rule for every command that steps (rollout, grad, gradcheck, demo): a number of
 // control steps from kMinSteps to kMaxSteps. Zero steps would compute nothing (and a

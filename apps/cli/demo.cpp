@@ -223,7 +223,7 @@ const char* float_rate_note(Backend backend, double rate_double, double rate_flo
            "  which matters once the environments' workspaces outgrow the caches.";
   return "float is not faster here: with contacts each CUDA thread's step is bound by its local\n"
          "  memory traffic and divergent branches (per-environment contact counts), not by arithmetic\n"
-         "  (README \"On a GPU\").";
+         "  (docs/gpu.md).";
 }
 
 int run_demo(int argc, char** argv) {

@@ -233,14 +233,18 @@ void contact_args(const Args& a, Integrator integrator, bool cfd, ContactModel* 
   if (on && cfd) throw UsageError("--contact impulse cannot be combined with --cfd");
 }
 
-const char* kIntegratorHelp =
-    "--integrator euler|implicit-actuators|rk4|tsit5|dopri5|bosh3 (default euler: MuJoCo's;\n"
-    "implicit-actuators: actuator velocity gains implicit too; rk4: MuJoCo's RK4; tsit5, dopri5,\n"
-    "bosh3: adaptive Runge-Kutta, each state taking its own steps inside every timestep, with\n"
-    "--rtol (1e-3), --atol (1e-6) and --max-steps (16) trial steps per timestep; --event-step S\n"
-    "(seconds, default off): event location, a step across which the constraint rows change is\n"
-    "halved until at most S long, so that gradients through the steps converge with the\n"
-    "tolerance; each event costs about log2(step / S) more trials).\n";
+// The defaults are read from the library's option structs (their one home), not restated.
+std::string integrator_help() {
+  const AdaptiveTolerances tol;
+  return "--integrator euler|implicit-actuators|rk4|tsit5|dopri5|bosh3 (default euler: MuJoCo's;\n"
+         "implicit-actuators: actuator velocity gains implicit too; rk4: MuJoCo's RK4; tsit5, dopri5,\n"
+         "bosh3: adaptive Runge-Kutta, each state taking its own steps inside every timestep, with\n"
+         "--rtol (" + power_of_ten(tol.rtol) + "), --atol (" + power_of_ten(tol.atol) + ") and --max-steps (" +
+         std::to_string(tol.max_steps) + ") trial steps per timestep; --event-step S\n"
+         "(seconds, default off): event location, a step across which the constraint rows change is\n"
+         "halved until at most S long, so that gradients through the steps converge with the\n"
+         "tolerance; each event costs about log2(step / S) more trials).\n";
+}
 
 // For the commands that differentiate (grad, gradcheck).
 const char* kEventGradientsHelp =
@@ -248,15 +252,19 @@ const char* kEventGradientsHelp =
     "contact switching on or off at a located event added to the gradient through the steps, so\n"
     "that it is the derivative of the simulated flow (values unchanged).\n";
 
-const char* kContactHelp =
-    "--contact soft|impulse (default soft: MuJoCo 2.2.2's soft constraints; impulse: Schwarke et\n"
-    "al.'s velocity-level impulses with Moreau midpoint stepping, the model BCG trains with:\n"
-    "--sweeps N (10; 1 to 1000) projected Gauss-Seidel sweeps per timestep with Coulomb\n"
-    "projection and the soft activation sigma(K d) of the penetration d, --kappa K (300, 1/m),\n"
-    "contacts detected from ln(1e6)/K apart; its Moreau midpoint stepping is its own integrator,\n"
-    "so it takes --integrator euler or implicit-actuators (or --implicit-actuators) only, and\n"
-    "not --cfd; models with limited ball joints, limited tendons or tendon friction loss are\n"
-    "refused).\n";
+std::string contact_help() {
+  const ImpulseContact impulse;
+  char kappa[32];
+  std::snprintf(kappa, sizeof kappa, "%g", impulse.kappa);
+  return "--contact soft|impulse (default soft: MuJoCo 2.2.2's soft constraints; impulse: Schwarke et\n"
+         "al.'s velocity-level impulses with Moreau midpoint stepping, the model BCG trains with:\n"
+         "--sweeps N (" + std::to_string(impulse.sweeps) + "; 1 to 1000) projected Gauss-Seidel sweeps per timestep with Coulomb\n"
+         "projection and the soft activation sigma(K d) of the penetration d, --kappa K (" + kappa + ", 1/m),\n"
+         "contacts detected from ln(1e6)/K apart; its Moreau midpoint stepping is its own integrator,\n"
+         "so it takes --integrator euler or implicit-actuators (or --implicit-actuators) only, and\n"
+         "not --cfd; models with limited ball joints, limited tendons or tendon friction loss are\n"
+         "refused).\n";
+}
 
 int cmd_rollout(const Args& a) {
   // usage errors before any file is read
@@ -446,8 +454,8 @@ int cmd_gradcheck(const Args& a) {
   if (rep.solves_at_iteration_cap > 0)
     std::printf("note: %d of %d constraint solves stopped at the model's iterations cap (%d): the adjoint is\n"
                 "      the implicit gradient at the point returned, finite differences follow the truncated\n"
-                "      iteration, so they need not agree; raise <option iterations> to compare (README\n"
-                "      \"Constraints\")\n",
+                "      iteration, so they need not agree; raise <option iterations> to compare\n"
+                "      (docs/physics/constraints.md, \"Known limits\")\n",
                 rep.solves_at_iteration_cap, rep.constraint_solves, m->opt.iterations);
   std::printf("%s\n", rep.passed ? "PASSED" : "FAILED");
   return rep.passed ? 0 : 1;
@@ -465,11 +473,11 @@ std::string command_help(const std::string& cmd) {
   if (cmd == "info") return kInfoHelp;
   if (cmd == "states") return kStatesHelp;
   if (cmd == "dynamics") return kDynamicsHelp;
-  if (cmd == "rollout") return std::string(kRolloutHelp) + kIntegratorHelp + kContactHelp;
-  if (cmd == "grad") return std::string(kGradHelp) + kIntegratorHelp + kEventGradientsHelp + kContactHelp;
-  if (cmd == "gradcheck") return gradcheck_help() + kIntegratorHelp + kEventGradientsHelp + kContactHelp;
+  if (cmd == "rollout") return std::string(kRolloutHelp) + integrator_help() + contact_help();
+  if (cmd == "grad") return std::string(kGradHelp) + integrator_help() + kEventGradientsHelp + contact_help();
+  if (cmd == "gradcheck") return gradcheck_help() + integrator_help() + kEventGradientsHelp + contact_help();
   if (cmd == "demo") return stiffgrad::demo_help();
-  if (cmd == "train") return kTrainHelp;
+  if (cmd == "train") return train_help();
   if (cmd == "eval") return kEvalHelp;
   return "";
 }
@@ -539,7 +547,8 @@ int main(int argc, char** argv) {
                                                    "eval-every", "eval-episodes", "servo-targets", "action-scale", "clip-window", "init",
                                                    "checkpoint-every", "resume", "policy-every"}));
     if (cmd == "eval")
-      return cmd_eval(parse_args(argc, argv, {"explicit-servos"}, {"task", "episodes", "in", "seed", "data", "contact", "kappa", "episode-steps", "servo-targets", "action-scale", "clip-window"}));
+      return cmd_eval(parse_args(argc, argv, {"explicit-servos"}, {"task", "episodes", "in", "seed", "data", "contact", "kappa", "episode-steps", "servo-targets", "action-scale", "clip-window",
+                                                                 "json"}));
     std::fprintf(stderr, "stiffgrad: unknown command '%s'\n%s", cmd.c_str(), kUsage);
     return 2;
   } catch (const UsageError& e) {

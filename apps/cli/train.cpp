@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 
 #include "stiffgrad/learn/policy_file.hpp"
 #include "stiffgrad/learn/task.hpp"
@@ -20,7 +21,9 @@
 
 namespace stiffgrad::cli {
 
-const char* const kTrainHelp =
+// The text of `stiffgrad train --help`; each {name} is a default read from the option structs
+// below, so the help cannot drift from the code.
+const char* const kTrainHelpTemplate =
     "usage: stiffgrad train TASK --algo shac|shac-bcg|ppo [--envs N] [--iterations K] [--seed S]\n"
     "                       [--backend cpu|cuda] [--out DIR] [--horizon H] [--threads T]\n"
     "                       [--contact soft|impulse] [--kappa K] [--episode-steps N] [--data DIR]\n"
@@ -32,27 +35,27 @@ const char* const kTrainHelp =
     "                       [--eval-every N] [--eval-episodes E] [--init POLICY.sgp]\n"
     "                       [--checkpoint-every K] [--resume CHECKPOINT] [--policy-every K]\n"
     "TASK: cartpole-swingup, ant-run, g1-imitate:CLIP (CLIP: a file stem in DATA/motions/lafan1_g1,\n"
-    "e.g. run1_subject2). Defaults: 64 environments, 500 iterations of a 32-step horizon, seed 0,\n"
-    "the CPU backend, DIR train_TASK_ALGO, the Impulse contact model at kappa 300 for contact tasks.\n"
-    "SHAC differentiates every 32-step horizon through the simulator with the policy in the loop;\n"
-    "shac-bcg adds Bundled Contact Gradients (B 10, H 2, tau 400 N); ppo uses no gradients.\n"
+    "e.g. run1_subject2). Defaults: {nenv} environments, {iterations} iterations of a {horizon}-step horizon, seed {seed},\n"
+    "the CPU backend, DIR train_TASK_ALGO, the Impulse contact model at kappa {kappa} for contact tasks.\n"
+    "SHAC differentiates every {horizon}-step horizon through the simulator with the policy in the loop;\n"
+    "shac-bcg adds Bundled Contact Gradients (B {branches}, H {bundle_steps}, tau {tau} N); ppo uses no gradients.\n"
     "--backend cuda: the simulator and its adjoint on the GPU. SHAC's policy in the loop\n"
     "(observation, actor, controls and their VJPs) runs there too for tasks with backend kernels\n"
     "(all three), with or without bundles: --policy-loop auto (default: backend on CUDA, host on the\n"
     "CPU), host (state and controls cross every step) or backend. PPO's networks stay on the host.\n"
     "--reward add (g1-imitate): the ADD discriminator's reward in place of the tracking reward;\n"
-    "its replay ring keeps ROWS past fakes (default 65536, 0: none), each of its M (default 4)\n"
+    "its replay ring keeps ROWS past fakes (default {replay}, 0: none), each of its M (default {disc_minibatches})\n"
     "updates per iteration pairs a share of the iteration's fakes with as many replayed ones;\n"
     "--action-rate X subtracts X mean_k (a_t,k - a_t-1,k)^2 from every reward; --critics K: SHAC's\n"
-    "critic ensemble (g1-imitate default 3, else 1). --explicit-servos (g1-imitate on the Impulse\n"
+    "critic ensemble (g1-imitate default {g1_critics}, else {critics}). --explicit-servos (g1-imitate on the Impulse\n"
     "floor): the servos' velocity gains explicit, as before they were made implicit (the earlier\n"
     "runs' setting; explicit, SHAC's gradient grows ~1.8x per control step).\n"
     "--servo-targets (g1-imitate): what a zero action holds the servos at, the home pose (default,\n"
     "the paper's setting) or the reference's joint angles of the next step (a residual policy);\n"
-    "--action-scale X: the servo target's change per unit action (rad, default 0.25);\n"
+    "--action-scale X: the servo target's change per unit action (rad, default {action_scale});\n"
     "--clip-window B:E: episodes start and run within seconds B to E of the clip (E 0: its end;\n"
     "default the whole clip).\n"
-    "--eval-every N: after every N-th iteration and the last, E (default 5) deterministic episodes\n"
+    "--eval-every N: after every N-th iteration and the last, E (default {eval_episodes}) deterministic episodes\n"
     "as `stiffgrad eval` runs them in stiffgrad (to a fall, fixed initial states), logged in the\n"
     "eval_* columns (empty in other rows); neither their steps nor their time count as training's.\n"
     "--init POLICY.sgp: a warm start, the actor, its log-std and the observation statistics from\n"
@@ -69,18 +72,53 @@ const char* const kTrainHelp =
     "(N: iterations done), e.g. to evaluate the run in MuJoCo at a fraction of its budget; like the\n"
     "evaluations it changes nothing in training.\n"
     "Writes DIR/log.csv (one row per iteration; n/a where a value is undefined, e.g. the mean return\n"
-    "before any episode has ended), DIR/policy.sgp (stiffgrad eval reads it), DIR/plots.gp and, with\n"
+    "before any episode has ended), DIR/policy.sgp (stiffgrad eval reads it), DIR/summary.json (the\n"
+    "run's totals as one JSON object: env_steps, iterations, wall_s, env_steps_per_s, time_fraction\n"
+    "of simulation / adjoint / networks, final_mean_return, null where undefined), DIR/plots.gp and, with\n"
     "gnuplot installed, DIR/return_vs_steps.png and return_vs_time.png (once an episode has ended),\n"
     "grad_norm.png and, for shac-bcg, bundle_rate.png; DIR/checkpoint.sgc and DIR/policy_itN.sgp\n"
     "with the options above. DIR must be a directory or not exist. Progress on stderr; the last\n"
     "line of stdout is `final mean return: X` (n/a when no episode ended).\n"
     "DATA defaults to $STIFFGRAD_DATA or the data folder the build was configured with (the repository's data/).\n";
 
+
+std::string train_help() {
+  const learn::TrainOptions train;
+  const learn::TrainOptions bcg = learn::defaults_for("cartpole-swingup", learn::Algorithm::ShacBcg);
+  const learn::TrainOptions g1 = learn::defaults_for("g1-imitate:clip", learn::Algorithm::Shac);
+  const learn::EvalSchedule eval;
+  const auto number = [](double x) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", x);
+    return std::string(text);
+  };
+  const std::pair<const char*, std::string> values[] = {
+      {"{nenv}", number(train.nenv)},
+      {"{iterations}", number(train.iterations)},
+      {"{horizon}", number(train.horizon)},
+      {"{seed}", number(static_cast<double>(train.seed))},
+      {"{kappa}", number(learn::TaskOptions{}.kappa)},
+      {"{branches}", number(bcg.bundles.branches)},
+      {"{bundle_steps}", number(bcg.bundles.steps)},
+      {"{tau}", number(bcg.bundles.tau)},
+      {"{replay}", number(train.add.replay_capacity)},
+      {"{disc_minibatches}", number(train.add.minibatches)},
+      {"{g1_critics}", number(g1.critic_ensemble)},
+      {"{critics}", number(train.critic_ensemble)},
+      {"{action_scale}", number(learn::kG1ActionScale)},
+      {"{eval_episodes}", number(eval.episodes)},
+  };
+  std::string text = kTrainHelpTemplate;
+  for (const auto& [key, value] : values)
+    for (std::size_t at; (at = text.find(key)) != std::string::npos;) text.replace(at, std::string(key).size(), value);
+  return text;
+}
+
 const char* const kEvalHelp =
     "usage: stiffgrad eval POLICY.sgp [--task TASK] [--episodes N] [--in stiffgrad|mujoco] [--seed S]\n"
     "                      [--contact soft|impulse] [--kappa K] [--explicit-servos] [--data DIR]\n"
     "                      [--servo-targets home|reference] [--action-scale X] [--episode-steps N]\n"
-    "                      [--clip-window B:E]\n"
+    "                      [--clip-window B:E] [--json FILE]\n"
     "Runs the saved policy's deterministic action (the actor's mean) for N episodes (default 5)\n"
     "from the task's initial-state distribution, in stiffgrad or in MuJoCo 2.2.2 (libmujoco, the\n"
     "task's MuJoCo model file). An episode runs the task's full length or until a fall (imitation:\n"
@@ -92,7 +130,12 @@ const char* const kEvalHelp =
     "(delta_d = MuJoCo - stiffgrad). TASK defaults to the policy's;\n"
     "The task's options (--contact, --kappa, --episode-steps, --explicit-servos, --servo-targets,\n"
     "--action-scale, --clip-window) default to those the policy file records from its training; given here, they\n"
-    "override them (with a note on stderr).\n";
+    "override them (with a note on stderr).\n"
+    "--json FILE: also writes the figures as one JSON object to FILE (the printed lines are unchanged):\n"
+    "policy, task, task_options, episodes, seed, in, then per simulator evaluated (\"stiffgrad\" and,\n"
+    "with --in mujoco, \"mujoco\") mean_return, mean_episode_length, episodes, falls,\n"
+    "tracking_error (m) and mean_penetration_mm, null where the task has no such figure; with\n"
+    "--in mujoco also delta_d_mm (null without feet).\n";
 
 namespace {
 
@@ -156,6 +199,40 @@ std::string logged(const char* format, double x) {
   char b[64];
   std::snprintf(b, sizeof b, format, x);
   return b;
+}
+
+// ---- JSON output (train's DIR/summary.json, eval --json): no inf/nan in JSON, so null ----
+
+std::string json_num(double x) {
+  if (!std::isfinite(x)) return "null";
+  char b[32];
+  std::snprintf(b, sizeof b, "%.17g", x);
+  return b;
+}
+
+std::string json_str(const std::string& s) {
+  std::string out(1, '"');  // (not = "\"": GCC 12's -Wrestrict false positive on literal + s)
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20) {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\u%04x", c);
+      out += b;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  out += '"';
+  return out;
+}
+
+void write_text_file(const std::string& path, const std::string& text) {
+  std::ofstream f(path);
+  f << text;
+  f.close();
+  if (!f) throw std::runtime_error("cannot write " + path);
 }
 
 // One line per iteration on a terminal (rewritten), else a line every 5% of the run.
@@ -338,6 +415,27 @@ int cmd_train(const Args& a) {
   write_plots(dir, algo == learn::Algorithm::ShacBcg, any_return);
   const double wall = r.log.empty() ? 0 : r.log.back().wall_s;
   const long long steps = r.log.empty() ? 0 : r.log.back().env_steps;
+  {
+    // the run's totals for scripts (the lines below are for people): fractions, not percent
+    const auto fraction = [&](double part) { return wall > 0 ? part / wall : std::nan(""); };
+    std::string j = "{\n";
+    j += "  \"task\": " + json_str(spec) + ",\n";
+    j += "  \"task_options\": " + json_str(task->options_words()) + ",\n";
+    j += "  \"algo\": " + json_str(learn::algorithm_name(algo)) + ",\n";
+    j += "  \"envs\": " + std::to_string(o.nenv) + ",\n";
+    j += "  \"horizon\": " + std::to_string(o.horizon) + ",\n";
+    j += "  \"seed\": " + std::to_string(o.seed) + ",\n";
+    j += "  \"backend\": " + json_str(backend_name(o.backend)) + ",\n";
+    j += "  \"iterations\": " + std::to_string(r.log.empty() ? 0 : r.log.back().iteration + 1) + ",\n";
+    j += "  \"env_steps\": " + std::to_string(steps) + ",\n";
+    j += "  \"wall_s\": " + json_num(wall) + ",\n";
+    j += "  \"env_steps_per_s\": " + json_num(wall > 0 ? steps / wall : std::nan("")) + ",\n";
+    j += "  \"time_fraction\": {\"simulation\": " + json_num(fraction(sim)) + ", \"adjoint\": " + json_num(fraction(adj)) +
+         ", \"networks\": " + json_num(fraction(net)) + "},\n";
+    j += "  \"final_mean_return\": " + json_num(r.final_mean_return) + ",\n";
+    j += "  \"log\": \"log.csv\",\n  \"policy\": \"policy.sgp\"\n}\n";
+    write_text_file(dir + "/summary.json", j);
+  }
   std::printf("log: %s\npolicy: %s/policy.sgp\n", csv.c_str(), dir.c_str());
   std::printf("throughput: %.0f env-steps/s; time in simulation %.1f%%, adjoint %.1f%%, networks %.1f%% (%.1f s)\n",
               wall > 0 ? steps / wall : 0.0, 100 * sim / std::max(wall, 1e-9), 100 * adj / std::max(wall, 1e-9),
@@ -383,9 +481,35 @@ int cmd_eval(const Args& a) {
     if (feet) std::printf(", mean penetration %.4f mm", 1e3 * r.mean_penetration);
     std::printf("\n");
   };
+  // --json FILE: the same figures, full precision, null where the printed line leaves one out
+  const auto json_sim = [&](const learn::EvalResult& r) {
+    return "{\"mean_return\": " + json_num(r.mean_return) + ", \"mean_episode_length\": " + json_num(r.mean_length) +
+           ", \"episodes\": " + std::to_string(r.episodes) +
+           ", \"falls\": " + (falls ? std::to_string(r.falls) : std::string("null")) +
+           ", \"tracking_error\": " + json_num(r.tracking_error) +
+           ", \"mean_penetration_mm\": " + (feet ? json_num(1e3 * r.mean_penetration) : std::string("null")) + "}";
+  };
+  const auto write_json = [&](const learn::EvalResult& sg, const learn::EvalResult* mj) {
+    if (!a.has("json")) return;
+    std::string j = "{\n";
+    j += "  \"policy\": " + json_str(a.positional[0]) + ",\n";
+    j += "  \"task\": " + json_str(spec) + ",\n";
+    j += "  \"task_options\": " + json_str(learn::format_task_options(topts)) + ",\n";
+    j += "  \"episodes\": " + std::to_string(episodes) + ",\n";
+    j += "  \"seed\": " + std::to_string(seed) + ",\n";
+    j += "  \"in\": " + json_str(where) + ",\n";
+    j += "  \"stiffgrad\": " + json_sim(sg);
+    if (mj) {
+      j += ",\n  \"mujoco\": " + json_sim(*mj);
+      j += ",\n  \"delta_d_mm\": " + (feet ? json_num(1e3 * (mj->mean_penetration - sg.mean_penetration)) : std::string("null"));
+    }
+    j += "\n}\n";
+    write_text_file(a.get("json"), j);
+  };
   const learn::EvalResult in_sg = learn::evaluate_in_stiffgrad(*task, policy, episodes, seed);
   if (where == "stiffgrad") {
     print("stiffgrad", in_sg);
+    write_json(in_sg, nullptr);
     return 0;
   }
   const learn::EvalResult in_mj = learn::evaluate_in_mujoco(*task, policy, episodes, seed);
@@ -393,6 +517,7 @@ int cmd_eval(const Args& a) {
   print("stiffgrad", in_sg);
   if (feet)
     std::printf("delta_d (MuJoCo - stiffgrad mean penetration): %.4f mm\n", 1e3 * (in_mj.mean_penetration - in_sg.mean_penetration));
+  write_json(in_sg, &in_mj);
   return 0;
 }
 

@@ -3,13 +3,14 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "apps/cli/cli.hpp"
 #include "stiffgrad/learn/train.hpp"
 
 namespace stiffgrad::cli {
 
-extern const char* const kTrainHelp;
+std::string train_help();  // `stiffgrad train --help`, its defaults read from the option structs
 extern const char* const kEvalHelp;
 int cmd_train(const Args& a);
 int cmd_eval(const Args& a);

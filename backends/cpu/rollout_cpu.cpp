@@ -386,7 +386,7 @@ class CpuRollout final : public RolloutImpl {
   // bundles (empty unless enabled; P = pool_ slots of B branches)
   BundleOptions bundle_;
   kern::BundleParams params_{};
-  int B_ = 0, pool_ = 0;
+  int B_ = 0, pool_ = 0;  // branches per bundle (BCG's B), bundle slots P
   std::vector<Real> pool_q_;     // (horizon + 1) x P x B x nq  branch states at each time index
   std::vector<Real> pool_v_;     // (horizon + 1) x P x B x nv
   std::vector<Real> pool_w_;     // (horizon + 1) x P x B x nv  their warm starts (empty without)

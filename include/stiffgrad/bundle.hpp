@@ -1,4 +1,4 @@
-// stiffgrad — Bundled Contact Gradients (BCG; shared/facts/bcg-diffmjx-shac.md "BCG"): a
+// stiffgrad — Bundled Contact Gradients (BCG; docs/references/bcg-diffmjx-shac.md "BCG"): a
 // recorded Rollout that, where contact is stiff, steps B perturbed copies of an environment for
 // H control steps and continues from their average, so that its gradient is the average of the
 // branches' gradients.

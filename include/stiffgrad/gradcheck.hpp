@@ -94,7 +94,7 @@ struct GradcheckReport {
   // Constraint solves along the nominal rollout (one per substep with rows) and how many of
   // them stopped at the model's `iterations` cap: there the adjoint is the implicit gradient
   // at the point returned, while finite differences follow the truncated iteration, so the
-  // two need not agree (README "Constraints"). Not part of `passed`.
+  // two need not agree (docs/physics/constraints.md, "Known limits"). Not part of `passed`.
   int constraint_solves = 0;
   int solves_at_iteration_cap = 0;
 };

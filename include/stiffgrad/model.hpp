@@ -86,10 +86,10 @@ struct Options {
   bool gravity_enabled = true;             // option/flag gravity
   bool contact_enabled = true;             // option/flag contact (used by the contact issue)
   bool constraint_enabled = true;          // option/flag constraint
-  bool eulerdamp_enabled = true;           // option/flag eulerdamp (recorded; see README)
+  bool eulerdamp_enabled = true;           // option/flag eulerdamp (recorded only; newer than 2.2.2)
   std::string mjcf_integrator = "Euler";   // what the MJCF asked for, as written
 
-  // ---- constraints (MuJoCo 2.2.2 option defaults; shared/facts/mujoco-2.2.2-constraints.md §0) ----
+  // ---- constraints (MuJoCo 2.2.2 option defaults; docs/references/mujoco-2.2.2-constraints.md §0) ----
   bool limit_enabled = true;               // option/flag limit
   bool frictionloss_enabled = true;        // option/flag frictionloss
   bool refsafe_enabled = true;             // option/flag refsafe

@@ -1,6 +1,6 @@
 // The kernel-facing model: flat read-only arrays in the simulation scalar, shared by every
 // environment. Built once from stiffgrad::Model (core/model_arrays.hpp on the CPU, a device
-// copy in cuda/). Field meanings and shapes are those of include/stiffgrad/model.hpp.
+// copy in backends/cuda/). Field meanings and shapes are those of include/stiffgrad/model.hpp.
 #pragma once
 
 #include "kernels/base/config.hpp"

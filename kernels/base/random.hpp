@@ -1,5 +1,5 @@
 // Counter-based random numbers for everything stochastic in a rollout (the bundle
-// perturbations of BCG, DESIGN.md "Bundles"): Philox4x32-10 (Salmon, Moraes, Dror, Shaw,
+// perturbations of BCG, docs/architecture.md "Bundles"): Philox4x32-10 (Salmon, Moraes, Dror, Shaw,
 // "Parallel random numbers: as easy as 1, 2, 3", SC'11). A draw is a pure function of a 64-bit
 // key and a 128-bit counter, so any environment, step and branch gets its numbers without a
 // shared generator state: a replay of the same (seed, env, step, branch) reproduces them bit for

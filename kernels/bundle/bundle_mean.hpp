@@ -1,4 +1,4 @@
-// The bundle's averaged state (BCG, issue 9; DESIGN.md "Bundles"): what observations and
+// The bundle's averaged state (BCG, issue 9; docs/architecture.md "Bundles"): what observations and
 // rewards see and what the nominal rollout resumes from after the bundle's H steps, with its
 // adjoint (1/B of the mean's adjoint to every branch, through the quaternion normalization).
 //

@@ -1,4 +1,4 @@
-// One branch's perturbation for Bundled Contact Gradients (issue 9; shared/facts/
+// One branch's perturbation for Bundled Contact Gradients (issue 9; docs/references/
 // bcg-diffmjx-shac.md "BCG"): Cartesian noise on the bodies that carry the triggering contacts,
 // mapped to generalized coordinates.
 //

@@ -1,5 +1,5 @@
 // Narrow-phase dispatcher: the routine for a geom pair chosen by the two types as MuJoCo 2.2.2's
-// mjCOLLISIONFUNC table does (shared/facts/mujoco-2.2.2-constraints.md §2), and the contact
+// mjCOLLISIONFUNC table does (docs/references/mujoco-2.2.2-constraints.md §2), and the contact
 // frame completion (mju_makeFrame, facts §1 "Contact frame").
 #pragma once
 

@@ -1,6 +1,6 @@
 // Narrow phase against boxes: sphere-box, capsule-box and box-box, reproducing MuJoCo 2.2.2's
 // engine_collision_box.c (and the box-box duplicate removal of mj_collideGeoms) with its quirks
-// (shared/facts/mujoco-2.2.2-constraints.md §2, §9): a sphere centre inside the box gives
+// (docs/references/mujoco-2.2.2-constraints.md §2, §9): a sphere centre inside the box gives
 // dist = -r; box-box picks an edge axis only when deeper by a factor 1 - 1e-12, always adds the
 // deepest incident corner in the face case, and reports half the corner depth there.
 // Conventions as in kernels/collision/collision_primitive.hpp.

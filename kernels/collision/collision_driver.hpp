@@ -1,6 +1,6 @@
 // Per-substep collision (MuJoCo's mj_collision for the compiled candidate pairs): geom poses,
 // bounding-sphere and plane culling, the narrow phase, and the contact list in MuJoCo 2.2.2's
-// order (shared/facts/mujoco-2.2.2-constraints.md §1-2).
+// order (docs/references/mujoco-2.2.2-constraints.md §1-2).
 //
 // Precision: the narrow phase of a pair runs in a frame shifted to the tree origin of the pair's
 // reference body (geom2's body, or geom1's when geom2 is static), so a robot far from the world

@@ -1,6 +1,6 @@
 // Narrow phase, analytic pairs: plane-{sphere, capsule, cylinder, box, ellipsoid}, sphere-sphere,
 // sphere-capsule, capsule-capsule. Each routine reproduces the arithmetic of MuJoCo 2.2.2's
-// engine_collision_primitive.c (shared/facts/mujoco-2.2.2-constraints.md §2), so that counts,
+// engine_collision_primitive.c (docs/references/mujoco-2.2.2-constraints.md §2), so that counts,
 // dist, pos and frames agree with libmujoco to rounding.
 //
 // Conventions (all routines): g1, g2 are in MuJoCo's order (type(g1) <= type(g2)); the normal

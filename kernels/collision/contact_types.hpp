@@ -1,5 +1,5 @@
 // Types shared by the narrow phase (kernels/collision_*.hpp) and the constraint builder: a geom's
-// world pose and a contact, in MuJoCo 2.2.2's conventions (shared/facts/mujoco-2.2.2-constraints.md
+// world pose and a contact, in MuJoCo 2.2.2's conventions (docs/references/mujoco-2.2.2-constraints.md
 // §1-2). Plain fixed-size structs: they live in registers or local memory on the device.
 #pragma once
 

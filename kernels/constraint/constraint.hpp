@@ -1,7 +1,7 @@
 // Constraint forces of one substep (MuJoCo's mj_fwdConstraint with the rows of mj_fwdPosition
 // and mj_fwdVelocity): collision, rows, and the Newton solve, warm-started from the previous
 // solve's qacc as MuJoCo 2.2.2 does when the warmstart flag is on (its default), else cold
-// (shared/facts/mujoco-2.2.2-constraints.md §5). The warm start is state: the result is a
+// (docs/references/mujoco-2.2.2-constraints.md §5). The warm start is state: the result is a
 // deterministic function of (state, Data::qacc_warmstart), replayable bit for bit from a
 // checkpoint that records both (kernels/step/batch.hpp, kernels/step/batch_adjoint.hpp).
 #pragma once

@@ -1,5 +1,5 @@
 // Constraint rows (MuJoCo 2.2.2's mj_makeConstraint, mj_diagApprox, mj_makeImpedance and
-// mj_referenceConstraint; shared/facts/mujoco-2.2.2-constraints.md §3-4): Jacobian, position,
+// mj_referenceConstraint; docs/references/mujoco-2.2.2-constraints.md §3-4): Jacobian, position,
 // margin, impedance, regularizer R, D = 1/R and the reference acceleration of every row, in
 // MuJoCo's order: friction loss (dofs, tendons), limits (joints, tendons), contacts.
 #pragma once

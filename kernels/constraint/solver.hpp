@@ -1,4 +1,4 @@
-// MuJoCo 2.2.2's constraint solve (shared/facts/mujoco-2.2.2-constraints.md §5): the primal
+// MuJoCo 2.2.2's constraint solve (docs/references/mujoco-2.2.2-constraints.md §5): the primal
 // Newton method on the convex problem
 //
 //   minimize over a:  ½(a − a_s)ᵀ M (a − a_s) + Σ_i s_i(J_i a − aref_i),   a_s = qacc_smooth,
@@ -20,7 +20,7 @@
 // dense Cholesky. Products with J and M visit the structural non-zeros only. Both give the
 // same Newton direction up to rounding.
 //
-// Building blocks kept apart for the implicit adjoint (DESIGN.md "Constraints"):
+// Building blocks kept apart for the implicit adjoint (docs/architecture.md "Constraints"):
 //   constraint_rows_eval    row costs, forces f = −∂s/∂jar and states at jar (facts §5)
 //   newton_hessian_assemble H at the current states (quadratic rows + cone Hessians)
 //   newton_hessian_at_solution  jar, rows and H at the final qacc, H factored in the workspace

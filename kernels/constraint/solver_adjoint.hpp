@@ -1,5 +1,5 @@
 // Reverse mode of the constraint solve (kernels/constraint/solver.hpp) by implicit differentiation at the
-// solution (DESIGN.md "Constraints"; shared/facts/mujoco-2.2.2-constraints.md §5). No solver
+// solution (docs/architecture.md "Constraints"; docs/references/mujoco-2.2.2-constraints.md §5). No solver
 // iteration is stored or replayed.
 //
 // The solve returns a = argmin ½(a − a_s)ᵀM(a − a_s) + Σ_i s_i(J_i a − aref_i) and the row forces

@@ -1,5 +1,5 @@
 // The contact impulses of the Impulse contact model (Schwarke et al., the model BCG trains with;
-// issue 9 part 1; shared/facts/bcg-diffmjx-shac.md "Schwarke et al. simulator"): projected
+// issue 9 part 1; docs/references/bcg-diffmjx-shac.md "Schwarke et al. simulator"): projected
 // (proximal) Gauss–Seidel on the velocity-level problem of K point contacts, each with a 3-D
 // impulse P_i = (normal, tangent 1, tangent 2) in its contact frame.
 //

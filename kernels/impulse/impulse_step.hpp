@@ -1,5 +1,5 @@
 // One substep of the Impulse contact model (Schwarke et al., the model BCG trains with; issue 9
-// part 1; shared/facts/bcg-diffmjx-shac.md "Schwarke et al. simulator"): Moreau midpoint
+// part 1; docs/references/bcg-diffmjx-shac.md "Schwarke et al. simulator"): Moreau midpoint
 // stepping with velocity-level impulses.
 //   q_mid = q ⊕ (h/2) v                                       (half a position step)
 //   at (q_mid, v): kinematics, M, τ = passive + actuator − bias; M̃ = M + h D (joint damping

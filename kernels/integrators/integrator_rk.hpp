@@ -1,5 +1,5 @@
 // Explicit Runge–Kutta substeps: MuJoCo 2.2.2's RK4 (mj_RungeKutta) and the embedded adaptive
-// pairs Tsit5, Dopri5 and Bosh3 (DiffMJX, shared/facts/bcg-diffmjx-shac.md).
+// pairs Tsit5, Dopri5 and Bosh3 (DiffMJX, docs/references/bcg-diffmjx-shac.md).
 //
 // The ODE is that of MuJoCo's RK4: the state is (q, v), q on its manifold, and
 //   q̇ = v  (integrate_pos: quaternions move in the tangent space),  v̇ = qacc(q, v, u),

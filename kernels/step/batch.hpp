@@ -1,4 +1,4 @@
-// Per-environment entry points shared by the CPU loop (host/) and the CUDA kernels (cuda/):
+// Per-environment entry points shared by the CPU loop (backends/cpu/) and the CUDA kernels (backends/cuda/):
 // load the batched state of one environment into its Data, advance S substeps, store back.
 // Batched arrays use layout LS (environment-minor), Data uses LW (contiguous on the CPU,
 // environment-minor on the device).

@@ -1,6 +1,6 @@
 // Per-environment adjoint of one control step, shared by the CPU loop and the CUDA kernel:
 // replay the S substeps from the checkpoint into a replay buffer, then run the adjoint
-// substeps in reverse (DESIGN.md, "Checkpointing").
+// substeps in reverse (docs/architecture.md, "Checkpointing").
 #pragma once
 
 #include "kernels/step/batch.hpp"

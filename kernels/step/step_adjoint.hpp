@@ -1,6 +1,6 @@
 // Adjoint of one smooth substep (kernels/step/step.hpp).
 //
-// Forward dynamics is differentiated through inverse dynamics (DESIGN.md): the substep solves
+// Forward dynamics is differentiated through inverse dynamics (docs/architecture.md): the substep solves
 //   (M(q) + h D) qacc = f(q, v, u),  f = passive + actuator - bias,
 // i.e. RNEA(q, v, qacc) + h D qacc - passive(q, v) - actuator(q, v, u) = 0. For an incoming
 // adjoint qacc_bar: lambda = (M + h D)^-1 qacc_bar (the forward factor is reused), then
@@ -30,7 +30,7 @@ SG_HD void clear_adjoint_scratch(const DataLayout& o, View<Real, L> adj_buffer) 
     adj_buffer[i] = Real(0);
 }
 
-// The constraint part of the substep's adjoint (DESIGN.md "Constraints"). The Euler solve is
+// The constraint part of the substep's adjoint (docs/architecture.md "Constraints"). The Euler solve is
 // (M + h D) a_hat = qfrc_smooth + J^T f(J a_c - aref), where a_c is the constraint solve's
 // minimiser; lambda_1 = (M + h D)^-1 a_hat_bar is in a.qacc. Then:
 //   f_bar = J lambda_1, J_bar += f lambda_1^T                       (qfrc_constraint = J^T f)

@@ -12,7 +12,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "backends/cuda/backend_cuda.cuh"
+#include "backends/cuda/cuda_support.cuh"
 #include "kernels/learn/elu_layer_norm.hpp"
 #include "stiffgrad/learn/mlp_device.hpp"
 

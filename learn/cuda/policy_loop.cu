@@ -12,7 +12,7 @@
 #include <stdexcept>
 #include <type_traits>
 
-#include "backends/cuda/backend_cuda.cuh"
+#include "backends/cuda/cuda_support.cuh"
 #include "learn/policy_loop.hpp"
 #include "learn/policy_loop_setup.hpp"
 #include "kernels/learn/policy_loop.hpp"
@@ -33,11 +33,11 @@ unsigned blocks_for(int n) { return static_cast<unsigned>((n + kThreads - 1) / k
 
 // What every kernel reads, by value (device pointers).
 struct LoopArgs {
-  kern::tasks::TaskKernel k;
-  kern::ModelView<double> m;
-  kern::ObsNormalization n;
-  kern::DataLayout layout;
-  int N;
+  kern::tasks::TaskKernel k;  // the task's kernel: sizes (nq, nv, nu, na, no, ref_dim), kind, device arrays
+  kern::ModelView<double> m;  // the model's kernel arrays (device)
+  kern::ObsNormalization n;   // this horizon's observation normalization (device mean and std)
+  kern::DataLayout layout;    // one Data's layout (size: its doubles)
+  int N;                      // environments (nenv)
   double* data;     // 2 Data per environment, interleaved: Data w of e at data + w size N + e, stride N
   double* scratch;  // N x scratch_dim, environment-major
   int scratch_dim;
@@ -128,15 +128,15 @@ class PolicyLoopCuda final : public PolicyLoop {
     dev(ctrl_offset_, setup_.ctrl_offset, "policy loop: ctrl_offset");
     dev(ctrl_ref_index_, setup_.ctrl_ref_index, "policy loop: ctrl_ref_index");
     dev(key_body_, setup_.key_body, "policy loop: key bodies");
-    dev(model_reals_, setup_.arrays->reals(), "policy loop: model reals");
-    dev(model_ints_, setup_.arrays->ints(), "policy loop: model ints");
+    dev(model_reals_, setup_.model_kernels->reals(), "policy loop: model reals");
+    dev(model_ints_, setup_.model_kernels->ints(), "policy loop: model ints");
     args_.k = k;
     args_.k.ctrl_limited = ctrl_limited_.get();
     args_.k.ctrl_range = ctrl_range_.get();
     args_.k.ctrl_offset = ctrl_offset_.get();
     args_.k.ctrl_ref_index = ctrl_ref_index_.get();
     args_.k.imitation.key_body = key_body_.get();
-    args_.m = setup_.arrays->bind(model_reals_.get(), model_ints_.get());
+    args_.m = setup_.model_kernels->bind(model_reals_.get(), model_ints_.get());
     args_.layout = setup_.layout;
     args_.N = N;
     args_.scratch_dim = na + no + nq + nv;
@@ -265,22 +265,33 @@ class PolicyLoopCuda final : public PolicyLoop {
   }
 
  private:
+  // Shapes: H the horizon, N = N_ environments, and nq, nv, nu, na, no, ref_dim of the task's
+  // kernel; device arrays are laid out as PolicyLoopCpu's host arrays.
   Simulator& sim_;
-  const Mlp<float>& actor_;
+  const Mlp<float>& actor_;  // the trainer's actor (uploaded at every begin_horizon)
   PolicyLoopSetup setup_;
-  int H_, N_;
-  cudaStream_t stream_;
-  int device_;
-  MlpDevice net_;
-  std::vector<MlpDevice::Workspace> ws_;
-  LoopArgs args_{};
+  int H_, N_;                // control steps per horizon, environments (nenv)
+  cudaStream_t stream_;      // the simulator's stream: everything here is enqueued on it
+  int device_;               // the CUDA device current at construction
+  MlpDevice net_;            // the actor's device copy
+  std::vector<MlpDevice::Workspace> ws_;  // H  the actor's pass of each step (kept for vjp)
+  LoopArgs args_{};          // what every kernel reads
+  // the task kernel's arrays (nu: ctrl_limited, ctrl_ref_index; nkey: key_body) and the model's
+  // kernel arrays (TaskKernelModel::ints); STATUS_: H x N; steps_active_: N  k_e; nonfinite_: H x N
+  // 1 where the action adjoint was non-finite
   DeviceArray<int> ctrl_limited_, ctrl_ref_index_, key_body_, model_ints_, STATUS_, steps_active_, nonfinite_;
+  // 2 nu ctrl_range, nu ctrl_offset, ModelArrays::reals; data_: 2 x Data size x N (LoopArgs::data);
+  // scratch_: N x scratch_dim; mean_, std_: no  the observation statistics
   DeviceArray<double> ctrl_range_, ctrl_offset_, model_reals_, data_, scratch_, mean_, std_;
+  // Q_, V_: (H + 1) x nq x N, (H + 1) x nv x N (environment-minor rows); OBS_: (H + 1) x N x no;
+  // A_, dA_: H x N x na  actions, the loss's direct ∂L/∂a; REF_: (H + 1) x N x ref_dim; CTRL_: nu x N
   DeviceArray<double> Q_, V_, OBS_, A_, dA_, REF_, CTRL_;
+  // X_: (H + 1) x N x no; MU_, EPS_: H x N x na; log_std_: na; d_mu_, dx_: N x na, N x no  one
+  // step's ∂L/∂μ and the actor's VJP into x; terms_: H x N x na  log σ terms; grad_: actor parameters
   DeviceArray<float> X_, MU_, EPS_, log_std_, d_mu_, dx_, terms_, grad_;
-  std::vector<double> host_q_, host_v_;
-  std::vector<float> host_terms_, host_grad_;
-  std::vector<int> host_nonfinite_;
+  std::vector<double> host_q_, host_v_;        // as Q_, V_: download's staging
+  std::vector<float> host_terms_, host_grad_;  // as terms_, grad_: finish_backward's staging
+  std::vector<int> host_nonfinite_;            // as nonfinite_
 };
 
 }  // namespace

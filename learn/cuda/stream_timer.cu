@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/cuda/backend_cuda.cuh"
+#include "backends/cuda/cuda_support.cuh"
 #include "learn/stream_timer.hpp"
 
 namespace stiffgrad::learn {

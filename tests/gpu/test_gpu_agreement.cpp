@@ -1,12 +1,7 @@
 // CUDA backend against the CPU backend (label `gpu`; run on a device machine by
 // scripts/device_check.sh). Every test skips with a message where no CUDA device is present.
-//
-// Both backends run the same templated kernel (kern::control_step_env) with the same IEEE
-// operations (cuda/ is compiled with -fmad=false, the host build has no FMA), so they differ
-// only where the device's sin/cos/atan2 differ from glibc's by an ulp or two. Bitwise
-// equality is therefore not expected; the differences are rounding-sized perturbations
-// amplified by the dynamics over 50 control steps x 4 substeps. See "Tolerances" below for
-// how the bounds were derived.
+// Same kernel (kern::control_step_env), same IEEE operations; only the device libm differs, so
+// states agree to calibrated rounding, not bitwise (docs/testing.md, "CPU/GPU agreement").
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -49,42 +44,9 @@ constexpr int kSteps = 50;
 constexpr int kSubsteps = 4;
 constexpr double kVelSigma = 0.5;  // initial joint velocities ~ N(0, 0.5^2)
 
-// Tolerances. Metric: for each environment, max_i |a_i - b_i| / max(1, max |reference|)
-// (the scale is taken over the whole batch), separately for qpos and qvel; the bounds apply
-// to the median, the 90th percentile and the maximum over the environments. Every bound is
-// finite.
-//
-// What differs between the backends: cuda/ is compiled with -fmad=false (CMakeLists.txt), so
-// the device performs the same IEEE operations in the same order as the CPU build (which has
-// no FMA either); only the device libm differs (sin/cos/atan2 within 2-3 ulp of glibc's). The
-// GPU result is therefore the CPU result with a few-ulp perturbation injected at every
-// substep, amplified by the dynamics over 50 control steps x 4 substeps.
-//
-// Calibration, on the CPU (GpuToleranceCalibration below re-measures it on every test run,
-// device or not, and fails when a bound no longer covers kSafety x the measurement):
-//  - same precision: the CPU run against itself with every state component multiplied by
-//    1 +- 2 ulp (random sign) after every control step (run()'s perturb_ulps);
-//  - float vs double: the CPU float run against the CPU double run (every operation rounded
-//    to float: far more perturbation than the device's libm adds), which also bounds the
-//    device's float against the CPU's double.
-// kSafety = 10 covers the device perturbing at each of the 4 substeps and at several
-// transcendental calls per joint instead of once per control step (rounding perturbations
-// this small propagate linearly, so 10x more injected ulps give at most 10x the difference).
-// Measured (2026-11-29; per statistic the larger of qpos and qvel, and for float the larger
-// of the two float measurements):
-//                      double, 2-ulp perturbed          float (vs double | 2-ulp perturbed)
-//                      p50      p90      max            p50      p90      max
-//   humanoid           2.1e-14  9.6e-14  1.4e-12        9.9e-6   6.7e-5   5.6e-3
-//   G1 (both files)    2.9e-15  4.3e-15  7.4e-15        1.2e-6   1.8e-6   6.3e-5
-// Each bound is kSafety x its figure, rounded up to a 1-2-5 step at least 10% above. A real defect (a
-// wrong index, layout or precision conversion) gives O(1e-2..1) differences in most
-// environments, orders of magnitude above every bound.
-//
-// The G1 runs with Integrator::ImplicitDampingEuler: with the explicit actuator damping of
-// its wrists (kv = 2, armature ~0.004, h = 4 ms: h kv / I up to 2.03, past the Euler stability
-// limit 2) some environments chatter against their force limits and amplify any rounding
-// difference by ~1e9, so that no finite bound could be derived for them; the implicit
-// integrator (the one the README prescribes for the G1 at 4 ms) is stable there.
+// Tolerances: per environment max_i |a_i - b_i| / max(1, max |reference|) (scale over the batch),
+// qpos and qvel; bounds on p50, p90, max = kSafety x GpuToleranceCalibration's CPU figures, rounded
+// up to a 1-2-5 step. The G1 runs ImplicitDampingEuler. docs/testing.md, "CPU/GPU agreement".
 struct Tolerance {
   double p50, p90, max;
 };
@@ -93,34 +55,14 @@ constexpr Tolerance kHumanoidDouble{5e-13, 1e-12, 2e-11};
 constexpr Tolerance kHumanoidFloat{2e-4, 1e-3, 1e-1};
 constexpr Tolerance kG1Double{5e-14, 5e-14, 1e-13};
 constexpr Tolerance kG1Float{2e-5, 2e-5, 1e-3};
-// contact cases (kSafety x the larger of qpos and qvel, rounded up as above), measured
-// 2026-12-01 by GpuToleranceCalibration:
-//                      double, 2-ulp perturbed          float (vs double | 2-ulp perturbed)
-//                      p50      p90      max            p50      p90      max
-//   humanoid lying     4.0e-14  5.8e-14  9.3e-14        3.1e-5   5.0e-5   8.7e-3
-//   G1 at home         2.4e-14  4.5e-14  1.6e-13        1.3e-5   2.5e-5   1.8e-3
-// and with the solver warm-started (the default since 2026-12-01; the cold runs are the
-// *_cold case, whose figures are the ones above); the calibration's perturbation covers the
-// warm start too, which set_state would otherwise zero:
-//   G1 at home, warm   2.5e-14  4.4e-14  7.4e-14        1.4e-5   2.9e-5   5.5e-3
+// contact cases: kSafety x the CPU calibration (cold and warm-started solver), rounded up as above
+// (docs/testing.md, "CPU/GPU agreement")
 constexpr Tolerance kHumanoidContactDouble{5e-13, 1e-12, 2e-12};
 constexpr Tolerance kHumanoidContactFloat{5e-4, 1e-3, 1e-1};
 constexpr Tolerance kG1ContactDouble{5e-13, 5e-13, 2e-12};
 constexpr Tolerance kG1ContactFloat{2e-4, 5e-4, 1e-1};
-// The integrators of issue 8 on the humanoid lying (CPU calibration, qvel; qpos smaller):
-//                      double 2-ulp: p50     p90      max    float vs double: p50   p90     max
-//   rk4                3.5e-14  5.3e-14  8.5e-14        7.8e-6   1.3e-5   4.1e-2
-//   tsit5              1.1e-13  6.7e-11  9.0e-7         7.1e-5   4.9e-3   5.5e-2
-// Tsit5's step sizes come from error norms: a rounding-sized change can flip an accept/reject
-// or a cap decision in some environment and move its trajectory by the truncation error, so
-// its tail (max) is that of the tolerance, not of rounding; in float these events are common.
-// How many environments flip is a count, not a size: the device perturbs at every
-// transcendental call of every stage, where the calibration perturbs once per control step,
-// so more of its environments flip. On the H200 (2026-12-04 10:45 UTC) more than 10% did:
-// double p50 5.1e-14 / 4.7e-13 (qpos / qvel, rounding-sized), p90 1.4e-9 / 7.5e-9, max 3.3e-7 /
-// 3.0e-6, against the earlier p90 bound 1e-9 (10 x the CPU's 6.7e-11). So the double p90
-// bound is the flip size, the max bound (10 x the CPU's 9.0e-7); the median stays at rounding
-// and still catches a defect, which moves most environments by 1e-2..1.
+// RK4 and Tsit5 on the humanoid lying: Tsit5's double p90 and max bound a step-decision flip
+// (seen on the H200), not rounding; the median stays at rounding (docs/testing.md, "CPU/GPU agreement").
 constexpr Tolerance kHumanoidContactRk4Double = kHumanoidContactDouble;
 constexpr Tolerance kHumanoidContactRk4Float{5e-4, 1e-3, 5e-1};
 constexpr Tolerance kHumanoidContactTsit5Double{2e-12, 2e-5, 2e-5};
@@ -130,7 +72,7 @@ constexpr Tolerance kHumanoidContactTsit5Float{2e-3, 1e-1, 1};
 // G1 settled at `home`), velocities + N(0, 0.05^2), controls + N(0, 0.02^2). Contact onsets
 // and lift-offs amplify a rounding difference by orders of magnitude (chaotic events, not a
 // backend defect): hence the short horizon and the settled start. Bounds from the same CPU
-// calibration (GpuToleranceCalibration; figures beside the constants above).
+// calibration (GpuToleranceCalibration; figures in docs/testing.md, "CPU/GPU agreement").
 constexpr int kContactSteps = 10;
 constexpr int kStepCapBit = 4;  // Simulator::status(): an adaptive substep reached max_steps
 struct ModelCase {
@@ -426,7 +368,7 @@ class GpuAgreement : public ::testing::TestWithParam<ModelCase> {};
 TEST_P(GpuAgreement, DoubleMatchesCpu) {
   SG_REQUIRE_CUDA();
   const auto model = load_case(GetParam());
-  if (!model) GTEST_SKIP() << "model file not found: " << GetParam().path;
+  ASSERT_TRUE(model) << "model file not found: " << GetParam().path;
   const int steps = case_steps(GetParam());
   const bool con = GetParam().contact;
   const Inputs in = case_inputs(GetParam(), model, steps, 20240611);
@@ -441,7 +383,7 @@ TEST_P(GpuAgreement, DoubleMatchesCpu) {
 TEST_P(GpuAgreement, FloatMatchesCpu) {
   SG_REQUIRE_CUDA();
   const auto model = load_case(GetParam());
-  if (!model) GTEST_SKIP() << "model file not found: " << GetParam().path;
+  ASSERT_TRUE(model) << "model file not found: " << GetParam().path;
   const int steps = case_steps(GetParam());
   const bool con = GetParam().contact;
   const Inputs in = case_inputs(GetParam(), model, steps, 20240612);
@@ -461,7 +403,7 @@ TEST_P(GpuAgreement, FloatMatchesCpu) {
 TEST_P(GpuAgreement, CudaIsDeterministic) {
   SG_REQUIRE_CUDA();
   const auto model = load_case(GetParam());
-  if (!model) GTEST_SKIP() << "model file not found: " << GetParam().path;
+  ASSERT_TRUE(model) << "model file not found: " << GetParam().path;
   const Inputs in = case_inputs(GetParam(), model, 10, 7);
   for (Precision p : {Precision::Float, Precision::Double}) {
     const Result a = run(model, Backend::Cuda, p, in, kNenv, 10, GetParam().integrator, 0, GetParam().contact);
@@ -478,7 +420,7 @@ class GpuToleranceCalibration : public ::testing::TestWithParam<ModelCase> {};
 
 TEST_P(GpuToleranceCalibration, BoundsCoverTenTimesCpuMeasurement) {
   const auto model = load_case(GetParam());
-  if (!model) GTEST_SKIP() << "model file not found: " << GetParam().path;
+  ASSERT_TRUE(model) << "model file not found: " << GetParam().path;
   const auto integ = GetParam().integrator;
   const Model& m = *model;
   auto covers = [&](const Result& a, const Result& ref, const Tolerance& tol, const std::string& what) {
@@ -532,7 +474,7 @@ class GpuContainment : public ::testing::TestWithParam<PrecisionCase> {};
 TEST_P(GpuContainment, NanEnvironmentIsContained) {
   SG_REQUIRE_CUDA();
   const auto model = load_or_null(sgtest::humanoid_xml());
-  if (!model) GTEST_SKIP() << "model file not found: " << sgtest::humanoid_xml();
+  ASSERT_TRUE(model) << "model file not found: " << sgtest::humanoid_xml();
   const Precision p = GetParam().precision;
   const Tolerance tol = p == Precision::Float ? kHumanoidFloat : kHumanoidDouble;
   const int steps = 20;
@@ -586,7 +528,7 @@ INSTANTIATE_TEST_SUITE_P(Precisions, GpuContainment,
 TEST(GpuBackend, StateAndControlRoundTrip) {
   SG_REQUIRE_CUDA();
   const auto model = load_or_null(sgtest::humanoid_xml());
-  if (!model) GTEST_SKIP() << "model file not found: " << sgtest::humanoid_xml();
+  ASSERT_TRUE(model) << "model file not found: " << sgtest::humanoid_xml();
   const int nenv = 300;
   const Inputs in = random_inputs(*model, nenv, 1, 5);
   for (Precision p : {Precision::Float, Precision::Double}) {
@@ -617,7 +559,7 @@ TEST(GpuBackend, StateAndControlRoundTrip) {
 TEST(GpuBackend, PartialBlockMatchesCpu) {
   SG_REQUIRE_CUDA();
   const auto model = load_or_null(sgtest::humanoid_xml());
-  if (!model) GTEST_SKIP() << "model file not found: " << sgtest::humanoid_xml();
+  ASSERT_TRUE(model) << "model file not found: " << sgtest::humanoid_xml();
   const int nenv = 130;
   const Inputs in = random_inputs(*model, nenv, 10, 11);
   const Result cpu = run(model, Backend::Cpu, Precision::Double, in, nenv, 10);
@@ -631,7 +573,7 @@ TEST(GpuBackend, PartialBlockMatchesCpu) {
 TEST(GpuBackend, RefusesOversizedBatch) {
   SG_REQUIRE_CUDA();
   const auto model = load_or_null(sgtest::humanoid_xml());
-  if (!model) GTEST_SKIP() << "model file not found: " << sgtest::humanoid_xml();
+  ASSERT_TRUE(model) << "model file not found: " << sgtest::humanoid_xml();
   SimulatorOptions opt;
   opt.backend = Backend::Cuda;
   opt.precision = Precision::Float;

@@ -4,10 +4,8 @@
 // adj_bundle_step_env), the same Philox draws, so the trigger pattern must be identical and the
 // states and gradients agree to rounding amplified along the rollout; every branch replays bit
 // for bit; never triggered equals the plain CUDA rollout bit for bit. Skips without a device.
-//
-// Bound: measured beside each comparison on the CPU (no device needed for that part): the CPU
-// bundled gradient against the same with the initial state perturbed by 2 ulp (the device
-// differs from the CPU by its libm's sin/cos, an ulp or two per call), times 10, at least 1e-13.
+// Bound: 10 x the CPU gradient's change under a 2-ulp start perturbation, measured beside each
+// comparison, at least 1e-13 (docs/testing.md, "CPU/GPU agreement").
 #include <gtest/gtest.h>
 
 #include <algorithm>

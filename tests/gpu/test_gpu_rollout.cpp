@@ -2,18 +2,8 @@
 // gradients agree to rounding amplified along the rollout. Skips without a CUDA device, except
 // the calibration test, which measures on the CPU what the bounds are derived from.
 //
-// Bounds (relative to the gradient's scale max(1, max |cpu|), on a T = 10, S = 4 rollout of
-// humanoid.xml): cuda/ is compiled with -fmad=false, so the device differs from the CPU only by
-// its libm's sin/cos (an ulp or two per call); the difference is a rounding-sized perturbation
-// amplified through 40 substeps forward and back. Measured on the CPU by
-// GpuRolloutCalibration (re-run on every test run; 2026-11-29):
-//   float: CPU float vs CPU double gradients        1.6e-6  (every operation rounded to float)
-//   double: the same scaled by 2^-29 (unit roundoff of double over float, rounding errors
-//           propagating linearly)                   3.0e-15
-//          and the double gradient with the initial state and controls perturbed by 2 ulp
-//                                                   6.6e-15
-// The bounds are kSafety = 10 x the larger figure, rounded up to a 1-2-5 step: float 2e-5,
-// double 1e-13 (the earlier 1e-2 / 1e-9 were guesses).
+// Bounds, relative to max(1, max |cpu|) on a T = 10, S = 4 humanoid rollout: kSafety x the CPU
+// calibration (GpuRolloutCalibration), float 2e-5, double 1e-13 (docs/testing.md, "CPU/GPU agreement").
 //
 // Bitwise replay (ReplayIsBitwise) has no tolerance: the backward pass's replay of every
 // control step must reproduce the forward pass's checkpoint exactly (Rollout::replay_bitwise),
@@ -42,10 +32,8 @@ struct Grad {
 
 constexpr double kSafety = 10;
 constexpr double kTolFloat = 2e-5, kTolDouble = 1e-13;
-// With contact (constraints on; humanoid.xml lying on its floor, contact_states.hpp), the same
-// calibration (2026-12-01): float vs double 1.4e-2 (stiff contact amplifies float rounding in
-// the gradient); scaled by 2^-29 2.7e-11; double 2-ulp perturbed 7.0e-13 (1.1e-12 on 2026-12-04). Bounds: 10 x the
-// larger figure, rounded up to a 1-2-5 step.
+// With contact (humanoid.xml lying on its floor, contact_states.hpp): the same calibration
+// (docs/testing.md, "CPU/GPU agreement").
 constexpr double kTolContactFloat = 2e-1, kTolContactDouble = 5e-10;
 
 // `perturb_ulps` > 0 (calibration): the initial state and the controls are multiplied by
@@ -227,25 +215,8 @@ TEST(GpuRollout, ReplayIsBitwise) {
 // gradients equal the CPU's as closely as the CPU's own gradient moves when the start and the
 // controls move by 2 ulp, measured in the same run (kSafety x that, per environment: the
 // median and the largest; never below kTolContactDouble, the Euler contact bound).
-//
-// Why a live measurement and not a fixed bound: in these settings the gradient is not
-// rounding-stable. Measured on the CPU (GpuRolloutCalibration.IntegratorsAndCfdPerturbed,
-// T = 6, 130 environments, 2026-12-04), the 2-ulp perturbed gradient differs per environment by
-//                  median    max       environments over 5e-10
-//   rk4            1.1e-13   1.4e-12     0
-//   rk4 + cfd      9.0e-7    1.5e-4     76
-//   tsit5          4.8e-11   7.9e-3     33
-//   tsit5 + cfd    2.1e-4    3.7e-2    130
-// Tsit5 flips accept/reject decisions on rounding. With contacts from distance the adjoint
-// differentiates a second contact model whose constraint solve ends at the solver tolerance
-// (1e-8) from the first model's warm start, and whose widened margin holds rows at the edge of
-// their active set: with the tolerance at 1e-14 the rk4 + cfd median falls to 1.5e-12 but 63
-// environments still move by up to 4.5e-5 (these two relative to one scale for the whole
-// gradient; active-set flips, which make the gradient jump).
-// The H200 run of 2026-12-04 (10:45 UTC) measured 5.7e-5 (rk4 + cfd), 3.2e-5 (tsit5) and
-// 3.5e-2 (tsit5 + cfd) against the fixed 5e-10 this test had, within the CPU's own figures.
-// A defect (wrong index, layout, precision) moves most environments by 1e-2..1, which the
-// median bound (at most 2.1e-3 here) still catches.
+// A live measurement, not a fixed bound: with Tsit5 or contacts from distance the CPU gradient
+// itself moves by up to 3.7e-2 under 2 ulp (docs/testing.md, "CPU/GPU agreement").
 TEST(GpuRollout, IntegratorsAndCfdAgreeWithCpu) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the CUDA Rollout runs on a device machine (scripts/device_check.sh)";
   const auto model = load_mjcf(sgtest::humanoid_xml());

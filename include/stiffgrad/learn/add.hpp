@@ -1,6 +1,6 @@
 // stiffgrad — the ADD reward: an adversarial differential discriminator (Zhang et al. 2025,
 // "Physics-Based Motion Imitation with Adversarial Differential Discriminators"), the reward the
-// BCG paper trains its G1 with (facts: shared/facts/bcg-diffmjx-shac.md).
+// BCG paper trains its G1 with (facts: docs/references/bcg-diffmjx-shac.md).
 //
 // The discriminator D (an Mlp<double>, one logit) sees the normalized difference
 //   Δ̃ = Δ / max(mean|Δ|, 1e-4)        (per component; mean|Δ| a running mean over training)
@@ -95,11 +95,11 @@ class AddDiscriminator {
   void absorb(const double* delta, int n);  // rows into mean|Δ|
   void remember(const double* delta, int n);  // rows into the replay ring
 
-  int dim_, max_batch_;
+  int dim_, max_batch_;        // Δ's width; rows one update may take
   AddOptions o_;
-  Mlp<double> net_;
-  Adam<double> opt_;
-  Mlp<double>::Workspace ws_;
+  Mlp<double> net_;            // the discriminator D(Δ)
+  Adam<double> opt_;           // its optimizer
+  Mlp<double>::Workspace ws_;  // sized for max_batch_ rows
   std::vector<double> mean_abs_;   // dim  running mean of |Δ|
   double count_ = 0;
   // scratch, sized at construction for 2 max_batch + 1 rows (a minibatch, its replayed rows, the real one)

@@ -76,9 +76,9 @@ class DeviceFloats {
   void zero();
 
  private:
-  float* p_ = nullptr;
+  float* p_ = nullptr;   // device buffer of n_ floats
   std::size_t n_ = 0;
-  int device_ = 0;
+  int device_ = 0;       // the device it lives on
 };
 
 // Whether this build has the CUDA network (and a device is visible).

@@ -43,8 +43,8 @@ class RunningMeanStd {
   void set(std::vector<double> mean, std::vector<double> var, double count, double clip);
 
  private:
-  std::vector<double> mean_, var_;
-  double count_ = 1e-4;
+  std::vector<double> mean_, var_;  // dim  running mean and variance
+  double count_ = 1e-4;             // samples seen (the small start avoids a division by zero)
   double clip_ = 5.0;
 };
 

@@ -33,8 +33,8 @@ class Adam {
 
  private:
   AdamOptions options_;
-  std::vector<double> m_, v_;
-  long t_ = 0;
+  std::vector<double> m_, v_;  // n  Adam's first and second moment estimates
+  long t_ = 0;                 // steps taken (the bias corrections' exponent)
 };
 
 // lr0 → lr_end linearly over `iterations` (iteration 0 gives lr0, iteration >= iterations

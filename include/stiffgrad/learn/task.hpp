@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "stiffgrad/impulse_contact.hpp"
 #include "stiffgrad/model.hpp"
 #include "stiffgrad/simulator.hpp"
 
@@ -121,10 +122,13 @@ class Task {
   virtual std::string options_words() const { return {}; }
 };
 
+// g1-imitate's servo target change per unit action (rad) when TaskOptions::action_scale is 0.
+inline constexpr double kG1ActionScale = 0.25;
+
 struct TaskOptions {
   std::string data_dir;        // the repository's data/ (models, motions; docs/building.md)
   ContactModel contact = ContactModel::Impulse;  // locomotion and imitation tasks
-  double kappa = 300.0;        // Impulse model stiffness (1/m)
+  double kappa = ImpulseContact{}.kappa;  // Impulse model stiffness (1/m): its one default
   int episode_steps = 0;       // > 0: episodes end after this many control steps instead of the task's own
   // g1-imitate on the Impulse floor: the servos' velocity gains explicit (SemiImplicitEuler), the
   // setting of the earlier training runs, in place of implicit (ImplicitDampingEuler)
@@ -132,7 +136,7 @@ struct TaskOptions {
   // g1-imitate: the servo targets a zero action gives. Home (the paper's setting): the home
   // pose; Reference: the reference's joint angles at the step the action drives to.
   enum class ServoTargets { Home, Reference } servo_targets = ServoTargets::Home;
-  // g1-imitate: servo target (rad) per unit action; 0: the task's own (0.25 rad)
+  // g1-imitate: servo target (rad) per unit action; 0: the task's own (kG1ActionScale)
   double action_scale = 0.0;
   // g1-imitate: the stretch of the clip episodes start and run in, seconds [clip_begin,
   // clip_end] of clip time; clip_end 0: the clip's end. The whole clip by default.

@@ -24,7 +24,7 @@ RewardKind parse_reward(const std::string& name);  // std::invalid_argument othe
 std::string algorithm_name(Algorithm a);    // "shac", "shac-bcg", "ppo"
 Algorithm parse_algorithm(const std::string& name);  // std::invalid_argument otherwise
 
-// Hyperparameters. Defaults are BCG's SHAC settings (shared/facts/bcg-diffmjx-shac.md) where it
+// Hyperparameters. Defaults are BCG's SHAC settings (docs/references/bcg-diffmjx-shac.md) where it
 // gives them; `defaults_for(task, algo)` adapts the network sizes and rates to small tasks.
 enum class PolicyLoopKind { Auto, Host, Backend };
 std::string policy_loop_name(PolicyLoopKind k);
