@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Static resource figures of every CUDA kernel in a build, from ptxas -v (no GPU needed):
+# registers per thread, stack (the kernel's frame and the cumulative stack with its callees) and
+# spill stores/loads, one row per kernel and architecture. The figures come from the
+# OBJECT.ptxas.txt files that scripts/nvcc_ptxas_log.sh keeps beside each CUDA object
+# (CMake option STIFFGRAD_CUDA_RESOURCE_LOG, on by default).
+#
+#   scripts/kernel_resources.sh BUILD_DIR            print the table (Markdown)
+#   scripts/kernel_resources.sh --check BUILD_DIR    also fail (exit 1) on a kernel over the
+#                                                    limits that the allow-list does not name, or
+#                                                    an allow-list entry that names no such kernel
+#
+# Limits (issue 38): at most 128 registers, no spill stores, at most 2048 bytes of cumulative
+# stack. The allow-list, scripts/kernel_resources_allow.txt, holds lines "PATTERN | REASON":
+# PATTERN is an extended regular expression matched against the demangled kernel name. An entry
+# that no longer matches a kernel over the limits must be removed (the list only shrinks).
+set -euo pipefail
+check=0
+if [ "${1:-}" = --check ]; then check=1; shift; fi
+build=${1:?usage: scripts/kernel_resources.sh [--check] BUILD_DIR}
+root=$(cd "$(dirname "$0")/.." && pwd)
+allow_file="$root/scripts/kernel_resources_allow.txt"
+readonly kMaxRegisters=128 kMaxStack=2048
+
+mapfile -t logs < <(find "$build" -name '*.ptxas.txt' | sort)
+if [ ${#logs[@]} -eq 0 ]; then
+  echo "kernel_resources: no *.ptxas.txt under $build: build with STIFFGRAD_CUDA=ON and" \
+       "STIFFGRAD_CUDA_RESOURCE_LOG=ON (scripts/nvcc_ptxas_log.sh keeps them)" >&2
+  exit 2
+fi
+
+# One tab-separated line per kernel: object, arch, registers, frame, cumulative stack, spill
+# stores, spill loads, mangled name.
+rows=$(for log in "${logs[@]}"; do
+  awk -v object="$(basename "${log%.ptxas.txt}")" '
+    /Compiling entry function/ { match($0, /'\''[^'\'']*'\''/); entry = substr($0, RSTART + 1, RLENGTH - 2)
+                                 n = split($0, q, "'\''"); arch = q[n - 1]; pending = 1; next }
+    /Function properties for/  { props = $NF; next }
+    /bytes stack frame/        { frame[props] = $1; stores[props] = $5; loads[props] = $9; next }
+    /Used [0-9]+ registers/ && pending {
+      match($0, /Used [0-9]+ registers/); regs = substr($0, RSTART + 5, RLENGTH - 15)
+      cumulative = frame[entry] + 0
+      if (match($0, /[0-9]+ bytes cumulative stack size/)) cumulative = substr($0, RSTART, RLENGTH) + 0
+      printf "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", object, arch, regs, frame[entry], cumulative,
+             stores[entry], loads[entry], entry
+      pending = 0 }
+  ' "$log"
+done)
+[ -n "$rows" ] || { echo "kernel_resources: the logs hold no kernel" >&2; exit 2; }
+
+# Demangled names (c++filt, from binutils), kept in the row's order.
+names=$(cut -f8 <<<"$rows" | c++filt)
+rows=$(paste <(cut -f1-7 <<<"$rows") <(printf '%s\n' "$names"))
+
+echo "| object | arch | registers | stack frame (B) | cumulative stack (B) | spill stores (B) | spill loads (B) | kernel |"
+echo "|---|---|---|---|---|---|---|---|"
+# The table names each kernel without "void" and its parameter list (the allow-list matches the
+# whole demangled name).
+sort -t$'\t' -k3,3nr -k5,5nr <<<"$rows" | awk -F'\t' '{ name = $8; sub(/^void /, "", name); gsub(/\(anonymous namespace\)/, "{anonymous}", name)
+  cut = index(name, "("); if (cut > 0) name = substr(name, 1, cut - 1)
+  if (length(name) > 110) name = substr(name, 1, 107) "..."
+  printf "| %s | %s | %s | %s | %s | %s | %s | `%s` |\n", $1, $2, $3, $4, $5, $6, $7, name }'
+
+[ $check = 1 ] || exit 0
+
+patterns=()
+if [ -f "$allow_file" ]; then
+  while IFS= read -r line; do
+    [[ -z "$line" || "$line" == \#* ]] && continue
+    patterns+=("$(sed 's/ *|.*$//' <<<"$line")")
+  done < "$allow_file"
+fi
+over=$(awk -F'\t' -v r=$kMaxRegisters -v s=$kMaxStack '$3 > r || $5 > s || $6 > 0' <<<"$rows")
+failures=0
+used=()
+while IFS=$'\t' read -r object arch regs frame cumulative stores loads name; do
+  [ -z "$object" ] && continue
+  allowed=0
+  for i in "${!patterns[@]}"; do
+    if grep -qE -- "${patterns[$i]}" <<<"$name"; then allowed=1; used[$i]=1; fi
+  done
+  if [ $allowed = 0 ]; then
+    echo "over the limits and not in the allow-list: $name ($object, $arch): $regs registers," \
+         "$cumulative B stack, $stores B spill stores" >&2
+    failures=$((failures + 1))
+  fi
+done <<<"$over"
+for i in "${!patterns[@]}"; do
+  if [ -z "${used[$i]:-}" ]; then
+    echo "stale allow-list entry (no kernel over the limits matches it; remove it): ${patterns[$i]}" >&2
+    failures=$((failures + 1))
+  fi
+done
+echo
+echo "limits: <= $kMaxRegisters registers, <= $kMaxStack B cumulative stack, no spill stores;" \
+     "$(wc -l <<<"$rows") kernels, $( [ -n "$over" ] && wc -l <<<"$over" || echo 0) over the limits," \
+     "${#patterns[@]} allow-list entries, $failures problems"
+[ $failures = 0 ]
