@@ -193,6 +193,17 @@ if [[ $CUDA_FLAGS_LINE != *"-fmad=false"* || $CUDA_FLAGS_LINE == *"use_fast_math
   note "backends/cuda/ is not compiled with -fmad=false (or uses --use_fast_math): bitwise replay is not guaranteed"
 fi
 
+# ---- static resource figures (ptxas -v, scripts/kernel_resources.sh): the table into the report
+# (no file of its own: few files come back from a device run) ----
+KR_TABLE=$(mktemp)
+if "$ROOT/scripts/kernel_resources.sh" "${PREBUILT:-$BUILD}" >"$KR_TABLE" 2>&1; then
+  note "--- kernel resources (registers, stack, spills per kernel; docs/gpu.md)"
+  tee -a "$REPORT" <"$KR_TABLE"
+else
+  note "kernel resources: $(head -n 1 "$KR_TABLE")"
+fi
+rm -f "$KR_TABLE"
+
 # ---- GPU tests ----
 GPU_LOG="$OUT/gpu_tests.log"
 # -V: the skip messages and the measured differences ("[ info ]" lines) go to the log.
