@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "apps/cli/cli.hpp"
+#include "apps/cli/json.hpp"
 
 namespace stiffgrad::cli {
 
@@ -21,41 +22,21 @@ const char* joint_type_name(JointType t) {
   return kTypes[static_cast<int>(t)];
 }
 
-std::string num(double x) {
-  if (!std::isfinite(x)) return "null";  // JSON has no inf/nan
-  char b[32];
-  std::snprintf(b, sizeof b, "%.17g", x);
-  return b;
-}
-
 std::string range_text(bool limited, const double* r) {
   if (!limited) return "unlimited";
   std::string t(1, '[');  // appended piecewise: GCC 12 warns (-Wrestrict, falsely) on "[" + s
-  t += num(r[0]);
+  t += json_number(r[0]);
   t += ", ";
-  t += num(r[1]);
+  t += json_number(r[1]);
   t += ']';
   return t;
 }
 
 // ---- JSON ----
 
-std::string quoted(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') out += '\\', out += static_cast<char>(c);
-    else if (c < 0x20) {
-      char b[8];
-      std::snprintf(b, sizeof b, "\\u%04x", c);
-      out += b;
-    } else out += static_cast<char>(c);
-  }
-  return out + "\"";
-}
-
 std::string json_numbers(const double* v, std::size_t n) {
   std::string out = "[";
-  for (std::size_t i = 0; i < n; ++i) out += (i ? ", " : "") + num(v[i]);
+  for (std::size_t i = 0; i < n; ++i) out += (i ? ", " : "") + json_number(v[i]);
   return out + "]";
 }
 
@@ -66,8 +47,8 @@ std::string json_range(bool limited, const double* r) {
 std::string json_joints(const Model& m) {
   std::string out = "[";
   for (int j = 0; j < m.njnt; ++j)
-    out += std::string(j ? ", " : "") + "{\"name\": " + quoted(m.jnt_name[j]) + ", \"type\": " +
-           quoted(joint_type_name(m.jnt_type[j])) + ", \"body\": " + quoted(m.body_name[m.jnt_bodyid[j]]) +
+    out += std::string(j ? ", " : "") + "{\"name\": " + json_string(m.jnt_name[j]) + ", \"type\": " +
+           json_string(joint_type_name(m.jnt_type[j])) + ", \"body\": " + json_string(m.body_name[m.jnt_bodyid[j]]) +
            ", \"qposadr\": " + std::to_string(m.jnt_qposadr[j]) + ", \"dofadr\": " +
            std::to_string(m.jnt_dofadr[j]) + ", \"range\": " + json_range(m.jnt_limited[j], &m.jnt_range[2 * j]) + "}";
   return out + "]";
@@ -76,21 +57,21 @@ std::string json_joints(const Model& m) {
 std::string json_actuators(const Model& m) {
   std::string out = "[";
   for (int u = 0; u < m.nu; ++u)
-    out += std::string(u ? ", " : "") + "{\"name\": " + quoted(m.actuator_name[u]) + ", \"joint\": " +
-           quoted(m.jnt_name[m.actuator_trnid[u]]) + ", \"ctrlrange\": " +
+    out += std::string(u ? ", " : "") + "{\"name\": " + json_string(m.actuator_name[u]) + ", \"joint\": " +
+           json_string(m.jnt_name[m.actuator_trnid[u]]) + ", \"ctrlrange\": " +
            json_range(m.actuator_ctrllimited[u], &m.actuator_ctrlrange[2 * u]) + "}";
   return out + "]";
 }
 
 std::string info_json(const Model& m) {
   std::string keys = "[";
-  for (std::size_t k = 0; k < m.keyframes.size(); ++k) keys += (k ? ", " : "") + quoted(m.keyframes[k].name);
+  for (std::size_t k = 0; k < m.keyframes.size(); ++k) keys += (k ? ", " : "") + json_string(m.keyframes[k].name);
   keys += "]";
-  return "{\"model\": " + quoted(m.name) + ", \"file\": " + quoted(m.file) + ", \"nbody\": " +
+  return "{\"model\": " + json_string(m.name) + ", \"file\": " + json_string(m.file) + ", \"nbody\": " +
          std::to_string(m.nbody) + ", \"njnt\": " + std::to_string(m.njnt) + ", \"nq\": " + std::to_string(m.nq) +
          ", \"nv\": " + std::to_string(m.nv) + ", \"nu\": " + std::to_string(m.nu) + ", \"ngeom\": " +
          std::to_string(m.ngeom) + ", \"ntendon\": " + std::to_string(m.ntendon) + ", \"total_mass\": " +
-         num(m.total_mass()) + ", \"timestep\": " + num(m.opt.timestep) + ", \"gravity\": " +
+         json_number(m.total_mass()) + ", \"timestep\": " + json_number(m.opt.timestep) + ", \"gravity\": " +
          json_numbers(m.opt.gravity, 3) + ", \"keyframes\": " + keys + ", \"qpos0\": " +
          json_numbers(m.qpos0.data(), m.qpos0.size()) + ", \"joints\": " + json_joints(m) +
          ", \"actuators\": " + json_actuators(m) + "}\n";

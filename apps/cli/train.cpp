@@ -12,6 +12,7 @@
 #include <string>
 #include <utility>
 
+#include "apps/cli/json.hpp"
 #include "stiffgrad/learn/policy_file.hpp"
 #include "stiffgrad/learn/task.hpp"
 
@@ -199,33 +200,6 @@ std::string logged(const char* format, double x) {
   char b[64];
   std::snprintf(b, sizeof b, format, x);
   return b;
-}
-
-// ---- JSON output (train's DIR/summary.json, eval --json): no inf/nan in JSON, so null ----
-
-std::string json_num(double x) {
-  if (!std::isfinite(x)) return "null";
-  char b[32];
-  std::snprintf(b, sizeof b, "%.17g", x);
-  return b;
-}
-
-std::string json_str(const std::string& s) {
-  std::string out(1, '"');  // (not = "\"": GCC 12's -Wrestrict false positive on literal + s)
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20) {
-      char b[8];
-      std::snprintf(b, sizeof b, "\\u%04x", c);
-      out += b;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  out += '"';
-  return out;
 }
 
 void write_text_file(const std::string& path, const std::string& text) {
@@ -419,20 +393,20 @@ int cmd_train(const Args& a) {
     // the run's totals for scripts (the lines below are for people): fractions, not percent
     const auto fraction = [&](double part) { return wall > 0 ? part / wall : std::nan(""); };
     std::string j = "{\n";
-    j += "  \"task\": " + json_str(spec) + ",\n";
-    j += "  \"task_options\": " + json_str(task->options_words()) + ",\n";
-    j += "  \"algo\": " + json_str(learn::algorithm_name(algo)) + ",\n";
+    j += "  \"task\": " + json_string(spec) + ",\n";
+    j += "  \"task_options\": " + json_string(task->options_words()) + ",\n";
+    j += "  \"algo\": " + json_string(learn::algorithm_name(algo)) + ",\n";
     j += "  \"envs\": " + std::to_string(o.nenv) + ",\n";
     j += "  \"horizon\": " + std::to_string(o.horizon) + ",\n";
     j += "  \"seed\": " + std::to_string(o.seed) + ",\n";
-    j += "  \"backend\": " + json_str(backend_name(o.backend)) + ",\n";
+    j += "  \"backend\": " + json_string(backend_name(o.backend)) + ",\n";
     j += "  \"iterations\": " + std::to_string(r.log.empty() ? 0 : r.log.back().iteration + 1) + ",\n";
     j += "  \"env_steps\": " + std::to_string(steps) + ",\n";
-    j += "  \"wall_s\": " + json_num(wall) + ",\n";
-    j += "  \"env_steps_per_s\": " + json_num(wall > 0 ? steps / wall : std::nan("")) + ",\n";
-    j += "  \"time_fraction\": {\"simulation\": " + json_num(fraction(sim)) + ", \"adjoint\": " + json_num(fraction(adj)) +
-         ", \"networks\": " + json_num(fraction(net)) + "},\n";
-    j += "  \"final_mean_return\": " + json_num(r.final_mean_return) + ",\n";
+    j += "  \"wall_s\": " + json_number(wall) + ",\n";
+    j += "  \"env_steps_per_s\": " + json_number(wall > 0 ? steps / wall : std::nan("")) + ",\n";
+    j += "  \"time_fraction\": {\"simulation\": " + json_number(fraction(sim)) + ", \"adjoint\": " + json_number(fraction(adj)) +
+         ", \"networks\": " + json_number(fraction(net)) + "},\n";
+    j += "  \"final_mean_return\": " + json_number(r.final_mean_return) + ",\n";
     j += "  \"log\": \"log.csv\",\n  \"policy\": \"policy.sgp\"\n}\n";
     write_text_file(dir + "/summary.json", j);
   }
@@ -483,25 +457,25 @@ int cmd_eval(const Args& a) {
   };
   // --json FILE: the same figures, full precision, null where the printed line leaves one out
   const auto json_sim = [&](const learn::EvalResult& r) {
-    return "{\"mean_return\": " + json_num(r.mean_return) + ", \"mean_episode_length\": " + json_num(r.mean_length) +
+    return "{\"mean_return\": " + json_number(r.mean_return) + ", \"mean_episode_length\": " + json_number(r.mean_length) +
            ", \"episodes\": " + std::to_string(r.episodes) +
            ", \"falls\": " + (falls ? std::to_string(r.falls) : std::string("null")) +
-           ", \"tracking_error\": " + json_num(r.tracking_error) +
-           ", \"mean_penetration_mm\": " + (feet ? json_num(1e3 * r.mean_penetration) : std::string("null")) + "}";
+           ", \"tracking_error\": " + json_number(r.tracking_error) +
+           ", \"mean_penetration_mm\": " + (feet ? json_number(1e3 * r.mean_penetration) : std::string("null")) + "}";
   };
   const auto write_json = [&](const learn::EvalResult& sg, const learn::EvalResult* mj) {
     if (!a.has("json")) return;
     std::string j = "{\n";
-    j += "  \"policy\": " + json_str(a.positional[0]) + ",\n";
-    j += "  \"task\": " + json_str(spec) + ",\n";
-    j += "  \"task_options\": " + json_str(learn::format_task_options(topts)) + ",\n";
+    j += "  \"policy\": " + json_string(a.positional[0]) + ",\n";
+    j += "  \"task\": " + json_string(spec) + ",\n";
+    j += "  \"task_options\": " + json_string(learn::format_task_options(topts)) + ",\n";
     j += "  \"episodes\": " + std::to_string(episodes) + ",\n";
     j += "  \"seed\": " + std::to_string(seed) + ",\n";
-    j += "  \"in\": " + json_str(where) + ",\n";
+    j += "  \"in\": " + json_string(where) + ",\n";
     j += "  \"stiffgrad\": " + json_sim(sg);
     if (mj) {
       j += ",\n  \"mujoco\": " + json_sim(*mj);
-      j += ",\n  \"delta_d_mm\": " + (feet ? json_num(1e3 * (mj->mean_penetration - sg.mean_penetration)) : std::string("null"));
+      j += ",\n  \"delta_d_mm\": " + (feet ? json_number(1e3 * (mj->mean_penetration - sg.mean_penetration)) : std::string("null"));
     }
     j += "\n}\n";
     write_text_file(a.get("json"), j);
