@@ -17,6 +17,9 @@ namespace stiffgrad {
 // Index arrays derived from a Model for the kernels (kernels/base/model_view.hpp).
 struct DerivedArrays {
   std::vector<int> dof_chainadr, dof_chainnum, dof_chain;
+  // ncpair + 1: the first contact slot of each candidate pair in the staged narrow phase's
+  // per-pair slots (kernels/step/staged_step.hpp): prefix sums of Model::cpair_maxcon
+  std::vector<int> cpair_contactadr;
   explicit DerivedArrays(const Model& m);
   DerivedArrays() = default;
 };

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/model_arrays.hpp"
+#include "kernels/collision/contact_types.hpp"
 
 namespace stiffgrad {
 
@@ -41,6 +42,7 @@ void visit_arrays(kern::ModelView<Real>& v, const Model& m, const DerivedArrays&
   f(v.dof_chainadr, x.dof_chainadr);
   f(v.dof_chainnum, x.dof_chainnum);
   f(v.dof_chain, x.dof_chain);
+  f(v.cpair_contactadr, x.cpair_contactadr);
   f(v.dof_armature, m.dof_armature);
   f(v.dof_damping, m.dof_damping);
   f(v.qpos0, m.qpos0);
@@ -124,6 +126,11 @@ inline DerivedArrays::DerivedArrays(const Model& m) {
     }
     dof_chainnum[i] = static_cast<int>(dof_chain.size()) - dof_chainadr[i];
   }
+  cpair_contactadr.assign(1, 0);
+  for (int c = 0; c < m.ncpair; ++c)
+    cpair_contactadr.push_back(cpair_contactadr.back() +
+                               (static_cast<std::size_t>(c) < m.cpair_maxcon.size() ? m.cpair_maxcon[static_cast<std::size_t>(c)]
+                                                                                    : kern::kMaxContactsPerPair));
 }
 
 template <class Real>

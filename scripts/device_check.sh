@@ -98,6 +98,7 @@ if [[ -n $PREBUILT ]]; then
   CLI="$PREBUILT/bin/stiffgrad"
   BENCH="$PREBUILT/bin/bench_forward"
   BENCH_BW="$PREBUILT/bin/bench_backward"
+  BENCH_GC="$PREBUILT/bin/bench_gpu_contact"
   FLAGS_MAKE="$PREBUILT/flags.make"
   # A library the device lacks shows here, before any phase spends its time on it.
   MISSING_LIBS=$(for b in "$PREBUILT"/bin/*; do ldd "$b" | grep "not found" | sed "s|^|$(basename "$b"): |"; done)
@@ -114,6 +115,7 @@ GPU_TESTS_BIN="$BUILD/tests/stiffgrad_gpu_tests"
 CLI="$BUILD/stiffgrad"
 BENCH="$BUILD/bench/bench_forward"
 BENCH_BW="$BUILD/bench/bench_backward"
+BENCH_GC="$BUILD/bench/bench_gpu_contact"
 FLAGS_MAKE="$BUILD/CMakeFiles/stiffgrad.dir/flags.make"
 # ---- packages (same list as scripts/test.sh); apt only for what is missing ----
 PKGS=(cmake g++ make libeigen3-dev libtinyxml2-dev libgtest-dev libgmock-dev googletest
@@ -182,6 +184,7 @@ if ! phase "build gpu tests" 240 "$OUT/build.log" cmake --build "$BUILD" -j"$JOB
 fi
 phase "build bench_forward" 90 "$OUT/build.log" cmake --build "$BUILD" -j"$JOBS" --target bench_forward
 phase "build bench_backward" 90 "$OUT/build.log" cmake --build "$BUILD" -j"$JOBS" --target bench_backward
+phase "build bench_gpu_contact" 60 "$OUT/build.log" cmake --build "$BUILD" -j"$JOBS" --target bench_gpu_contact
 phase "build all" 150 "$OUT/build.log" cmake --build "$BUILD" -j"$JOBS" || FAILED_BUILD_ALL=1
 fi  # not PREBUILT
 
@@ -305,6 +308,37 @@ if [[ -x "$BENCH_BW" ]]; then
   tail -n 20 "$OUT/bench_backward.log" >>"$REPORT"
 else
   note "bench/bench_backward was not built"
+fi
+
+# ---- contact on the GPU (issue 38): the G1 on its floor, soft contact through the staged
+# pipeline and the fused kernel, and the Impulse model, CUDA against the CPU backend on all
+# cores, 1024 / 4096 / 16384 environments; the staged and fused rows must be bitwise equal.
+# Its rows go to bench.log (at most 8 files come back). Then, where the tools exist, nsys
+# --stats over a 40-step G1 rollout at 1024 environments (staged soft and Impulse) and ncu
+# (warp state, memory workload, occupancy) on the three staged stage kernels, into profile.log.
+note "--- bench_gpu_contact (G1, 1 substep per step; CUDA vs CPU, all cores)"
+if [[ -x "$BENCH_GC" ]]; then
+  phase "bench_gpu_contact" 110 "$OUT/bench.log" "$BENCH_GC" --steps 20 --rounds 2 --threads 16
+  sed -n '/^=== bench_gpu_contact/,$p' "$OUT/bench.log" | grep -E '^\||staged vs fused' >>"$REPORT"
+  grep -q "NOT EQUAL" "$OUT/bench.log" && { note "staged and fused steps differ: FAIL"; FAILED=1; }
+  if command -v nsys >/dev/null 2>&1; then
+    phase "nsys" 60 "$OUT/profile.log" nsys profile --stats=true --force-overwrite=true -o /tmp/sg_nsys \
+      "$BENCH_GC" --nenv 1024 --steps 40 --rounds 1 --no-cpu --precision float --contact soft-staged,impulse
+    note "nsys: the ten most expensive kernels (profile.log has the rest)"
+    grep -A 12 "cuda_gpu_kern_sum" "$OUT/profile.log" | head -n 14 >>"$REPORT"
+  else
+    note "nsys: not on this machine"
+  fi
+  if command -v ncu >/dev/null 2>&1; then
+    phase "ncu" 90 "$OUT/profile.log" ncu --section WarpStateStats --section MemoryWorkloadAnalysis \
+      --section Occupancy -k regex:'constraint_kernel|narrow_kernel|smooth_kernel' -c 3 \
+      "$BENCH_GC" --nenv 1024 --steps 1 --rounds 1 --no-cpu --precision float --contact soft-staged
+    note "ncu: see profile.log (warp state, memory workload, occupancy of the stage kernels)"
+  else
+    note "ncu: not on this machine"
+  fi
+else
+  note "bench/bench_gpu_contact was not built"
 fi
 
 # ---- training at GPU scale, last: whatever time is left ----

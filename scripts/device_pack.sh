@@ -6,12 +6,12 @@
 #   scripts/device_pack.sh [BUILD_DIR] [PACK_DIR]     # defaults: build, .device-pack
 #
 # BUILD_DIR must be configured with -DSTIFFGRAD_CUDA=ON and CMAKE_CUDA_ARCHITECTURES holding 90
-# (the H200), with stiffgrad_gpu_tests, stiffgrad_cli, bench_forward and bench_backward built.
+# (the H200), with stiffgrad_gpu_tests, stiffgrad_cli, bench_forward, bench_backward and bench_gpu_contact built.
 # Configure it with -DBUILD_SHARED_LIBS=ON -DCMAKE_CUDA_ARCHITECTURES=90-real: a static build
 # puts the ~23 MB of device code in each of the four executables, and a device call carries at
 # most 64 MiB with the working tree (the shared pack is about 27 MB).
 # PACK_DIR (ignored by git; never committed) receives:
-#   bin/   the four executables
+#   bin/   the five executables
 #   lib/   the shared libraries they need that are not glibc's or the CUDA driver's, as ldd
 #          resolves them here (libmujoco, libtinyxml2, libbenchmark, libgomp, libstdc++, ...)
 #   data/  the shared models and the run1_subject2 clip (read by the G1 tests and the training
@@ -32,7 +32,7 @@ grep -q "CMAKE_CUDA_ARCHITECTURES:.*90" "$BUILD/CMakeCache.txt" ||
   { echo "device_pack: $BUILD is not configured for sm_90 (CMAKE_CUDA_ARCHITECTURES)" >&2; exit 2; }
 
 bins=("$BUILD/tests/stiffgrad_gpu_tests" "$BUILD/stiffgrad" "$BUILD/bench/bench_forward"
-      "$BUILD/bench/bench_backward")
+      "$BUILD/bench/bench_backward" "$BUILD/bench/bench_gpu_contact")
 for b in "${bins[@]}"; do
   [[ -x $b ]] || { echo "device_pack: $b is not built" >&2; exit 2; }
 done

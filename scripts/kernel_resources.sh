@@ -9,14 +9,18 @@
 #   scripts/kernel_resources.sh --check BUILD_DIR    also fail (exit 1) on a kernel over the
 #                                                    limits that the allow-list does not name, or
 #                                                    an allow-list entry that names no such kernel
+#   scripts/kernel_resources.sh --times BUILD_DIR    the nvcc wall time of each CUDA object
+#                                                    instead (the launcher records it), longest
+#                                                    first: what a clean build waits for
 #
 # Limits (issue 38): at most 128 registers, no spill stores, at most 2048 bytes of cumulative
 # stack. The allow-list, scripts/kernel_resources_allow.txt, holds lines "PATTERN | REASON":
 # PATTERN is an extended regular expression matched against the demangled kernel name. An entry
 # that no longer matches a kernel over the limits must be removed (the list only shrinks).
 set -euo pipefail
-check=0
+check=0 times=0
 if [ "${1:-}" = --check ]; then check=1; shift; fi
+if [ "${1:-}" = --times ]; then times=1; shift; fi
 build=${1:?usage: scripts/kernel_resources.sh [--check] BUILD_DIR}
 root=$(cd "$(dirname "$0")/.." && pwd)
 allow_file="$root/scripts/kernel_resources_allow.txt"
@@ -29,21 +33,39 @@ if [ ${#logs[@]} -eq 0 ]; then
   exit 2
 fi
 
+if [ $times = 1 ]; then
+  echo "| object | nvcc wall seconds | kernels |"
+  echo "|---|---|---|"
+  for log in "${logs[@]}"; do
+    secs=$(sed -n 's/^# nvcc wall seconds: //p' "$log")
+    printf '%s\t%s\t%s\n' "$(basename "${log%.ptxas.txt}")" "${secs:-?}" "$(grep -c 'Compiling entry function' "$log")"
+  done | sort -t$'\t' -k2,2nr | awk -F'\t' '{ printf "| %s | %s | %s |\n", $1, $2, $3; total += $2 }
+    END { printf "\ntotal %.0f s of nvcc (on 2 cores a clean build overlaps them)\n", total }'
+  exit 0
+fi
+
 # One tab-separated line per kernel: object, arch, registers, frame, cumulative stack, spill
-# stores, spill loads, mangled name.
+# stores, spill loads, mangled name. ptxas lists, after a kernel's own figures, the functions it
+# kept out of line for that kernel (its callees, compiled with it); their spills are the kernel's
+# too, so each kernel's spill columns add its callees'.
 rows=$(for log in "${logs[@]}"; do
   awk -v object="$(basename "${log%.ptxas.txt}")" '
-    /Compiling entry function/ { match($0, /'\''[^'\'']*'\''/); entry = substr($0, RSTART + 1, RLENGTH - 2)
-                                 n = split($0, q, "'\''"); arch = q[n - 1]; pending = 1; next }
+    function flush() {
+      if (entry != "")
+        printf "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", object, arch, regs, kframe, cumulative, stores, loads, entry
+      entry = ""
+    }
+    /Compiling entry function/ { flush(); match($0, /'\''[^'\'']*'\''/); entry = substr($0, RSTART + 1, RLENGTH - 2)
+                                 n = split($0, q, "'\''"); arch = q[n - 1]
+                                 regs = 0; kframe = 0; cumulative = 0; stores = 0; loads = 0; next }
     /Function properties for/  { props = $NF; next }
-    /bytes stack frame/        { frame[props] = $1; stores[props] = $5; loads[props] = $9; next }
-    /Used [0-9]+ registers/ && pending {
+    /bytes stack frame/ && entry != "" { if (props == entry) kframe = $1
+                                         stores += $5; loads += $9; next }
+    /Used [0-9]+ registers/ && entry != "" {
       match($0, /Used [0-9]+ registers/); regs = substr($0, RSTART + 5, RLENGTH - 15)
-      cumulative = frame[entry] + 0
-      if (match($0, /[0-9]+ bytes cumulative stack size/)) cumulative = substr($0, RSTART, RLENGTH) + 0
-      printf "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", object, arch, regs, frame[entry], cumulative,
-             stores[entry], loads[entry], entry
-      pending = 0 }
+      cumulative = kframe
+      if (match($0, /[0-9]+ bytes cumulative stack size/)) cumulative = substr($0, RSTART, RLENGTH) + 0 }
+    END { flush() }
   ' "$log"
 done)
 [ -n "$rows" ] || { echo "kernel_resources: the logs hold no kernel" >&2; exit 2; }

@@ -28,8 +28,11 @@
 // transposition and the precision conversion happen on the host (to_env_minor/to_env_major),
 // followed by one cudaMemcpyAsync per array on the backend's stream.
 //
-// step() enqueues exactly one kernel on the backend's stream: it allocates nothing, copies
-// nothing to or from the host and never synchronizes. Errors of an enqueued kernel surface at
+// step() enqueues one control step on the backend's stream: the fused kernel, or with soft
+// constraints and the Euler family the staged pipeline's kernels (backends/cuda/staged_step.cuh)
+// as one CUDA graph, captured at creation for SimulatorOptions::substeps (another substep count
+// or a bundled step is captured once, at its first use). It copies nothing to or from the host
+// and never synchronizes. Errors of an enqueued kernel surface at
 // the next synchronizing call (synchronize(), get_*). The stream is the user's (options) or a
 // blocking one created here; its ordering contract is stated in stiffgrad/simulator.hpp.
 //
@@ -43,32 +46,13 @@
 #include "backends/cuda/cuda_support.cuh"
 #include "core/backend.hpp"
 #include "core/model_arrays.hpp"
+#include "backends/cuda/staged_step.cuh"
+#include "backends/cuda/step_launch.cuh"
 #include "kernels/step/batch.hpp"
 
 namespace stiffgrad {
 
 namespace cuda_detail {
-
-// One control step of every environment: thread e advances environment e. The ModelView is a
-// __grid_constant__ parameter so that the kernel body can take it by reference without a
-// per-thread copy to local memory.
-template <class Real>
-__global__ void __launch_bounds__(kBlockSize)
-control_step_kernel(const __grid_constant__ kern::ModelView<Real> m, Real* qpos, Real* qvel,
-                    Real* ctrl, Real* warm, Real* workspace, const __grid_constant__ kern::DataLayout layout,
-                    int nenv, int substeps, int* status, Real* contact_stats, const int* skip) {
-  const int e = static_cast<int>(blockIdx.x) * kBlockSize + static_cast<int>(threadIdx.x);
-  if (e >= nenv) return;
-  if (skip && skip[e]) return;  // stepped elsewhere (a bundle: backends/cuda/rollout_cuda.cu)
-  using LS = kern::Strided;  // batched arrays: environment-minor
-  using LW = kern::Strided;  // workspace: environment-minor as well
-  using VS = kern::View<Real, LS>;
-  const LS env_minor{nenv};
-  const auto d = kern::Data<Real, LW>::bind(kern::View<Real, LW>{workspace + e, LW{nenv}}, layout);
-  kern::control_step_env(m, VS{qpos + e, env_minor}, VS{qvel + e, env_minor},
-                         VS{ctrl + e, env_minor}, VS{warm + e, env_minor}, d, substeps, status + e,
-                         VS{contact_stats + e, env_minor});
-}
 
 template <class Real>
 class CudaBackend final : public BackendImpl {
@@ -169,6 +153,11 @@ class CudaBackend final : public BackendImpl {
       view_ = simulation_view(arrays.bind(model_reals_.get(), model_ints_.get()), opt);
       has_constraints_ = kern::has_warmstart(view_);
       grad_view_ = view_;
+      if (opt.cuda_pipeline == CudaPipeline::Staged && kern::staged_step_applies(host_view))
+        staged_ = std::make_unique<StagedStep<Real>>(model, view_, layout_, nenv_);
+      if (staged_)
+        staged_->prepare(stream_, qpos_.get(), qvel_.get(), ctrl_.get(), warm_.get(), workspace_.get(),
+                         contact_stats_.get(), status_.get(), nullptr, std::max(opt.substeps, 1));
       if (cfd_arrays) {
         cfd_reals_ = DeviceArray<Real>(cfd_arrays->reals().size(), "the contacts-from-distance model (reals)");
         cfd_ints_ = DeviceArray<int>(cfd_arrays->ints().size(), "the contacts-from-distance model (ints)");
@@ -287,11 +276,19 @@ class CudaBackend final : public BackendImpl {
   void step(int substeps) override {
     NvtxRange range("stiffgrad::cuda::step");
     DeviceGuard guard(device_);
-    const unsigned blocks = static_cast<unsigned>((nenv_ + kBlockSize - 1) / kBlockSize);
-    control_step_kernel<Real><<<blocks, kBlockSize, 0, stream_>>>(
-        view_, qpos_.get(), qvel_.get(), ctrl_.get(), warm_.get(), workspace_.get(), layout_, nenv_, substeps,
-        status_.get(), contact_stats_.get(), nullptr);
-    SG_CUDA_CHECK(cudaGetLastError());  // launch-configuration errors only; does not sync
+    launch_control_step(nullptr, substeps);
+  }
+
+  // One control step of every environment not flagged in `skip` (nenv flags on the device, or
+  // null): the staged pipeline where it applies (backends/cuda/staged_step.cuh), else the fused
+  // kernel. Launch-configuration errors only are checked; nothing synchronizes.
+  void launch_control_step(const int* skip, int substeps) {
+    if (staged_)
+      staged_->launch(stream_, qpos_.get(), qvel_.get(), ctrl_.get(), warm_.get(), workspace_.get(),
+                      contact_stats_.get(), status_.get(), skip, substeps);
+    else
+      launch_fused_step<Real>(view_, qpos_.get(), qvel_.get(), ctrl_.get(), warm_.get(), workspace_.get(), layout_,
+                              nenv_, substeps, status_.get(), contact_stats_.get(), skip, stream_);
   }
 
   void synchronize() override {
@@ -338,7 +335,8 @@ class CudaBackend final : public BackendImpl {
 
   std::size_t bytes() const override {
     return model_reals_.bytes() + model_ints_.bytes() + qpos_.bytes() + qvel_.bytes() + warm_.bytes() +
-           ctrl_.bytes() + status_.bytes() + contact_stats_.bytes() + workspace_.bytes();
+           ctrl_.bytes() + status_.bytes() + contact_stats_.bytes() + workspace_.bytes() +
+           (staged_ ? staged_->bytes() : 0);
   }
 
  private:
@@ -389,6 +387,7 @@ class CudaBackend final : public BackendImpl {
   DeviceArray<int> status_;        // kEnvOk / kEnvNonFinite / kEnvConstraintOverflow bits (nenv)
   DeviceArray<Real> contact_stats_;  // kContactStats x nenv (kernels/collision/contact_stats.hpp)
   DeviceArray<Real> workspace_;    // per-environment Data (DataLayout::size x nenv)
+  std::unique_ptr<StagedStep<Real>> staged_;  // the staged pipeline (null: the fused kernel)
 
   PinnedArray<Real> upload_;       // (nq + nv) x nenv or nu x nenv, environment-minor
   PinnedArray<Real> download_;     // same size; get_* synchronize before reading it

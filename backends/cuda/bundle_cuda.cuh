@@ -1,12 +1,14 @@
 // Bundled Contact Gradients on the CUDA backend (stiffgrad/bundle.hpp): the bundle pool's
 // device pointers and per-environment views, shared by the forward launch (backends/cuda/bundle_cuda.cu)
-// and the adjoint kernel (backends/cuda/rollout_cuda.cu). The forward kernels live in their own
-// translation unit so that nvcc compiles them beside the adjoint's.
+// and the adjoint kernel (backends/cuda/adjoint_step_impl.cuh). Every kernel lives in its own
+// translation unit per precision so that nvcc compiles them in parallel.
 #pragma once
 
 #include <cstddef>
 
-#include "backends/cuda/backend_cuda.cuh"
+#include "backends/cuda/cuda_support.cuh"
+#include "backends/cuda/staged_step.cuh"
+#include "backends/cuda/step_launch.cuh"
 #include "kernels/bundle/bundle_step.hpp"
 
 namespace stiffgrad {
@@ -66,17 +68,24 @@ struct BundleScratch {
 // The bundle kernels' CUB temporary storage (DeviceSelect::Flagged over nenv ids), in bytes.
 std::size_t bundle_select_temp_bytes(int nenv, cudaStream_t stream);
 
+// out[0 .. *num_selected) = the ids whose flag is set, in order (CUB's DeviceSelect::Flagged with
+// temporary storage of bundle_select_temp_bytes), on `stream`.
+void select_flagged_ids(void* temp, std::size_t temp_bytes, const int* ids, const int* flags, int* out,
+                        int* num_selected, int n, cudaStream_t stream);
+
 // env_ids[i] = i (the ids DeviceSelect compacts), once at creation.
 void fill_env_ids(int* env_ids, int nenv, cudaStream_t stream);
 
 // Control step t of every environment under the bundle scheduler, on `stream` without a host
 // sync: the trigger kernel flags the bundled environments, DeviceSelect compacts their ids, the
-// nominal kernel steps the others and the bundle kernel the compacted ones.
+// nominal step (`staged` where the backend has one, else the fused kernel) advances the others
+// and the bundle kernel the compacted ones. Instantiated in bundle_step_float.cu and
+// bundle_step_double.cu.
 template <class Real>
 void launch_bundled_step(const kern::ModelView<Real>& m, const BundlePool<Real>& p, const kern::DataLayout& layout,
                          Real* qpos, Real* qvel, Real* ctrl, Real* warm, Real* workspace, int* status,
                          Real* contact_stats, const int* env_ids, void* select_temp, std::size_t select_temp_bytes,
-                         int t, int nenv, int substeps, cudaStream_t stream);
+                         int t, int nenv, int substeps, StagedStep<Real>* staged, cudaStream_t stream);
 
 }  // namespace cuda_detail
 }  // namespace stiffgrad

@@ -3,12 +3,19 @@
 
 #include <cmath>
 
+// SG_OUTLINE: a function nvcc must keep as its own device function (not inlined). For the big,
+// rarely co-resident pieces of a kernel (one narrow-phase routine, its dual-number pass): the
+// caller's stack then holds the largest callee's frame instead of the sum of every inlined one,
+// and ptxas allocates registers per function (its time and memory grow faster than linearly with
+// a function's size). Host compilers inline as they see fit.
 #if defined(__CUDACC__)
 #define SG_HD __host__ __device__
 #define SG_INLINE __forceinline__
+#define SG_OUTLINE __noinline__
 #else
 #define SG_HD
 #define SG_INLINE inline
+#define SG_OUTLINE
 #endif
 
 namespace stiffgrad::kern {

@@ -134,6 +134,9 @@ struct ModelView {
   const Real* cpair_solimp;         // ncpair x 5
   const Real* cpair_margin;         // ncpair
   const Real* cpair_gap;            // ncpair
+  const int* cpair_contactadr;      // ncpair + 1  first slot of the pair's contacts in the staged
+                                    //   narrow phase (kernels/step/staged_step.hpp); the difference
+                                    //   of consecutive entries is the pair's most contacts
   const Real* body_invweight0;      // nbody x 2
   const Real* dof_invweight0;       // nv
   const Real* dof_frictionloss;     // nv

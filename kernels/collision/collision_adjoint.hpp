@@ -83,6 +83,22 @@ SG_HD SG_INLINE void accumulate(Real acc[K], Real bar, const Dual<Real, K>& x) {
   for (int k = 0; k < K; ++k) acc[k] += bar * finite_or_zero(x.d[k]);
 }
 
+// One routine's dual-number pass (collide_with<R> on Dual poses), outlined on the device: the
+// adjoint kernel then holds one routine's dual frame at a time instead of all twelve inlined
+// side by side, and ptxas compiles twelve moderate functions instead of one huge one.
+template <int R, class D>
+SG_HD SG_OUTLINE int dual_pass(const GeomPose<D>& g1, const GeomPose<D>& g2, D margin, Contact<D>* out) {
+  return collide_with<R>(g1, g2, margin, out);
+}
+
+// collide_geoms on Dual poses, through dual_pass: the same routine and arithmetic.
+template <class D>
+SG_HD SG_INLINE int dual_collide(const GeomPose<D>& g1, const GeomPose<D>& g2, D margin, Contact<D>* out) {
+  int n = 0;
+  with_pair_routine(pair_routine(g1.type, g2.type), [&](auto r) { n = dual_pass<decltype(r)::value>(g1, g2, margin, out); });
+  return n;
+}
+
 }  // namespace coll_adj
 
 // adj_collide_geoms with an explicit number K of directions per Dual pass (1 <= K <= 24).
@@ -102,7 +118,7 @@ SG_HD void adj_collide_geoms_k(const GeomPose<Real>& g1, const GeomPose<Real>& g
     coll_adj::seed_pose(g1, 0, first, d1);
     coll_adj::seed_pose(g2, 12, first, d2);
     Contact<D> out[kMaxContactsPerPair];
-    const int n = collide_geoms(d1, d2, D(margin), out);
+    const int n = coll_adj::dual_collide(d1, d2, D(margin), out);
     const int m = n < ncontacts ? n : ncontacts;
     Real acc[K];
     for (int k = 0; k < K; ++k) acc[k] = Real(0);

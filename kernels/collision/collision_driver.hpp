@@ -79,34 +79,52 @@ SG_HD SG_INLINE bool pair_may_touch(const ModelView<Real>& m, const Data<Real, L
   return true;
 }
 
-// Contacts of every candidate pair into d.contact_* (count in d.ncon). Returns kEnvOk, or
-// kEnvConstraintOverflow when more contacts were found than ncon_max (the rest are dropped).
+// The narrow phase of candidate pair c alone: culling, the two poses in the pair's reference
+// frame, and routine R (== pair_routine of the pair's types; kRoutineNone dispatches at run
+// time). Writes the pair's contacts to found (room for kMaxContactsPerPair) and returns their
+// number. Reads only geom_xpos, geom_xmat and tree_origin: the staged CUDA pipeline runs it for
+// every (pair, environment) in its own kernel (kernels/step/staged_step.hpp).
+template <int R = kRoutineNone, class Real, class L>
+SG_HD int collide_candidate_pair(const ModelView<Real>& m, const Data<Real, L>& d, int c, Contact<Real>* found) {
+  const int g1 = m.cpair_geom1[c], g2 = m.cpair_geom2[c];
+  const int ref = contact_reference_body(m, c);
+  const Real margin = m.cpair_margin[c];
+  if (!pair_may_touch(m, d, g1, g2, ref, margin)) return 0;
+  GeomPose<Real> p1, p2;
+  geom_pose_relative(m, d, g1, ref, p1);
+  geom_pose_relative(m, d, g2, ref, p2);
+  if constexpr (R == kRoutineNone) return collide_geoms(p1, p2, margin, found);
+  else return collide_with<R>(p1, p2, margin, found);
+}
+
+// Appends pair c's n contacts (from collide_candidate_pair) to the contact list at *ncon, in
+// order; returns kEnvConstraintOverflow when the list is full (the rest are dropped), else 0.
+template <class Real, class L>
+SG_HD SG_INLINE int append_pair_contacts(const ModelView<Real>& m, const Data<Real, L>& d, int c,
+                                         const Contact<Real>* found, int n, int* ncon) {
+  for (int k = 0; k < n; ++k) {
+    if (*ncon >= m.ncon_max) return kEnvConstraintOverflow;
+    const int i = (*ncon)++;
+    d.contact_dist[i] = found[k].dist;
+    for (int j = 0; j < 3; ++j) d.contact_pos[3 * i + j] = found[k].pos[j];
+    for (int j = 0; j < 9; ++j) d.contact_frame[9 * i + j] = found[k].frame[j];
+    d.contact_pair[i] = Real(c);
+  }
+  return 0;
+}
+
+// Contacts of every candidate pair into d.contact_* (count in d.ncon), in pair order (MuJoCo
+// 2.2.2's). Returns kEnvOk, or kEnvConstraintOverflow when more contacts were found than
+// ncon_max (the rest are dropped).
 template <class Real, class L>
 SG_HD int fwd_collision(const ModelView<Real>& m, const Data<Real, L>& d) {
   geom_poses(m, d);
   int ncon = 0, status = 0;
   if (m.contact_enabled)
-    for (int c = 0; c < m.ncpair; ++c) {
-      const int g1 = m.cpair_geom1[c], g2 = m.cpair_geom2[c];
-      const int ref = contact_reference_body(m, c);
-      const Real margin = m.cpair_margin[c];
-      if (!pair_may_touch(m, d, g1, g2, ref, margin)) continue;
-      GeomPose<Real> p1, p2;
-      geom_pose_relative(m, d, g1, ref, p1);
-      geom_pose_relative(m, d, g2, ref, p2);
+    for (int c = 0; c < m.ncpair && status == 0; ++c) {
       Contact<Real> found[kMaxContactsPerPair];  // frames completed by collide_geoms
-      const int n = collide_geoms(p1, p2, margin, found);
-      for (int k = 0; k < n; ++k) {
-        if (ncon >= m.ncon_max) {
-          status = kEnvConstraintOverflow;
-          break;
-        }
-        d.contact_dist[ncon] = found[k].dist;
-        for (int i = 0; i < 3; ++i) d.contact_pos[3 * ncon + i] = found[k].pos[i];
-        for (int i = 0; i < 9; ++i) d.contact_frame[9 * ncon + i] = found[k].frame[i];
-        d.contact_pair[ncon] = Real(c);
-        ++ncon;
-      }
+      const int n = collide_candidate_pair(m, d, c, found);
+      status = append_pair_contacts(m, d, c, found, n, &ncon);
     }
   d.ncon[0] = Real(ncon);
   return status;

@@ -11,16 +11,24 @@
 
 namespace stiffgrad::kern {
 
+// The rows of the contacts in d.contact_* (and of every limit and friction loss), and the
+// solve: fwd_constraint after the collision. Returns kEnvConstraintOverflow when the rows
+// exceeded their capacity, else 0.
+template <class Real, class L>
+SG_HD int fwd_constraint_from_contacts(const ModelView<Real>& m, const Data<Real, L>& d) {
+  const int status = fwd_constraint_rows(m, d);
+  constraint_solve(m, d);
+  return status;
+}
+
 // Needs fwd_position, fwd_velocity, fwd_actuation, d.qfrc_smooth and d.qacc_smooth (the
 // unconstrained acceleration M^-1 qfrc_smooth). Leaves the contacts and rows, efc_force,
 // qfrc_constraint, and the solver's qacc in d.qacc. Returns kEnvConstraintOverflow when contacts
 // or rows exceeded their capacity, else 0.
 template <class Real, class L>
 SG_HD int fwd_constraint(const ModelView<Real>& m, const Data<Real, L>& d) {
-  int status = fwd_collision(m, d);
-  status |= fwd_constraint_rows(m, d);
-  constraint_solve(m, d);
-  return status;
+  const int status = fwd_collision(m, d);
+  return status | fwd_constraint_from_contacts(m, d);
 }
 
 }  // namespace stiffgrad::kern

@@ -84,30 +84,49 @@ SG_HD SG_INLINE bool euler_solves_damping(const ModelView<Real>& m) {
   return m.dof_damping_any != 0 || m.implicit_actuator_damping != 0;
 }
 
-// qacc = (M + h_damping D)^-1 (qfrc_smooth [+ qfrc_constraint]); h_damping = 0 gives the plain
-// forward dynamics (MuJoCo's mjData.qacc), h_damping = h the acceleration MuJoCo's Euler
-// integrates: (M + h D) a = qfrc_smooth + qfrc_constraint (facts §7; joint damping implicit, the
-// constraint force held), or with constraints and no damping the solver's qacc itself, as
-// MuJoCo's Euler (facts §7). With constraints (m.nefc_max > 0) the constraint solve runs first
-// (kernels/constraint/constraint.hpp); it returns the environment status bits it raised (0: none).
+// The part of fwd_acceleration before the constraint solve: qfrc_smooth = passive + actuator -
+// bias, and with constraints the factor of M and qacc_smooth = M^-1 qfrc_smooth (the solver
+// starts from it).
 template <class Real, class L>
-SG_HD int fwd_acceleration(const ModelView<Real>& m, const Data<Real, L>& d, Real h_damping) {
+SG_HD void fwd_acceleration_smooth(const ModelView<Real>& m, const Data<Real, L>& d) {
   const int nv = m.nv;
   for (int i = 0; i < nv; ++i) d.qfrc_smooth[i] = d.qfrc_passive[i] + d.qfrc_actuator[i] - d.qfrc_bias[i];
-  int status = 0;
   if (m.nefc_max > 0) {
-    factor_mass(m, d, Real(0));  // the solver starts from a_s = M^-1 qfrc_smooth
+    factor_mass(m, d, Real(0));
     for (int i = 0; i < nv; ++i) d.qacc_smooth[i] = d.qfrc_smooth[i];
     ltdl_solve(m, d.qLD, d.qacc_smooth);
-    status = fwd_constraint(m, d);  // d.qacc: the constrained forward dynamics
+  }
+}
+
+// The part of fwd_acceleration after the constraint solve (which left the solver's qacc in
+// d.qacc): see fwd_acceleration.
+template <class Real, class L>
+SG_HD void fwd_acceleration_finish(const ModelView<Real>& m, const Data<Real, L>& d, Real h_damping) {
+  const int nv = m.nv;
+  if (m.nefc_max > 0) {
     for (int i = 0; i < nv; ++i) d.qacc_solver[i] = d.qacc[i];  // kept for the adjoint
-    if (h_damping == Real(0) || !euler_solves_damping(m)) return status;
+    if (h_damping == Real(0) || !euler_solves_damping(m)) return;
     for (int i = 0; i < nv; ++i) d.qacc[i] = d.qfrc_smooth[i] + d.qfrc_constraint[i];
   } else {
     for (int i = 0; i < nv; ++i) d.qacc[i] = d.qfrc_smooth[i];
   }
   factor_mass(m, d, h_damping);
   ltdl_solve(m, d.qLD, d.qacc);
+}
+
+// qacc = (M + h_damping D)^-1 (qfrc_smooth [+ qfrc_constraint]); h_damping = 0 gives the plain
+// forward dynamics (MuJoCo's mjData.qacc), h_damping = h the acceleration MuJoCo's Euler
+// integrates: (M + h D) a = qfrc_smooth + qfrc_constraint (facts §7; joint damping implicit, the
+// constraint force held), or with constraints and no damping the solver's qacc itself, as
+// MuJoCo's Euler (facts §7). With constraints (m.nefc_max > 0) the constraint solve runs first
+// (kernels/constraint/constraint.hpp); it returns the environment status bits it raised (0: none).
+// The staged CUDA pipeline runs the same three parts in separate kernels
+// (kernels/step/staged_step.hpp).
+template <class Real, class L>
+SG_HD int fwd_acceleration(const ModelView<Real>& m, const Data<Real, L>& d, Real h_damping) {
+  fwd_acceleration_smooth(m, d);
+  const int status = m.nefc_max > 0 ? fwd_constraint(m, d) : 0;  // d.qacc: the constrained dynamics
+  fwd_acceleration_finish(m, d, h_damping);
   return status;
 }
 

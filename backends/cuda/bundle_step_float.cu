@@ -1,0 +1,8 @@
+// The bundled control step's kernels in float (backends/cuda/bundle_step_impl.cuh).
+#include "backends/cuda/bundle_step_impl.cuh"
+
+namespace stiffgrad::cuda_detail {
+template void launch_bundled_step<float>(const kern::ModelView<float>&, const BundlePool<float>&, const kern::DataLayout&,
+                                       float*, float*, float*, float*, float*, int*, float*, const int*, void*, std::size_t, int,
+                                       int, int, StagedStep<float>*, cudaStream_t);
+}  // namespace stiffgrad::cuda_detail

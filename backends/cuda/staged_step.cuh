@@ -1,0 +1,73 @@
+// The staged control step on the device (kernels/step/staged_step.hpp, core/staged_schedule.hpp):
+// one kernel per stage, launched in run_staged_control_step's order on the backend's stream,
+// optionally captured once per substep count into a CUDA graph. No physics here: every kernel
+// binds one environment's Data and calls one kern:: stage.
+//
+// Grids: the per-environment stages use one thread per environment (blocks of kBlockSize); the
+// narrow stage of routine R uses blockIdx.y = the pair (uniform across the block, so the routine,
+// the pair's model data and the branch structure are warp-uniform) and x = the environment.
+//
+// Device memory owned here (environment-minor like all of backends/cuda/):
+//   slots_    pair_slots_size x nenv   the narrow phase's per-pair contacts
+//   raised_   nenv                     status bits raised by the substeps of the current step
+//   pairs_    ncpair                   PairGroups::pairs
+// The instantiations live in staged_step_float.cu and staged_step_double.cu (one translation
+// unit per precision: they compile in parallel).
+#pragma once
+
+#include <map>
+
+#include "backends/cuda/cuda_support.cuh"
+#include "core/staged_schedule.hpp"
+#include "kernels/step/staged_step.hpp"
+
+namespace stiffgrad::cuda_detail {
+
+// Everything a stage kernel needs, by value (__grid_constant__: read from the parameter bank).
+template <class Real>
+struct StagedArgs {
+  kern::ModelView<Real> m;
+  kern::DataLayout layout;
+  Real *qpos, *qvel, *ctrl, *warm, *workspace, *stats, *slots;
+  int* status;
+  int* raised;
+  const int* skip;   // nenv flags of environments stepped elsewhere (bundles), or null
+  const int* pairs;  // PairGroups::pairs on the device
+  int nenv;
+};
+
+template <class Real>
+class StagedStep {
+ public:
+  StagedStep(const Model& model, const kern::ModelView<Real>& m, const kern::DataLayout& layout, int nenv);
+  // Enqueues one control step of `substeps` substeps on `stream` (no host sync, no allocation
+  // after the first call with a given (substeps, skip)). The pointers are the backend's arrays.
+  void launch(cudaStream_t stream, Real* qpos, Real* qvel, Real* ctrl, Real* warm, Real* workspace, Real* stats,
+              int* status, const int* skip, int substeps);
+  // Captures the graph launch() would use for (substeps, skip) without launching it.
+  void prepare(cudaStream_t stream, Real* qpos, Real* qvel, Real* ctrl, Real* warm, Real* workspace, Real* stats,
+               int* status, const int* skip, int substeps);
+  std::size_t bytes() const { return slots_.bytes() + raised_.bytes() + pairs_.bytes(); }
+  ~StagedStep();
+  StagedStep(const StagedStep&) = delete;
+  StagedStep& operator=(const StagedStep&) = delete;
+
+ private:
+  void enqueue(cudaStream_t stream, const StagedArgs<Real>& a, int substeps) const;
+  // The graph for (substeps, skip), captured on first use; null when graphs are off.
+  cudaGraphExec_t graph(cudaStream_t stream, const StagedArgs<Real>& a, int substeps);
+  StagedArgs<Real> args(Real* qpos, Real* qvel, Real* ctrl, Real* warm, Real* workspace, Real* stats, int* status,
+                        const int* skip) const;
+  kern::ModelView<Real> m_;
+  kern::DataLayout layout_;
+  int nenv_;
+  PairGroups groups_;
+  DeviceArray<Real> slots_;
+  DeviceArray<int> raised_;
+  DeviceArray<int> pairs_;
+  bool use_graphs_ = true;  // off after a capture failed (then plain launches)
+  std::map<std::pair<int, const int*>, cudaGraphExec_t> graphs_;  // (substeps, skip) -> graph
+  const void* graph_key_args_[7] = {};  // the pointers the cached graphs were captured with
+};
+
+}  // namespace stiffgrad::cuda_detail

@@ -1,0 +1,199 @@
+// Definitions of StagedStep (backends/cuda/staged_step.cuh), included by staged_step_float.cu and
+// staged_step_double.cu only.
+#pragma once
+
+#include <algorithm>
+
+#include "backends/cuda/staged_step.cuh"
+
+namespace stiffgrad::cuda_detail {
+
+namespace staged {
+
+using L = kern::Strided;
+template <class Real> using V = kern::View<Real, L>;
+
+// Environment e of a per-environment stage, or -1 when the thread has none or e is skipped:
+// stepped elsewhere (a bundle) or already non-finite (its status only changes in `end`).
+template <class Real>
+__device__ SG_INLINE int stage_env(const StagedArgs<Real>& a) {
+  const int e = static_cast<int>(blockIdx.x) * kBlockSize + static_cast<int>(threadIdx.x);
+  if (e >= a.nenv) return -1;
+  if (a.skip && a.skip[e]) return -1;
+  if (a.status[e] & kern::kEnvNonFinite) return -1;
+  return e;
+}
+
+template <class Real>
+__device__ SG_INLINE kern::Data<Real, L> env_data(const StagedArgs<Real>& a, int e) {
+  return kern::Data<Real, L>::bind(V<Real>{a.workspace + e, L{a.nenv}}, a.layout);
+}
+
+template <class Real>
+__device__ SG_INLINE V<Real> env_view(Real* base, const StagedArgs<Real>& a, int e) {
+  return V<Real>{base + e, L{a.nenv}};
+}
+
+template <class Real>
+__global__ void __launch_bounds__(kBlockSize) begin_kernel(const __grid_constant__ StagedArgs<Real> a) {
+  const int e = stage_env(a);
+  if (e < 0) return;
+  a.raised[e] = 0;
+  kern::control_step_begin(a.m, env_view(a.qpos, a, e), env_view(a.qvel, a, e), env_view(a.ctrl, a, e),
+                           env_view(a.warm, a, e), env_data(a, e), a.status + e, env_view(a.stats, a, e));
+}
+
+template <class Real>
+__global__ void __launch_bounds__(kBlockSize) smooth_kernel(const __grid_constant__ StagedArgs<Real> a) {
+  const int e = stage_env(a);
+  if (e < 0) return;
+  kern::staged_smooth(a.m, env_data(a, e));
+}
+
+// blockIdx.y: the pair a.pairs[first + blockIdx.y], all of routine R
+template <class Real, int R>
+__global__ void __launch_bounds__(kBlockSize) narrow_kernel(const __grid_constant__ StagedArgs<Real> a, int first) {
+  const int e = stage_env(a);
+  if (e < 0) return;
+  const int c = a.pairs[first + static_cast<int>(blockIdx.y)];
+  kern::staged_narrow<R>(a.m, env_data(a, e), c, env_view(a.slots, a, e));
+}
+
+template <class Real>
+__global__ void __launch_bounds__(kBlockSize) constraint_kernel(const __grid_constant__ StagedArgs<Real> a) {
+  const int e = stage_env(a);
+  if (e < 0) return;
+  a.raised[e] |= kern::staged_constraint(a.m, env_data(a, e), env_view(a.slots, a, e), env_view(a.stats, a, e));
+}
+
+template <class Real>
+__global__ void __launch_bounds__(kBlockSize) end_kernel(const __grid_constant__ StagedArgs<Real> a) {
+  const int e = stage_env(a);
+  if (e < 0) return;
+  kern::control_step_end(a.m, env_data(a, e), env_view(a.qpos, a, e), env_view(a.qvel, a, e),
+                         env_view(a.warm, a, e), a.raised[e], a.status + e);
+}
+
+// The launches of run_staged_control_step on one stream.
+template <class Real>
+struct Launcher {
+  const StagedArgs<Real>& a;
+  cudaStream_t stream;
+  unsigned blocks;
+  void check() const { SG_CUDA_CHECK(cudaGetLastError()); }
+  void begin() const { begin_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(a); check(); }
+  void smooth() const { smooth_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(a); check(); }
+  void narrow(int routine, int first, int count) const {
+    kern::with_pair_routine(routine, [&](auto r) {
+      constexpr int R = decltype(r)::value;
+      // gridDim.y is at most 65535: a longer group goes in chunks
+      for (int done = 0; done < count; done += 65535) {
+        const unsigned n = static_cast<unsigned>(count - done < 65535 ? count - done : 65535);
+        narrow_kernel<Real, R><<<dim3(blocks, n), kBlockSize, 0, stream>>>(a, first + done);
+        check();
+      }
+    });
+  }
+  void constraint() const { constraint_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(a); check(); }
+  void end() const { end_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(a); check(); }
+};
+
+}  // namespace staged
+
+template <class Real>
+StagedStep<Real>::StagedStep(const Model& model, const kern::ModelView<Real>& m, const kern::DataLayout& layout,
+                             int nenv)
+    : m_(m), layout_(layout), nenv_(nenv), groups_(make_pair_groups(model)) {
+  const std::size_t n = static_cast<std::size_t>(nenv);
+  int slots = 0;  // pair_slots_size(m) reads device memory: from the host model instead
+  for (int c = 0; c < model.ncpair; ++c) slots += model.cpair_maxcon[static_cast<std::size_t>(c)];
+  slots = model.ncpair + kern::kSlotReals * slots;
+  slots_ = DeviceArray<Real>(static_cast<std::size_t>(slots > 0 ? slots : 1) * n, "the narrow phase's pair slots");
+  raised_ = DeviceArray<int>(n, "staged step status bits");
+  pairs_ = DeviceArray<int>(groups_.pairs.empty() ? 1 : groups_.pairs.size(), "pairs by routine");
+  if (!groups_.pairs.empty())
+    SG_CUDA_CHECK(cudaMemcpy(pairs_.get(), groups_.pairs.data(), sizeof(int) * groups_.pairs.size(),
+                             cudaMemcpyHostToDevice));
+}
+
+template <class Real>
+StagedStep<Real>::~StagedStep() {
+  for (auto& kv : graphs_) cudaGraphExecDestroy(kv.second);
+}
+
+template <class Real>
+void StagedStep<Real>::enqueue(cudaStream_t stream, const StagedArgs<Real>& a, int substeps) const {
+  const unsigned blocks = static_cast<unsigned>((nenv_ + kBlockSize - 1) / kBlockSize);
+  const staged::Launcher<Real> x{a, stream, blocks};
+  run_staged_control_step(x, groups_, m_.contact_enabled != 0, substeps);
+}
+
+template <class Real>
+StagedArgs<Real> StagedStep<Real>::args(Real* qpos, Real* qvel, Real* ctrl, Real* warm, Real* workspace, Real* stats,
+                                        int* status, const int* skip) const {
+  StagedArgs<Real> a{};
+  a.m = m_;
+  a.layout = layout_;
+  a.qpos = qpos; a.qvel = qvel; a.ctrl = ctrl; a.warm = warm; a.workspace = workspace; a.stats = stats;
+  a.slots = slots_.get();
+  a.status = status;
+  a.raised = raised_.get();
+  a.skip = skip;
+  a.pairs = pairs_.get();
+  a.nenv = nenv_;
+  return a;
+}
+
+template <class Real>
+cudaGraphExec_t StagedStep<Real>::graph(cudaStream_t stream, const StagedArgs<Real>& a, int substeps) {
+  if (!use_graphs_) return nullptr;
+  // A graph bakes in its kernels' arguments: the cached graphs hold while the backend's arrays
+  // are the ones they were captured with (they are, for the backend's lifetime).
+  const void* key_args[7] = {a.qpos, a.qvel, a.ctrl, a.warm, a.workspace, a.stats, a.status};
+  if (!std::equal(key_args, key_args + 7, graph_key_args_)) {
+    for (auto& kv : graphs_) cudaGraphExecDestroy(kv.second);
+    graphs_.clear();
+    std::copy(key_args, key_args + 7, graph_key_args_);
+  }
+  const auto key = std::make_pair(substeps, a.skip);
+  const auto it = graphs_.find(key);
+  if (it != graphs_.end()) return it->second;
+  // Capture once (thread-local mode: other threads' CUDA calls are unaffected); a stream that
+  // cannot be captured (the legacy default stream) falls back to plain launches for good.
+  cudaGraph_t g = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  bool ok = cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) == cudaSuccess;
+  if (ok) {
+    enqueue(stream, a, substeps);
+    ok = cudaStreamEndCapture(stream, &g) == cudaSuccess;
+    ok = ok && cudaGraphInstantiate(&exec, g, 0) == cudaSuccess;
+    if (g) cudaGraphDestroy(g);
+  }
+  if (!ok) {
+    cudaGetLastError();  // the failed capture's error is not the user's
+    if (exec) cudaGraphExecDestroy(exec);
+    use_graphs_ = false;
+    return nullptr;
+  }
+  graphs_.emplace(key, exec);
+  return exec;
+}
+
+template <class Real>
+void StagedStep<Real>::prepare(cudaStream_t stream, Real* qpos, Real* qvel, Real* ctrl, Real* warm, Real* workspace,
+                               Real* stats, int* status, const int* skip, int substeps) {
+  graph(stream, args(qpos, qvel, ctrl, warm, workspace, stats, status, skip), substeps);
+}
+
+template <class Real>
+void StagedStep<Real>::launch(cudaStream_t stream, Real* qpos, Real* qvel, Real* ctrl, Real* warm, Real* workspace,
+                              Real* stats, int* status, const int* skip, int substeps) {
+  const StagedArgs<Real> a = args(qpos, qvel, ctrl, warm, workspace, stats, status, skip);
+  if (const cudaGraphExec_t exec = graph(stream, a, substeps)) {
+    SG_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    return;
+  }
+  enqueue(stream, a, substeps);
+}
+
+}  // namespace stiffgrad::cuda_detail

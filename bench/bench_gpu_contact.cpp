@@ -1,0 +1,176 @@
+// bench_gpu_contact: stepping with contact on the CUDA backend against the CPU backend on all
+// cores, side by side in one run (issue 38's targets): the Unitree G1 on its floor
+// (scene_mjx.xml at `home`, velocities N(0, 0.05^2), the keyframe's controls held), one substep
+// per control step, env-substeps per second.
+//
+//   bench_gpu_contact [--nenv 1024,4096,16384] [--steps 40] [--rounds 3] [--threads T]
+//                     [--precision float,double] [--contact soft-staged,soft-fused,impulse]
+//                     [--no-cpu]
+//
+// Rows: contact model (MuJoCo's soft constraints through the staged pipeline or the fused
+// kernel, SimulatorOptions::cuda_pipeline; the Impulse model at κ 300, which always runs fused)
+// x precision x nenv. Each point is the best of --rounds rounds of --steps control steps after
+// one untimed warm-up step (state reset before each round, untimed; synchronize() before the
+// clock stops); the CPU backend's rounds (OpenMP, --threads, default all cores) alternate with
+// the GPU's so that machine noise hits both alike. The staged and fused soft rows must agree:
+// the bench prints the largest |qpos| difference between them after the rounds (0: bitwise).
+// Without a CUDA device it says so and exits 1.
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench/bench_common.hpp"
+#include "stiffgrad/stiffgrad.hpp"
+
+namespace {
+
+using namespace stiffgrad;
+namespace sb = stiffgrad::bench;
+namespace opt = stiffgrad::options;
+
+const char* kUsage =
+    "usage: bench_gpu_contact [--nenv 1024,4096,16384] [--steps 40] [--rounds 3] [--threads T]\n"
+    "                         [--precision float,double] [--contact soft-staged,soft-fused,impulse]\n"
+    "                         [--no-cpu]\n";
+
+struct Args {
+  std::vector<int> nenv{1024, 4096, 16384};
+  int steps = 40, rounds = 3, threads = 0;
+  std::vector<std::string> precisions{"float", "double"};
+  std::vector<std::string> contacts{"soft-staged", "soft-fused", "impulse"};
+  bool cpu = true;
+};
+
+struct Start {
+  std::vector<double> qpos, qvel, ctrl;
+};
+
+Start start_states(const Model& m, int nenv) {
+  const Keyframe* home = nullptr;
+  for (const Keyframe& k : m.keyframes)
+    if (k.name == "home") home = &k;
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> n01(0.0, 1.0);
+  Start s;
+  for (int e = 0; e < nenv; ++e) {
+    for (int i = 0; i < m.nq; ++i) s.qpos.push_back(home ? home->qpos[i] : m.qpos0[i]);
+    for (int i = 0; i < m.nv; ++i) s.qvel.push_back(0.05 * n01(rng));
+    for (int i = 0; i < m.nu; ++i) s.ctrl.push_back(home ? home->ctrl[i] : 0.0);
+  }
+  s.ctrl.push_back(0.0);
+  return s;
+}
+
+SimulatorOptions options_for(const std::string& contact, Backend backend, Precision precision, int nenv,
+                             int threads) {
+  SimulatorOptions o;
+  o.backend = backend;
+  o.precision = precision;
+  o.nenv = nenv;
+  o.substeps = 1;
+  o.threads = threads;
+  if (contact == "impulse") o.contact_model = ContactModel::Impulse;
+  o.cuda_pipeline = contact == "soft-fused" ? CudaPipeline::Fused : CudaPipeline::Staged;
+  return o;
+}
+
+// Seconds per control step, best of `rounds`.
+double time_steps(Simulator& sim, const Start& s, int steps) {
+  sim.set_state(s.qpos.data(), s.qvel.data());
+  sim.set_ctrl(s.ctrl.data());
+  sim.step();  // warm-up: first launches, graph capture of another substep count
+  sim.synchronize();
+  const auto t0 = sb::Clock::now();
+  for (int t = 0; t < steps; ++t) sim.step();
+  sim.synchronize();
+  return sb::seconds_since(t0) / steps;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  const auto read_options = [&](const opt::Args& o) {
+    a.nenv = sb::int_list_option(o, "nenv", a.nenv, 1, 1 << 22);
+    a.steps = sb::int_option(o, "steps", a.steps, 1, 100000);
+    a.rounds = sb::int_option(o, "rounds", a.rounds, 1, 1000);
+    a.threads = sb::int_option(o, "threads", 0, 0, 4096);
+    a.precisions = sb::name_list_option(o, "precision", a.precisions, {"float", "double"});
+    a.contacts = sb::name_list_option(o, "contact", a.contacts, {"soft-staged", "soft-fused", "impulse"});
+    a.cpu = !o.has("no-cpu");
+  };
+  if (const auto status = sb::read_command_line(argc, argv, "bench_gpu_contact", kUsage, {"no-cpu"},
+                                                {"nenv", "steps", "rounds", "threads", "precision", "contact"},
+                                                read_options))
+    return *status;
+  if (!cuda_available()) {
+    std::fprintf(stderr,
+                 "bench_gpu_contact: the CUDA backend is unavailable (this build has no CUDA backend, or no "
+                 "CUDA device is present): nothing to measure\n");
+    return 1;
+  }
+  if (a.threads == 0) a.threads = omp_get_max_threads();
+  const auto model = load_mjcf(sb::data_dir() + "/models/unitree_g1/scene_mjx.xml");
+  std::printf("bench_gpu_contact: G1 on its floor (home, N(0, 0.05^2) velocities), 1 substep per step, "
+              "%d steps per round, best of %d\n",
+              a.steps, a.rounds);
+  std::printf("machine: %s, %u logical cores (CPU rows: %d OpenMP threads), load average %s\n",
+              sb::cpu_model().c_str(), std::thread::hardware_concurrency(), a.threads, sb::load_average().c_str());
+  std::printf("| contact | precision | nenv | CUDA env-substeps/s | CPU env-substeps/s | CUDA / CPU |\n");
+  std::printf("|---|---|---|---|---|---|\n");
+  std::fflush(stdout);
+  for (const std::string& contact : a.contacts)
+    for (const std::string& prec : a.precisions)
+      for (int nenv : a.nenv) {
+        const Precision p = prec == "float" ? Precision::Float : Precision::Double;
+        const Start s = start_states(*model, nenv);
+        Simulator gpu(model, options_for(contact, Backend::Cuda, p, nenv, a.threads));
+        std::unique_ptr<Simulator> cpu;
+        if (a.cpu && contact != "soft-fused")
+          cpu = std::make_unique<Simulator>(model, options_for(contact, Backend::Cpu, p, nenv, a.threads));
+        double best_gpu = 1e300, best_cpu = 1e300;
+        for (int r = 0; r < a.rounds; ++r) {
+          best_gpu = std::min(best_gpu, time_steps(gpu, s, a.steps));
+          if (cpu) best_cpu = std::min(best_cpu, time_steps(*cpu, s, a.steps));
+        }
+        const double g = nenv / best_gpu, c = cpu ? nenv / best_cpu : 0.0;
+        if (cpu)
+          std::printf("| %s | %s | %d | %.3g | %.3g | %.2f |\n", contact.c_str(), prec.c_str(), nenv, g, c, g / c);
+        else
+          std::printf("| %s | %s | %d | %.3g | | |\n", contact.c_str(), prec.c_str(), nenv, g);
+        std::fflush(stdout);
+      }
+
+  // staged vs fused: the same steps must give the same state
+  if (std::find(a.contacts.begin(), a.contacts.end(), "soft-staged") != a.contacts.end()) {
+    const int nenv = a.nenv.front();
+    const Start s = start_states(*model, nenv);
+    for (const std::string& prec : a.precisions) {
+      const Precision p = prec == "float" ? Precision::Float : Precision::Double;
+      std::vector<double> q[2], v[2];
+      int k = 0;
+      for (const char* c : {"soft-staged", "soft-fused"}) {
+        Simulator sim(model, options_for(c, Backend::Cuda, p, nenv, a.threads));
+        sim.set_state(s.qpos.data(), s.qvel.data());
+        sim.set_ctrl(s.ctrl.data());
+        for (int t = 0; t < a.steps; ++t) sim.step();
+        q[k].resize(static_cast<std::size_t>(nenv) * model->nq);
+        v[k].resize(static_cast<std::size_t>(nenv) * model->nv);
+        sim.get_state(q[k].data(), v[k].data());
+        ++k;
+      }
+      double diff = 0;
+      for (std::size_t i = 0; i < q[0].size(); ++i) diff = std::max(diff, std::abs(q[0][i] - q[1][i]));
+      for (std::size_t i = 0; i < v[0].size(); ++i) diff = std::max(diff, std::abs(v[0][i] - v[1][i]));
+      std::printf("staged vs fused (%s, %d envs, %d steps): largest |difference| of qpos, qvel = %g%s\n",
+                  prec.c_str(), nenv, a.steps, diff, diff == 0 ? " (bitwise equal)" : "  <-- NOT EQUAL");
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,56 @@
+// Host side of the staged control step (kernels/step/staged_step.hpp): the candidate pairs
+// grouped by narrow-phase routine, and the order of the stages. The CUDA backend launches one
+// kernel per stage in this order (backends/cuda/staged_step.cuh); the host emulation test
+// (tests/test_staged_step.cpp) runs the same stages over the device's workspace layout.
+#pragma once
+
+#include <array>
+#include <vector>
+
+#include "kernels/collision/collision.hpp"
+#include "stiffgrad/model.hpp"
+
+namespace stiffgrad {
+
+struct PairGroups {
+  std::vector<int> pairs;                         // ncpair: pair ids grouped by routine,
+                                                  //   increasing within a group
+  std::array<int, kern::kPairRoutines + 1> begin{};  // routine r: pairs[begin[r] .. begin[r + 1])
+  int count(int r) const { return begin[r + 1] - begin[r]; }
+};
+
+inline PairGroups make_pair_groups(const Model& m) {
+  PairGroups g;
+  std::vector<int> routine(static_cast<std::size_t>(m.ncpair));
+  for (int c = 0; c < m.ncpair; ++c) {
+    const auto t1 = static_cast<int>(m.geom_type[static_cast<std::size_t>(m.cpair_geom1[static_cast<std::size_t>(c)])]);
+    const auto t2 = static_cast<int>(m.geom_type[static_cast<std::size_t>(m.cpair_geom2[static_cast<std::size_t>(c)])]);
+    routine[static_cast<std::size_t>(c)] = kern::pair_routine(t1, t2);
+  }
+  for (int r = 0; r < kern::kPairRoutines; ++r) {
+    g.begin[static_cast<std::size_t>(r)] = static_cast<int>(g.pairs.size());
+    for (int c = 0; c < m.ncpair; ++c)
+      if (routine[static_cast<std::size_t>(c)] == r) g.pairs.push_back(c);
+  }
+  g.begin[kern::kPairRoutines] = static_cast<int>(g.pairs.size());
+  return g;
+}
+
+// One control step of the staged pipeline through `x`, which provides begin(), smooth(),
+// narrow(routine, first, count) (the pairs groups.pairs[first .. first + count)),
+// constraint() and end(). Pairs without a routine (kRoutineNone: never compiled into a model
+// with constraints, kept for safety) go through the run-time dispatch.
+template <class Exec>
+void run_staged_control_step(Exec& x, const PairGroups& g, bool contact_enabled, int substeps) {
+  x.begin();
+  for (int s = 0; s < substeps; ++s) {
+    x.smooth();
+    if (contact_enabled)
+      for (int r = 0; r < kern::kPairRoutines; ++r)
+        if (g.count(r) > 0) x.narrow(r, g.begin[static_cast<std::size_t>(r)], g.count(r));
+    x.constraint();
+  }
+  x.end();
+}
+
+}  // namespace stiffgrad

@@ -1,0 +1,103 @@
+// The staged control step: the Euler substep with soft constraints (kernels/step/step.hpp) cut
+// into stages that a GPU runs as separate kernels, each over the items it is independent in:
+//
+//   begin        per environment         control_step_begin (load state, control, warm start)
+//   per substep:
+//     smooth     per environment         kinematics .. qacc_smooth, geom poses
+//     narrow     per (pair, environment) one candidate pair's narrow phase into its slots
+//     constraint per environment         gather the slots in pair order, rows, Newton solve,
+//                                        the Euler solve and integration, statistics
+//   end          per environment         control_step_end (finite check, store)
+//
+// The narrow stage is launched once per routine (kernels/collision/collision.hpp PairRoutine)
+// over that routine's pairs, so the routine and the pair index are uniform across a warp and the
+// environment-minor workspace is read coalesced (docs/gpu.md, "Staged contact step").
+//
+// One source of physics: every stage calls the functions the fused substep calls
+// (fwd_position .. fwd_acceleration_smooth, collide_candidate_pair, append_pair_contacts,
+// fwd_constraint_from_contacts, fwd_acceleration_finish, integrate_euler), in the same order on
+// the same data, so a staged step equals control_step_env bit for bit; the gather appends the
+// pairs' contacts in pair order with fwd_collision's overflow rule, which makes the contact list
+// MuJoCo 2.2.2's (deterministic: no atomics, fixed slots per pair). The adjoint replays the
+// fused substep, and the replay check (Rollout::replay_bitwise) compares the two.
+//
+// Per-environment slots (pair_slots_size Reals; environment-minor on the device):
+//   slots[c]                                       contacts pair c found this substep, c < ncpair
+//   slots[ncpair + kSlotReals * (cpair_contactadr[c] + k) + j]
+//                                                  contact k of pair c: dist, pos (3), frame (9)
+#pragma once
+
+#include "kernels/step/batch.hpp"
+
+namespace stiffgrad::kern {
+
+constexpr int kSlotReals = 13;  // one Contact: dist, pos[3], frame[9]
+
+// The staged pipeline covers the Euler family with soft constraints (the Impulse model and the
+// Runge–Kutta methods keep the fused kernel); without constraints nothing is worth staging.
+template <class Real>
+SG_HD SG_INLINE bool staged_step_applies(const ModelView<Real>& m) {
+  return m.nefc_max > 0 && m.rk_integrator == kIntEuler && m.contact_model != kContactImpulse;
+}
+
+template <class Real>
+SG_HD SG_INLINE int pair_slots_size(const ModelView<Real>& m) {
+  return m.ncpair + kSlotReals * m.cpair_contactadr[m.ncpair];
+}
+
+// Stage smooth: everything of the substep before the narrow phase.
+template <class Real, class L>
+SG_HD void staged_smooth(const ModelView<Real>& m, const Data<Real, L>& d) {
+  fwd_position(m, d);
+  fwd_velocity(m, d);
+  fwd_actuation(m, d);
+  fwd_acceleration_smooth(m, d);
+  geom_poses(m, d);
+}
+
+// Stage narrow: candidate pair c's contacts into its slots, by routine R (its pair_routine;
+// kRoutineNone dispatches at run time).
+template <int R, class Real, class L, class LS>
+SG_HD void staged_narrow(const ModelView<Real>& m, const Data<Real, L>& d, int c, View<Real, LS> slots) {
+  Contact<Real> found[kMaxContactsPerPair];
+  int n = m.contact_enabled ? collide_candidate_pair<R>(m, d, c, found) : 0;
+  const int room = m.cpair_contactadr[c + 1] - m.cpair_contactadr[c];
+  if (n > room) n = room;  // cpair_maxcon bounds every routine (test_model_constraints_vs_mujoco)
+  slots[c] = Real(n);
+  const int base = m.ncpair + kSlotReals * m.cpair_contactadr[c];
+  for (int k = 0; k < n; ++k) {
+    const int o = base + kSlotReals * k;
+    slots[o] = found[k].dist;
+    for (int j = 0; j < 3; ++j) slots[o + 1 + j] = found[k].pos[j];
+    for (int j = 0; j < 9; ++j) slots[o + 4 + j] = found[k].frame[j];
+  }
+}
+
+// Stage constraint: the contact list from the slots (fwd_collision's order and overflow rule),
+// then the rest of the Euler substep; its statistics into stats. Returns the status bits raised.
+template <class Real, class L, class LS>
+SG_HD int staged_constraint(const ModelView<Real>& m, const Data<Real, L>& d, View<Real, LS> slots,
+                            View<Real, LS> stats) {
+  int ncon = 0, status = 0;
+  if (m.contact_enabled)
+    for (int c = 0; c < m.ncpair && status == 0; ++c) {
+      const int n = sg_int(slots[c]);
+      const int base = m.ncpair + kSlotReals * m.cpair_contactadr[c];
+      for (int k = 0; k < n && status == 0; ++k) {
+        Contact<Real> one;
+        const int o = base + kSlotReals * k;
+        one.dist = slots[o];
+        for (int j = 0; j < 3; ++j) one.pos[j] = slots[o + 1 + j];
+        for (int j = 0; j < 9; ++j) one.frame[j] = slots[o + 4 + j];
+        status = append_pair_contacts(m, d, c, &one, 1, &ncon);
+      }
+    }
+  d.ncon[0] = Real(ncon);
+  status |= fwd_constraint_from_contacts(m, d);
+  fwd_acceleration_finish(m, d, m.timestep);
+  integrate_euler(m, d);
+  accumulate_substep_stats(m, d, stats);
+  return status;
+}
+
+}  // namespace stiffgrad::kern

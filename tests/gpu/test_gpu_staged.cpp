@@ -1,0 +1,160 @@
+// The staged contact step on the device (backends/cuda/staged_step.cuh, label `gpu`): the staged
+// pipeline and the fused kernel give the same steps bit for bit (state, warm start, status and
+// contact statistics), through the CUDA graph and through plain launches (the legacy default
+// stream cannot be captured), and a Rollout recorded with the staged step replays bitwise and
+// gives the fused recording's gradient exactly. The host emulation of the same stages runs
+// without a device (tests/test_staged_step.cpp).
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+#include "all_routines_scene.hpp"
+#include "stiffgrad/stiffgrad.hpp"
+#include "test_support.hpp"
+
+#ifdef SG_TEST_WITH_CUDA
+#include <cuda_runtime.h>
+#endif
+
+namespace {
+
+using namespace stiffgrad;
+
+struct Steps {
+  std::vector<double> q, v, w, stats;
+  std::vector<int> status;
+};
+
+struct Case {
+  std::shared_ptr<const Model> model;
+  int nenv = 130;  // a partial last block
+  int T = 20, S = 2;
+};
+
+SimulatorOptions options(const Case& c, Precision p, CudaPipeline pipeline) {
+  SimulatorOptions o;
+  o.backend = Backend::Cuda;
+  o.precision = p;
+  o.nenv = c.nenv;
+  o.substeps = c.S;
+  o.cuda_pipeline = pipeline;
+  return o;
+}
+
+void initial(const Case& c, std::vector<double>& q, std::vector<double>& v, std::vector<double>& u) {
+  const Model& M = *c.model;
+  std::mt19937_64 rng(11);
+  std::normal_distribution<double> n01;
+  q.assign(static_cast<std::size_t>(c.nenv) * M.nq, 0.0);
+  v.assign(static_cast<std::size_t>(c.nenv) * M.nv, 0.0);
+  u.assign(static_cast<std::size_t>(c.T) * c.nenv * M.nu + 1, 0.0);
+  for (int e = 0; e < c.nenv; ++e)
+    for (int i = 0; i < M.nq; ++i) q[static_cast<std::size_t>(e) * M.nq + i] = M.qpos0[i];
+  for (double& x : v) x = 0.3 * n01(rng);
+  for (double& x : u) x = 0.2 * n01(rng);
+}
+
+// Every control step's results, stepping through `stream` (nullptr: the simulator's own).
+Steps run(const Case& c, Precision p, CudaPipeline pipeline, void* stream = nullptr) {
+  const Model& M = *c.model;
+  SimulatorOptions o = options(c, p, pipeline);
+  o.cuda_stream = stream;
+  Simulator sim(c.model, o);
+  std::vector<double> q, v, u;
+  initial(c, q, v, u);
+  sim.set_state(q.data(), v.data());
+  Steps out;
+  for (int t = 0; t < c.T; ++t) {
+    sim.set_ctrl(u.data() + static_cast<std::size_t>(t) * c.nenv * M.nu);
+    sim.step();
+    sim.get_state(q.data(), v.data());
+    std::vector<double> w(static_cast<std::size_t>(c.nenv) * M.nv);
+    sim.get_warmstart(w.data());
+    out.q.insert(out.q.end(), q.begin(), q.end());
+    out.v.insert(out.v.end(), v.begin(), v.end());
+    out.w.insert(out.w.end(), w.begin(), w.end());
+    const std::vector<double> st = sim.contact_stats();
+    out.stats.insert(out.stats.end(), st.begin(), st.end());
+    const std::vector<int> s = sim.status();
+    out.status.insert(out.status.end(), s.begin(), s.end());
+  }
+  return out;
+}
+
+void expect_equal(const Steps& a, const Steps& b, const char* what) {
+  EXPECT_EQ(a.q, b.q) << what << ": qpos";
+  EXPECT_EQ(a.v, b.v) << what << ": qvel";
+  EXPECT_EQ(a.w, b.w) << what << ": warm start";
+  EXPECT_EQ(a.stats, b.stats) << what << ": contact statistics";
+  EXPECT_EQ(a.status, b.status) << what << ": status";
+}
+
+std::vector<Case> cases() {
+  Case g1;
+  g1.model = load_mjcf(sgtest::data_dir() + "/models/unitree_g1/scene_mjx.xml");
+  Case all;
+  all.model = load_mjcf_string(sgtest::kAllRoutinesXml, "all_routines.xml");
+  return {g1, all};
+}
+
+TEST(GpuStaged, StagedEqualsFusedBitwise) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the staged step runs on a device machine (scripts/device_check.sh)";
+  for (const Case& c : cases())
+    for (Precision p : {Precision::Float, Precision::Double}) {
+      const Steps fused = run(c, p, CudaPipeline::Fused);
+      const Steps staged = run(c, p, CudaPipeline::Staged);
+      expect_equal(staged, fused, c.model->name.c_str());
+      double contacts = 0;
+      for (std::size_t i = 0; i < fused.stats.size(); i += Simulator::kStepStats) contacts += fused.stats[i];
+      EXPECT_GT(contacts, 0) << c.model->name << ": the comparison saw no contact";
+    }
+}
+
+#ifdef SG_TEST_WITH_CUDA
+TEST(GpuStaged, PlainLaunchesOnTheLegacyStreamEqualTheGraph) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the staged step runs on a device machine (scripts/device_check.sh)";
+  for (const Case& c : cases()) {
+    const Steps graph = run(c, Precision::Double, CudaPipeline::Staged);
+    const Steps legacy = run(c, Precision::Double, CudaPipeline::Staged, static_cast<void*>(cudaStreamLegacy));
+    expect_equal(legacy, graph, c.model->name.c_str());
+  }
+}
+#endif
+
+TEST(GpuStaged, RolloutReplaysBitwiseAndMatchesTheFusedGradient) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the staged step runs on a device machine (scripts/device_check.sh)";
+  Case c = cases().front();
+  c.T = 8;
+  const Model& M = *c.model;
+  for (Precision p : {Precision::Float, Precision::Double}) {
+    std::vector<double> g[2];
+    int k = 0;
+    for (CudaPipeline pipeline : {CudaPipeline::Fused, CudaPipeline::Staged}) {
+      Simulator sim(c.model, options(c, p, pipeline));
+      std::vector<double> q, v, u;
+      initial(c, q, v, u);
+      sim.set_state(q.data(), v.data());
+      Rollout ro(sim, c.T);
+      ro.begin();
+      for (int t = 0; t < c.T; ++t) ro.step(u.data() + static_cast<std::size_t>(t) * c.nenv * M.nu);
+      std::vector<double> dlq((c.T + 1) * static_cast<std::size_t>(c.nenv) * M.nq, 0.0),
+          dlv((c.T + 1) * static_cast<std::size_t>(c.nenv) * M.nv, 0.0);
+      std::mt19937_64 rng(3);
+      std::normal_distribution<double> n01;
+      for (double& x : dlq) x = n01(rng);
+      for (double& x : dlv) x = n01(rng);
+      std::vector<double> gq(static_cast<std::size_t>(c.nenv) * M.nq), gv(static_cast<std::size_t>(c.nenv) * M.nv),
+          gu(static_cast<std::size_t>(c.T) * c.nenv * M.nu);
+      ro.backward_raw(dlq.data(), dlv.data(), gq.data(), gv.data(), gu.data());
+      EXPECT_TRUE(ro.replay_bitwise()) << (pipeline == CudaPipeline::Staged ? "staged" : "fused");
+      g[k] = gq;
+      g[k].insert(g[k].end(), gv.begin(), gv.end());
+      g[k].insert(g[k].end(), gu.begin(), gu.end());
+      ++k;
+    }
+    EXPECT_EQ(g[0], g[1]) << "the gradient of a staged recording differs from the fused one's";
+  }
+}
+
+}  // namespace

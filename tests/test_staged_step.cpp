@@ -1,0 +1,192 @@
+// The staged control step (kernels/step/staged_step.hpp, core/staged_schedule.hpp) that the CUDA
+// backend launches as one kernel per stage: no GPU is needed to check its logic. The host runs
+// the same stages in the same order (run_staged_control_step) over the device's layout (every
+// Data and the pair slots interleaved across environments, kern::Strided{nenv}), item by item as
+// the kernels' threads would, and must equal the CPU backend's fused step bit for bit: state,
+// warm start, status and contact statistics after every control step, in double and float.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/model_arrays.hpp"
+#include "core/staged_schedule.hpp"
+#include "kernels/step/staged_step.hpp"
+#include "stiffgrad/stiffgrad.hpp"
+#include "all_routines_scene.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+using namespace stiffgrad;
+
+struct Reference {
+  std::vector<double> q, v, w, stats;
+  std::vector<int> status;
+};
+
+// Returns the contacts each routine found over the run.
+template <class Real>
+std::vector<long> check_staged(const std::shared_ptr<const Model>& model, const std::string& name, int nenv, int T, int S) {
+  const Model& M = *model;
+  SimulatorOptions opt;
+  opt.nenv = nenv;
+  opt.substeps = S;
+  opt.threads = 2;
+  opt.precision = std::is_same_v<Real, float> ? Precision::Float : Precision::Double;
+  Simulator sim(model, opt);
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> n01;
+  std::vector<double> q(nenv * M.nq), v(nenv * M.nv), u(T * nenv * M.nu + 1);
+  for (int e = 0; e < nenv; ++e) {
+    for (int i = 0; i < M.nq; ++i) q[e * M.nq + i] = M.qpos0[i];
+    for (int j = 0; j < M.njnt; ++j)
+      if (M.jnt_type[j] == JointType::Hinge) q[e * M.nq + M.jnt_qposadr[j]] += 0.2 * n01(rng);
+  }
+  for (double& x : v) x = 0.3 * n01(rng);
+  for (double& x : u) x = 0.3 * n01(rng);
+  sim.set_state(q.data(), v.data());
+
+  // the CPU backend's fused steps
+  std::vector<Reference> ref(T);
+  for (int t = 0; t < T; ++t) {
+    sim.set_ctrl(u.data() + t * nenv * M.nu);
+    sim.step();
+    Reference& r = ref[t];
+    r.q.resize(nenv * M.nq);
+    r.v.resize(nenv * M.nv);
+    r.w.resize(nenv * M.nv);
+    sim.get_state(r.q.data(), r.v.data());
+    sim.get_warmstart(r.w.data());
+    r.stats = sim.contact_stats();
+    r.status = sim.status();
+  }
+
+  // the staged stages over the device's layout
+  const ModelArrays<Real> arrays(M, sim.capacity());
+  const kern::ModelView<Real> m = simulation_view(arrays.host_view(), opt);
+  std::vector<long> found(kern::kPairRoutines, 0);
+  if (!kern::staged_step_applies(m)) {
+    ADD_FAILURE() << name << ": the staged step does not apply";
+    return found;
+  }
+  const kern::DataLayout layout = kern::DataLayout::make(m);
+  const PairGroups groups = make_pair_groups(M);
+  EXPECT_EQ(static_cast<int>(groups.pairs.size()), M.ncpair);
+  using V = kern::View<Real, kern::Strided>;
+  const kern::Strided s{nenv};
+  std::vector<Real> qpos(M.nq * nenv), qvel(M.nv * nenv), ctrl(M.nu * nenv + 1), warm(M.nv * nenv, Real(0)),
+      stats(kern::kContactStats * nenv), workspace(static_cast<std::size_t>(layout.size) * nenv),
+      slots(static_cast<std::size_t>(kern::pair_slots_size(m)) * nenv + 1);
+  std::vector<int> status(nenv, 0), raised(nenv, 0);
+  for (int e = 0; e < nenv; ++e) {
+    for (int i = 0; i < M.nq; ++i) qpos[i * nenv + e] = static_cast<Real>(q[e * M.nq + i]);
+    for (int i = 0; i < M.nv; ++i) qvel[i * nenv + e] = static_cast<Real>(v[e * M.nv + i]);
+  }
+  const auto data = [&](int e) { return kern::Data<Real, kern::Strided>::bind(V{workspace.data() + e, s}, layout); };
+  const auto at = [&](std::vector<Real>& a, int e) { return V{a.data() + e, s}; };
+  const auto live = [&](int e) { return (status[e] & kern::kEnvNonFinite) == 0; };
+  struct HostExec {
+    std::function<void()> begin, smooth, constraint, end;
+    std::function<void(int, int, int)> narrow;
+  } x;
+  x.begin = [&] {
+    for (int e = 0; e < nenv; ++e) {
+      if (!live(e)) continue;
+      raised[e] = 0;
+      kern::control_step_begin(m, at(qpos, e), at(qvel, e), at(ctrl, e), at(warm, e), data(e), &status[e], at(stats, e));
+    }
+  };
+  x.smooth = [&] {
+    for (int e = 0; e < nenv; ++e)
+      if (live(e)) kern::staged_smooth(m, data(e));
+  };
+  int narrow_calls = 0;
+  x.narrow = [&](int routine, int first, int count) {
+    kern::with_pair_routine(routine, [&](auto r) {
+      constexpr int R = decltype(r)::value;
+      for (int k = 0; k < count; ++k)  // blockIdx.y
+        for (int e = 0; e < nenv; ++e)  // the threads
+          if (live(e)) {
+            kern::staged_narrow<R>(m, data(e), groups.pairs[first + k], at(slots, e));
+            found[routine] += static_cast<long>(at(slots, e)[groups.pairs[first + k]]);
+          }
+      ++narrow_calls;
+    });
+  };
+  x.constraint = [&] {
+    for (int e = 0; e < nenv; ++e)
+      if (live(e)) raised[e] |= kern::staged_constraint(m, data(e), at(slots, e), at(stats, e));
+  };
+  x.end = [&] {
+    for (int e = 0; e < nenv; ++e)
+      if (live(e)) kern::control_step_end(m, data(e), at(qpos, e), at(qvel, e), at(warm, e), raised[e], &status[e]);
+  };
+  int contacts = 0;
+  for (int t = 0; t < T; ++t) {
+    for (int e = 0; e < nenv; ++e)
+      for (int i = 0; i < M.nu; ++i) ctrl[i * nenv + e] = static_cast<Real>(u[(t * nenv + e) * M.nu + i]);
+    run_staged_control_step(x, groups, m.contact_enabled != 0, S);
+    const Reference& r = ref[t];
+    for (int e = 0; e < nenv; ++e) {
+      contacts += static_cast<int>(data(e).ncon[0]);
+      EXPECT_EQ(status[e], r.status[e]) << name << " step " << t << " env " << e;
+      for (int i = 0; i < M.nq; ++i)
+        EXPECT_EQ(static_cast<double>(qpos[i * nenv + e]), r.q[e * M.nq + i]) << name << " qpos " << i << " step " << t;
+      for (int i = 0; i < M.nv; ++i) {
+        EXPECT_EQ(static_cast<double>(qvel[i * nenv + e]), r.v[e * M.nv + i]) << name << " qvel " << i << " step " << t;
+        EXPECT_EQ(static_cast<double>(warm[i * nenv + e]), r.w[e * M.nv + i]) << name << " warm " << i << " step " << t;
+      }
+      for (int i = 0; i < kern::kContactStats; ++i)
+        EXPECT_EQ(static_cast<double>(stats[i * nenv + e]), r.stats[e * kern::kContactStats + i])
+            << name << " stat " << i << " step " << t;
+    }
+  }
+  // the comparison must have seen contacts, and one launch per routine present per substep
+  EXPECT_GT(contacts, 0) << name;
+  int routines = 0;
+  for (int r = 0; r < kern::kPairRoutines; ++r) routines += groups.count(r) > 0;
+  EXPECT_EQ(narrow_calls, routines * S * T) << name;
+  return found;
+}
+
+TEST(StagedStep, EveryRoutineEqualsFusedStepBitwise) {
+  const auto model = load_mjcf_string(sgtest::kAllRoutinesXml, "all_routines.xml");
+  // every routine but plane-plane has a pair in this scene
+  const PairGroups g = make_pair_groups(*model);
+  for (int r = kern::kRoutinePlaneSphere; r < kern::kPairRoutines; ++r)
+    EXPECT_GT(g.count(r), 0) << "routine " << r << " has no pair in the test scene";
+  for (const auto& found : {check_staged<double>(model, "all routines", 4, 12, 3),
+                            check_staged<float>(model, "all routines (float)", 4, 12, 3)})
+    for (int r = kern::kRoutinePlaneSphere; r < kern::kPairRoutines; ++r)
+      EXPECT_GT(found[r], 0) << "routine " << r << " found no contact in the test scene";
+}
+
+TEST(StagedStep, RobotsEqualFusedStepBitwise) {
+  for (const std::string& path : {sgtest::humanoid_xml(), sgtest::data_dir() + "/models/unitree_g1/scene_mjx.xml",
+                                  sgtest::data_dir() + "/models/brax/ant.xml"}) {
+    const auto model = load_mjcf(path);
+    check_staged<double>(model, path, 5, 8, 4);
+    check_staged<float>(model, path + " (float)", 5, 8, 4);
+  }
+}
+
+TEST(StagedStep, PairGroupsKeepPairOrderWithinARoutine) {
+  const auto model = load_mjcf_string(sgtest::kAllRoutinesXml, "all_routines.xml");
+  const PairGroups g = make_pair_groups(*model);
+  std::vector<int> seen(model->ncpair, 0);
+  for (int r = 0; r < kern::kPairRoutines; ++r)
+    for (int k = g.begin[r]; k < g.begin[r + 1]; ++k) {
+      const int c = g.pairs[k];
+      ++seen[c];
+      if (k > g.begin[r]) EXPECT_LT(g.pairs[k - 1], c);
+      const int t1 = static_cast<int>(model->geom_type[model->cpair_geom1[c]]);
+      const int t2 = static_cast<int>(model->geom_type[model->cpair_geom2[c]]);
+      EXPECT_EQ(kern::pair_routine(t1, t2), r);
+    }
+  for (int c = 0; c < model->ncpair; ++c) EXPECT_EQ(seen[c], 1) << "pair " << c;
+}
+
+}  // namespace
