@@ -36,8 +36,9 @@
 // the next synchronizing call (synchronize(), get_*). The stream is the user's (options) or a
 // blocking one created here; its ordering contract is stated in stiffgrad/simulator.hpp.
 //
-// Bitwise replay: this file's forward step and rollout_cuda.cu's replay inline the same
-// kernels/ code into different __global__ functions (and translation units). They reproduce
+// Bitwise replay: the forward step (fused_step_*.cu, or the staged kernels of staged_step_*.cu)
+// and the adjoint's replay (adjoint_step_*.cu) inline the same kernels/ code into different
+// __global__ functions and translation units. They reproduce
 // each other bit for bit because every .cu file is compiled with -fmad=false (CMakeLists.txt
 // says why): no a*b+c is fused into an FMA, so rounding depends on the source alone, not on
 // what nvcc inlined where. The check in cuda_support.cuh refuses a build that lost those flags.
