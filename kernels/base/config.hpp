@@ -4,10 +4,14 @@
 #include <cmath>
 
 // SG_OUTLINE: a function nvcc must keep as its own device function (not inlined). For the big,
-// rarely co-resident pieces of a kernel (one narrow-phase routine, its dual-number pass): the
-// caller's stack then holds the largest callee's frame instead of the sum of every inlined one,
-// and ptxas allocates registers per function (its time and memory grow faster than linearly with
-// a function's size). Host compilers inline as they see fit.
+// rarely co-resident pieces of a kernel (one narrow-phase routine, its dual-number pass) and the
+// pipeline stages a kernel calls from several sites (the adjoint replays `substep` at three and
+// recomputes primals inside each substep's adjoint): the caller's stack then holds the largest
+// callee's frame instead of the sum of every inlined one, there is one copy of the code per
+// kernel, and ptxas allocates registers per function (its time and memory grow faster than
+// linearly with a function's size). Not for a stage that only one site calls (constraint_solve:
+// outlined, the staged constraint kernel's stack grew from 384 B to 1584 B). With -fmad=false an
+// inlining decision cannot change a result. Host compilers inline as they see fit.
 #if defined(__CUDACC__)
 #define SG_HD __host__ __device__
 #define SG_INLINE __forceinline__

@@ -117,7 +117,7 @@ SG_HD SG_INLINE int append_pair_contacts(const ModelView<Real>& m, const Data<Re
 // 2.2.2's). Returns kEnvOk, or kEnvConstraintOverflow when more contacts were found than
 // ncon_max (the rest are dropped).
 template <class Real, class L>
-SG_HD int fwd_collision(const ModelView<Real>& m, const Data<Real, L>& d) {
+SG_HD SG_OUTLINE int fwd_collision(const ModelView<Real>& m, const Data<Real, L>& d) {
   geom_poses(m, d);
   int ncon = 0, status = 0;
   if (m.contact_enabled)

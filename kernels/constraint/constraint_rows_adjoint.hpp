@@ -239,7 +239,7 @@ SG_HD void adj_fwd_constraint_rows(const ModelView<Real>& m, const Data<Real, L>
 // Adjoint of fwd_collision: contact adjoints (a.contact_dist, contact_pos, contact_frame) ->
 // geom poses -> body frames and tree origins.
 template <class Real, class L>
-SG_HD void adj_fwd_collision(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a) {
+SG_HD SG_OUTLINE void adj_fwd_collision(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a) {
   const int ncon = sg_int(d.ncon[0]);
   for (int k = 0; k < ncon;) {
     const int c = sg_int(d.contact_pair[k]);

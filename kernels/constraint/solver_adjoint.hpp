@@ -150,7 +150,7 @@ SG_HD void adj_rows_force(const ModelView<Real>& m, const Data<Real, L>& d, cons
 // Only with m.nefc_max > 0 (the substep runs the solver only then; without it there is no
 // workspace): otherwise it returns at once.
 template <class Real, class L>
-SG_HD void adj_constraint_solve(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a) {
+SG_HD SG_OUTLINE void adj_constraint_solve(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a) {
   if (m.nefc_max <= 0) return;
   const int nv = m.nv;
   const int nefc = solver_nefc(m, d);

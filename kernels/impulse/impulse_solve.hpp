@@ -204,7 +204,7 @@ SG_HD SG_INLINE void block_solve3(Real* A, const Real b[3], Real x[3]) {
 // contact's penetration); dim (K, may be null) the blocks' widths. `step` (K): scratch, left
 // holding the steps r_i. `record` (sweeps x 3K, may be null): P_i before each update.
 template <class Real, class L>
-SG_HD void impulse_solve(int K, View<Real, L> G, View<Real, L> c, View<Real, L> mu, View<Real, L> sigma, bool soft,
+SG_HD SG_OUTLINE void impulse_solve(int K, View<Real, L> G, View<Real, L> c, View<Real, L> mu, View<Real, L> sigma, bool soft,
                          View<Real, L> dim, int sweeps, View<Real, L> step, View<Real, L> P, View<Real, L> out,
                          View<Real, L> record) {
   const int n = 3 * K;

@@ -64,7 +64,7 @@ SG_HD SG_INLINE Real adj_impulse_block(View<Real, L> G, int gi, int n, const Rea
 // 1-D blocks (`dim`, as in impulse_residual) are skipped: their terms are exact zeros, so every
 // live adjoint is bit for bit the one of the loop that visits them, in the same order.
 template <class Real, class L>
-SG_HD void adj_impulse_solve(int K, View<Real, L> G, View<Real, L> c, View<Real, L> mu, View<Real, L> sigma,
+SG_HD SG_OUTLINE void adj_impulse_solve(int K, View<Real, L> G, View<Real, L> c, View<Real, L> mu, View<Real, L> sigma,
                              bool soft, View<Real, L> dim, int sweeps, View<Real, L> P, View<Real, L> record,
                              View<Real, L> out_bar, View<Real, L> G_bar, View<Real, L> c_bar, View<Real, L> mu_bar,
                              View<Real, L> sigma_bar, View<Real, L> P_bar, View<Real, L> step, View<Real, L> source) {

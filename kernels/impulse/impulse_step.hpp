@@ -89,7 +89,7 @@ SG_HD void impulse_delassus(const ModelView<Real>& m, const Data<Real, L>& d, co
 // Advances d.qpos, d.qvel by one substep; returns status bits (0: none). Needs m.nefc_max > 0
 // (the Simulator sizes the rows; core/constraint_capacity.cpp).
 template <class Real, class L>
-SG_HD int impulse_substep(const ModelView<Real>& m, const Data<Real, L>& d) {
+SG_HD SG_OUTLINE int impulse_substep(const ModelView<Real>& m, const Data<Real, L>& d) {
   const int nq = m.nq, nv = m.nv;
   const Real h = m.timestep, half = Real(0.5) * m.timestep;
   const ImpulseWorkspace<Real, L> w = impulse_workspace(m, d);

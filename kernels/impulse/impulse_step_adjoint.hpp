@@ -62,7 +62,7 @@ SG_HD void clear_impulse_adjoint_scratch(const ModelView<Real>& m, const DataLay
 // state after it; on exit a.qpos / a.qvel hold the adjoints of the state before, a.ctrl has
 // accumulated the control adjoint, and d.qpos / d.qvel hold the state before again.
 template <class Real, class L>
-SG_HD void adj_impulse_substep(const ModelView<Real>& m, const DataLayout& o, const Data<Real, L>& d,
+SG_HD SG_OUTLINE void adj_impulse_substep(const ModelView<Real>& m, const DataLayout& o, const Data<Real, L>& d,
                                const Data<Real, L>& a, View<Real, L> adj_buffer) {
   const int nq = m.nq, nv = m.nv;
   const Real h = m.timestep, half = Real(0.5) * m.timestep;

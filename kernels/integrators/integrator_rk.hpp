@@ -147,7 +147,7 @@ SG_HD void rk_combine(const ModelView<Real>& m, const Data<Real, L>& d, const do
 // forward solve bit for bit (integrator_rk_adjoint.hpp) without replaying the chain of solves
 // before it. Counts the solve's Newton iterations in rk_count[2].
 template <class Real, class L>
-SG_HD int rk_dynamics(const ModelView<Real>& m, const Data<Real, L>& d) {
+SG_HD SG_OUTLINE int rk_dynamics(const ModelView<Real>& m, const Data<Real, L>& d) {
   if (has_warmstart(m))
     for (int k = 0; k < m.nv; ++k) d.qacc_warmstart[k] = d.rk_warm[k];
   const int status = fwd_dynamics(m, d, Real(0));
@@ -362,7 +362,7 @@ SG_HD SG_INLINE View<Real, L> rk_step_record(const ModelView<Real>& m, const Dat
 // and their Newton iterations (rk_count[2]); returns the status bits raised (kEnvStepCap: the cap forced a step that failed
 // the tolerance).
 template <class Real, class L>
-SG_HD int rk_substep(const ModelView<Real>& m, const Data<Real, L>& d) {
+SG_HD SG_OUTLINE int rk_substep(const ModelView<Real>& m, const Data<Real, L>& d) {
   const RkTableau t = rk_tableau(m.rk_integrator);
   const RkScratch<Real, L> w = rk_scratch(m, d);
   const int nq = m.nq, nv = m.nv;

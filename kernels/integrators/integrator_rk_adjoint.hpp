@@ -106,7 +106,7 @@ SG_HD void adj_rk_step(const ModelView<Real>& m, const DataLayout& o, const Data
 // deterministic replay of the forward pass), then its steps are reversed. d's qpos and qvel
 // end up at the substep's result.
 template <class Real, class L>
-SG_HD void adj_rk_substep(const ModelView<Real>& m, const DataLayout& o, const Data<Real, L>& d, const Data<Real, L>& a,
+SG_HD SG_OUTLINE void adj_rk_substep(const ModelView<Real>& m, const DataLayout& o, const Data<Real, L>& d, const Data<Real, L>& a,
                           View<Real, L> adj_buffer) {
   const RkTableau t = rk_tableau(m.rk_integrator);
   rk_substep(m, d);

@@ -132,7 +132,7 @@ SG_HD int fwd_acceleration(const ModelView<Real>& m, const Data<Real, L>& d, Rea
 
 // Everything up to qacc (the dynamics at the current state); returns status bits (0: none).
 template <class Real, class L>
-SG_HD int fwd_dynamics(const ModelView<Real>& m, const Data<Real, L>& d, Real h_damping) {
+SG_HD SG_OUTLINE int fwd_dynamics(const ModelView<Real>& m, const Data<Real, L>& d, Real h_damping) {
   fwd_position(m, d);
   fwd_velocity(m, d);
   fwd_actuation(m, d);

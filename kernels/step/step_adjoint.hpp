@@ -121,7 +121,7 @@ SG_HD void adj_fwd_dynamics(const ModelView<Real>& m, const Data<Real, L>& d, co
 // With recompute = false, d must already hold the primal of this substep (fwd_dynamics run
 // on the state before it, e.g. by a replayed substep() whose qpos/qvel were then restored).
 template <class Real, class L>
-SG_HD void adj_substep(const ModelView<Real>& m, const DataLayout& o, const Data<Real, L>& d,
+SG_HD SG_OUTLINE void adj_substep(const ModelView<Real>& m, const DataLayout& o, const Data<Real, L>& d,
                        const Data<Real, L>& a, View<Real, L> adj_buffer, bool recompute = true) {
   const Real h = m.timestep;
   clear_adjoint_scratch(o, adj_buffer);

@@ -12,7 +12,7 @@ namespace stiffgrad::kern {
 
 // Advances d.qpos, d.qvel by one substep at the control d.ctrl; returns status bits (0: none).
 template <class Real, class L>
-SG_HD int substep(const ModelView<Real>& m, const Data<Real, L>& d) {
+SG_HD SG_OUTLINE int substep(const ModelView<Real>& m, const Data<Real, L>& d) {
   if (m.contact_model == kContactImpulse && m.nefc_max > 0) return impulse_substep(m, d);
   return m.rk_integrator == kIntEuler ? euler_substep(m, d) : rk_substep(m, d);
 }
