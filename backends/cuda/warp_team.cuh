@@ -1,5 +1,5 @@
 // The warp as a team (kernels/base/team.hpp): the 32 lanes of a warp share one environment's
-// coupled work. Its sums follow the model's width W = 32 bit for bit as SerialTeam{32} does:
+// coupled work (1-D thread blocks whose size is a multiple of 32). Its sums follow width 32 bit for bit as SerialTeam{32} does:
 // lane l's partial over items i ≡ l (mod 32), then __shfl_down_sync at offsets 16 .. 1 (lane l
 // adds lane l + off, exactly p_l += p_{l+off}), and lane 0's total broadcast to every lane.
 // Device only; the scalar parts of a team body run redundantly on every lane.

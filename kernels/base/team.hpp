@@ -13,14 +13,15 @@
 //   sync()           after writes that other lanes read (a __syncwarp on the GPU).
 //   leader()         true on one lane: scalar results are written by it alone.
 //
-// The summation order is a function of the model's width W = ModelView::team_width (a power of
-// two, 1 .. 32), never of the hardware: lane l's partial is
+// The summation order is a function of a width W (a power of two, 1 .. 32; a solver that uses
+// teams will take it from the model view, so that a replay sums as its forward did), never of
+// the hardware: lane l's partial is
 //   p_l = (l == 0 ? acc : 0) + Σ_{i ≡ l (mod W), ascending} f(i)
 // and the partials are combined as a warp reduction does (offsets W/2, W/4, .., 1:
 // p_l += p_{l+off} for l < off). With W = 1 that is the serial sum acc + f(0) + f(1) + ..., the
 // order every kernel used before teams (CPU results are unchanged). A SerialTeam with W = 32
 // evaluates the same tree in one thread, so a CPU emulation and a warp-per-environment kernel
-// agree bit for bit (tests/test_team.cpp; tests/gpu/test_gpu_staged.cpp).
+// agree bit for bit (tests/test_team.cpp; tests/gpu/test_gpu_team.cpp).
 #pragma once
 
 #include "kernels/base/config.hpp"
@@ -46,12 +47,12 @@ SG_HD SG_INLINE int team_leaf_lane(int k, int bits) {
   return l;
 }
 
-// One thread. Its sums follow the model's width (1: serial; 32: a warp's order, evaluated
+// One thread. Its sums follow the width (1: serial; 32: a warp's order, evaluated
 // leaf by leaf with a stack of log2(W) + 1 partials: the combination p_l += p_{l+off} is the
 // binary tree whose leaves, left to right, are the lanes in bit-reversed order, and a sum's
 // result does not depend on its operands' order).
 struct SerialTeam {
-  int width;  // ModelView::team_width
+  int width;  // W: 1 (serial) or a power of two <= 32
 
   SG_HD SG_INLINE int rank() const { return 0; }
   SG_HD SG_INLINE int size() const { return 1; }
