@@ -88,6 +88,15 @@ kern::ModelView<Real> simulation_view(kern::ModelView<Real> view, const Simulato
   return with_contact_model(with_integrator(view, opt.integrator, opt.adaptive), opt.contact_model, opt.impulse);
 }
 
+// `view` with the team width W (kernels/base/team.hpp): the summation order of the solves that a
+// team runs. The CPU backend keeps 1 (serial sums); the CUDA backend sets kern::kMaxTeamWidth,
+// so that its thread-per-environment kernels and replays sum as its warp-per-environment stages.
+template <class Real>
+kern::ModelView<Real> with_team_width(kern::ModelView<Real> view, int width) {
+  view.team_width = width;
+  return view;
+}
+
 // With the Impulse contact model, the Model a backend steps in place of `model`
 // (impulse_contact_model: every candidate pair's margin widened to the activation's reach),
 // for the backend to own as long as views of it are used; null with the Soft model.

@@ -165,6 +165,7 @@ ModelArrays<Real>::ModelArrays(const Model& m, const ConstraintCapacity& capacit
   v.contact_model = kern::kContactSoft;
   v.impulse_kappa = static_cast<Real>(ImpulseContact{}.kappa);
   v.impulse_sweeps = ImpulseContact{}.sweeps;
+  v.team_width = 1;  // the CUDA backend sets its warp's width (with_team_width)
   v.dof_damping_any = 0;
   for (double b : m.dof_damping) v.dof_damping_any = v.dof_damping_any || b > 0.0;
   for (int k = 0; k < 3; ++k)

@@ -38,17 +38,32 @@ inline PairGroups make_pair_groups(const Model& m) {
 
 // One control step of the staged pipeline through `x`, which provides begin(), smooth(),
 // narrow(routine, first, count) (the pairs groups.pairs[first .. first + count)),
-// constraint() and end(). Pairs without a routine (kRoutineNone: never compiled into a model
-// with constraints, kept for safety) go through the run-time dispatch.
+// constraint() (the Euler family) or impulse_half_step(), impulse_smooth() in place of smooth()
+// and impulse_rows(),
+// impulse_solve(), impulse_finish() in place of constraint() (the Impulse model: `impulse`,
+// kern::staged_step_is_impulse) and end(). Pairs without a routine
+// (kRoutineNone: never compiled into a model with constraints, kept for safety) go through the
+// run-time dispatch.
 template <class Exec>
-void run_staged_control_step(Exec& x, const PairGroups& g, bool contact_enabled, int substeps) {
+void run_staged_control_step(Exec& x, const PairGroups& g, bool contact_enabled, bool impulse, int substeps) {
   x.begin();
   for (int s = 0; s < substeps; ++s) {
-    x.smooth();
+    if (impulse) {
+      x.impulse_half_step();
+      x.impulse_smooth();
+    } else {
+      x.smooth();
+    }
     if (contact_enabled)
       for (int r = 0; r < kern::kPairRoutines; ++r)
         if (g.count(r) > 0) x.narrow(r, g.begin[static_cast<std::size_t>(r)], g.count(r));
-    x.constraint();
+    if (impulse) {
+      x.impulse_rows();
+      x.impulse_solve();
+      x.impulse_finish();
+    } else {
+      x.constraint();
+    }
   }
   x.end();
 }

@@ -87,7 +87,7 @@ std::vector<Real> solve(int K, std::vector<Real> G, std::vector<Real> c, std::ve
                         const std::vector<Real>& depth, double kappa, bool soft, int sweeps) {
   std::vector<Real> sigma(static_cast<std::size_t>(K)), step(sigma.size()), P(static_cast<std::size_t>(3 * K)), out(P.size());
   for (int i = 0; i < K; ++i) sigma[static_cast<std::size_t>(i)] = kern::impulse_activation(depth[static_cast<std::size_t>(i)], Real(kappa));
-  kern::impulse_solve(K, V(G), V(c), V(mu), V(sigma), soft, kern::View<Real, LC>{}, sweeps, V(step), V(P), V(out),
+  kern::impulse_solve(kern::SerialTeam{1}, K, V(G), V(c), V(mu), V(sigma), soft, kern::View<Real, LC>{}, sweeps, V(step), V(P), V(out),
                       kern::View<Real, LC>{});
   return out;
 }
@@ -145,9 +145,9 @@ TEST(ImpulseSolve, AdjointMatchesForwardModeAndFiniteDifferences) {
       std::vector<double> sigma(K), step(K), P(n), out(n), record(static_cast<std::size_t>(p.sweeps * n));
       for (int i = 0; i < K; ++i) sigma[static_cast<std::size_t>(i)] = kern::impulse_activation(p.depth[static_cast<std::size_t>(i)], p.kappa);
       const kern::View<double, LC> all_3d{};
-      kern::impulse_solve(K, V(p.G), V(p.c), V(p.mu), V(sigma), soft, all_3d, p.sweeps, V(step), V(P), V(out), V(record));
+      kern::impulse_solve(kern::SerialTeam{1}, K, V(p.G), V(p.c), V(p.mu), V(sigma), soft, all_3d, p.sweeps, V(step), V(P), V(out), V(record));
       std::vector<double> Gb(p.G.size()), cb(p.c.size()), mub(p.mu.size()), sb(K), Pb(n), source(K);
-      kern::adj_impulse_solve(K, V(p.G), V(p.c), V(p.mu), V(sigma), soft, all_3d, p.sweeps, V(P), V(record), V(w), V(Gb),
+      kern::adj_impulse_solve(kern::SerialTeam{1}, K, V(p.G), V(p.c), V(p.mu), V(sigma), soft, all_3d, p.sweeps, V(P), V(record), V(w), V(Gb),
                               V(cb), V(mub), V(sb), V(Pb), V(step), V(source));
       double rev = 0;
       for (std::size_t i = 0; i < Gb.size(); ++i) rev += Gb[i] * uG[i];
@@ -187,12 +187,10 @@ struct MixedProblem {
   std::vector<double> dim;
   std::vector<bool> live;
 };
-MixedProblem mixed_problem(unsigned seed, bool soft) {
-  const int K = 5, n = 3 * K;
-  MixedProblem q{random_problem(K, seed, soft), {1, 1, 3, 1, 3}, std::vector<bool>(n, true)};
-  q.p.mu[0] = -0.004;
-  q.p.mu[1] = 0.0;
-  q.p.mu[3] = -0.0005;  // tight: this box saturates
+// Blocks `dim` (1 or 3 each) on a random problem: the 1-D blocks' empty rows zeroed, with the pad.
+MixedProblem with_blocks(Problem p, std::vector<double> dim) {
+  const int K = p.K, n = 3 * K;
+  MixedProblem q{std::move(p), std::move(dim), std::vector<bool>(n, true)};
   for (int b = 0; b < K; ++b)
     if (q.dim[static_cast<std::size_t>(b)] == 1)
       for (int t = 1; t < 3; ++t) q.live[static_cast<std::size_t>(3 * b + t)] = false;
@@ -202,7 +200,15 @@ MixedProblem mixed_problem(unsigned seed, bool soft) {
         q.p.G[static_cast<std::size_t>(r * n + s)] = r == s ? 1.0 : 0.0;
   for (int r = 0; r < n; ++r)
     if (!q.live[static_cast<std::size_t>(r)]) q.p.c[static_cast<std::size_t>(r)] = 0.0;
-  q.p.c[3] = -2.0;  // the limit is pushed into
+  return q;
+}
+
+MixedProblem mixed_problem(unsigned seed, bool soft) {
+  MixedProblem q = with_blocks(random_problem(5, seed, soft), {1, 1, 3, 1, 3});
+  q.p.mu[0] = -0.004;
+  q.p.mu[1] = 0.0;
+  q.p.mu[3] = -0.0005;  // tight: this box saturates
+  q.p.c[3] = -2.0;      // the limit is pushed into
   return q;
 }
 
@@ -212,13 +218,13 @@ struct MixedSolve {
 };
 template <class Real>
 MixedSolve<Real> solve_mixed(std::vector<Real> G, std::vector<Real> c, std::vector<Real> mu, const std::vector<Real>& depth,
-                             double kappa, bool soft, int sweeps, std::vector<Real> dim) {
+                             double kappa, bool soft, int sweeps, std::vector<Real> dim, int width = 1) {
   const int K = static_cast<int>(mu.size());
   MixedSolve<Real> r{std::vector<Real>(static_cast<std::size_t>(3 * K)), std::vector<Real>(static_cast<std::size_t>(3 * K)),
                      std::vector<Real>(static_cast<std::size_t>(3 * K * sweeps))};
   std::vector<Real> sigma(static_cast<std::size_t>(K)), step(sigma.size());
   for (int i = 0; i < K; ++i) sigma[static_cast<std::size_t>(i)] = kern::impulse_activation(depth[static_cast<std::size_t>(i)], Real(kappa));
-  kern::impulse_solve(K, V(G), V(c), V(mu), V(sigma), soft, dim.empty() ? kern::View<Real, LC>{} : V(dim), sweeps,
+  kern::impulse_solve(kern::SerialTeam{width}, K, V(G), V(c), V(mu), V(sigma), soft, dim.empty() ? kern::View<Real, LC>{} : V(dim), sweeps,
                       V(step), V(r.P), V(r.out), V(r.record));
   return r;
 }
@@ -226,17 +232,17 @@ MixedSolve<Real> solve_mixed(std::vector<Real> G, std::vector<Real> c, std::vect
 struct MixedAdjoint {
   std::vector<double> Gb, cb, mub, sb;
 };
-MixedAdjoint adjoint_mixed(MixedProblem& q, const std::vector<double>& w, bool use_dim) {
+MixedAdjoint adjoint_mixed(MixedProblem& q, const std::vector<double>& w, bool use_dim, int width = 1) {
   Problem& p = q.p;
   const int K = p.K, n = 3 * K;
   std::vector<double> dim = use_dim ? q.dim : std::vector<double>{};
-  MixedSolve<double> f = solve_mixed(p.G, p.c, p.mu, p.depth, p.kappa, p.soft, p.sweeps, dim);
+  MixedSolve<double> f = solve_mixed(p.G, p.c, p.mu, p.depth, p.kappa, p.soft, p.sweeps, dim, width);
   std::vector<double> sigma(static_cast<std::size_t>(K)), step(sigma.size()), source(sigma.size()), Pb(static_cast<std::size_t>(n));
   for (int i = 0; i < K; ++i) sigma[static_cast<std::size_t>(i)] = kern::impulse_activation(p.depth[static_cast<std::size_t>(i)], p.kappa);
   MixedAdjoint a{std::vector<double>(p.G.size()), std::vector<double>(p.c.size()), std::vector<double>(p.mu.size()),
                  std::vector<double>(static_cast<std::size_t>(K))};
   std::vector<double> wv = w;
-  kern::adj_impulse_solve(K, V(p.G), V(p.c), V(p.mu), V(sigma), p.soft, use_dim ? V(dim) : kern::View<double, LC>{},
+  kern::adj_impulse_solve(kern::SerialTeam{width}, K, V(p.G), V(p.c), V(p.mu), V(sigma), p.soft, use_dim ? V(dim) : kern::View<double, LC>{},
                           p.sweeps, V(f.P), V(f.record), V(wv), V(a.Gb), V(a.cb), V(a.mub), V(a.sb), V(Pb), V(step),
                           V(source));
   return a;
@@ -313,6 +319,70 @@ TEST(ImpulseSolve, OneDimensionalBlocksSkipTheirZerosExactly) {
               worst_dot, worst_fd, saturated_boxes, active_limits);
   EXPECT_GT(saturated_boxes, 0);
   EXPECT_GT(active_limits, 0);
+}
+
+// The solve's residual sums follow the team's width (kernels/base/team.hpp): with K = 40 blocks
+// (every third a friction-loss box) each lane of a width-32 team sums one or two blocks, and the
+// warp's tree combines them. Width 32 must agree with width 1 to rounding and differ from it
+// somewhere (else the width would not reach the sums); its adjoint, replaying width 32, must pass
+// the dot-product test against the dual-number forward mode of width 32.
+TEST(ImpulseSolve, TeamWidthOrdersOnlyTheResidualSums) {
+  const int K = 40, n = 3 * K;
+  double worst_gap = 0, worst_dot = 0;
+  int differing = 0;
+  for (bool soft : {false, true})
+    for (unsigned seed = 300; seed < 304; ++seed) {
+      std::vector<double> dim(static_cast<std::size_t>(K), 3.0);
+      MixedProblem q = with_blocks(random_problem(K, seed, soft), [&] {
+        for (int b = 0; b < K; b += 3) dim[static_cast<std::size_t>(b)] = 1.0;
+        return dim;
+      }());
+      Problem& p = q.p;
+      for (int b = 0; b < K; b += 3) p.mu[static_cast<std::size_t>(b)] = -0.004;
+      const auto serial = solve_mixed(p.G, p.c, p.mu, p.depth, p.kappa, soft, p.sweeps, q.dim, 1);
+      const auto warp = solve_mixed(p.G, p.c, p.mu, p.depth, p.kappa, soft, p.sweeps, q.dim, 32);
+      double norm = 0, gap = 0;
+      for (int r = 0; r < n; ++r) {
+        norm = std::max(norm, std::abs(serial.out[static_cast<std::size_t>(r)]));
+        gap = std::max(gap, std::abs(serial.out[static_cast<std::size_t>(r)] - warp.out[static_cast<std::size_t>(r)]));
+      }
+      differing += serial.out != warp.out;
+      worst_gap = std::max(worst_gap, gap / norm);
+      EXPECT_LT(gap / norm, 1e-10) << (soft ? "soft" : "hard") << " seed " << seed;
+      // the width-32 adjoint against the width-32 forward mode
+      std::mt19937_64 rng(seed + 13);
+      std::normal_distribution<double> n01;
+      std::vector<double> w(static_cast<std::size_t>(n), 0.0), uG(p.G.size(), 0.0), uc(p.c.size(), 0.0),
+          umu(p.mu.size()), ud(p.depth.size());
+      for (int r = 0; r < n; ++r) {
+        if (!q.live[static_cast<std::size_t>(r)]) continue;
+        w[static_cast<std::size_t>(r)] = n01(rng);
+        uc[static_cast<std::size_t>(r)] = n01(rng);
+        for (int s2 = 0; s2 < n; ++s2)
+          if (q.live[static_cast<std::size_t>(s2)]) uG[static_cast<std::size_t>(r * n + s2)] = 0.01 * n01(rng);
+      }
+      for (double& e : umu) e = 0.1 * n01(rng);
+      for (double& e : ud) e = 0.001 * n01(rng);
+      const MixedAdjoint a = adjoint_mixed(q, w, true, 32);
+      double rev = 0;
+      for (std::size_t i = 0; i < uG.size(); ++i) rev += a.Gb[i] * uG[i];
+      for (std::size_t i = 0; i < uc.size(); ++i) rev += a.cb[i] * uc[i];
+      for (std::size_t i = 0; i < umu.size(); ++i) rev += a.mub[i] * umu[i];
+      for (int i = 0; i < K; ++i)
+        rev += kern::adj_impulse_activation(p.depth[static_cast<std::size_t>(i)], p.kappa, a.sb[static_cast<std::size_t>(i)]) *
+               ud[static_cast<std::size_t>(i)];
+      std::vector<D> dimD(q.dim.begin(), q.dim.end());
+      const auto outD =
+          solve_mixed<D>(dual(p.G, uG), dual(p.c, uc), dual(p.mu, umu), dual(p.depth, ud), p.kappa, soft, p.sweeps, dimD, 32).out;
+      double fwd = 0;
+      for (int i = 0; i < n; ++i) fwd += w[static_cast<std::size_t>(i)] * outD[static_cast<std::size_t>(i)].d[0];
+      const double dot = std::abs(rev - fwd) / std::max(1.0, std::abs(fwd));
+      worst_dot = std::max(worst_dot, dot);
+      EXPECT_LT(dot, 1e-12) << (soft ? "soft" : "hard") << " seed " << seed;
+    }
+  std::printf("[impulse] 40 blocks, width 32 vs 1: %d of 8 problems differ, largest gap %.1e of max |out|; width-32 "
+              "adjoint dot-product %.1e\n", differing, worst_gap, worst_dot);
+  EXPECT_GT(differing, 0);
 }
 
 }  // namespace

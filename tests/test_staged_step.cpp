@@ -3,9 +3,14 @@
 // the same stages in the same order (run_staged_control_step) over the device's layout (every
 // Data and the pair slots interleaved across environments, kern::Strided{nenv}), item by item as
 // the kernels' threads would, and must equal the CPU backend's fused step bit for bit: state,
-// warm start, status and contact statistics after every control step, in double and float.
+// warm start, status and contact statistics after every control step, in double and float, with
+// soft constraints and with the Impulse model (whose Delassus stage runs a team: here one that
+// takes the items in a warp's lanes' order, last lane first).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <functional>
 #include <random>
 #include <string>
@@ -27,11 +32,32 @@ struct Reference {
   std::vector<int> status;
 };
 
-// Returns the contacts each routine found over the run.
+// A team whose lanes take their items as a warp's would (item i on lane i mod 32), lane 31
+// first and each lane's items last to first: a stage whose items read one another's outputs
+// within one pass would not equal the fused step.
+struct LastLaneFirstTeam : kern::SerialTeam {
+  template <class F>
+  void for_each(int n, F&& f) const {
+    for (int l = kern::kMaxTeamWidth - 1; l >= 0; --l)
+      for (int i = l + kern::kMaxTeamWidth * ((n - 1 - l) / kern::kMaxTeamWidth); i >= l; i -= kern::kMaxTeamWidth)
+        if (i < n) f(i);
+  }
+};
+
+// Returns the contacts each routine found over the run. With a team width W > 1 (the CUDA
+// backend's 32: ModelView::team_width) the stages are compared bit for bit with the fused step
+// run here over the same view (what the CUDA backend's fused kernel and replay compute), and that
+// with the CPU backend's (W = 1): the widths differ in the Impulse solve's summation order only,
+// so after the first control step the states agree to rounding (`width_tol` relative to the
+// state's scale). Later steps amplify that as the dynamics do (measured: the all-routines scene's
+// tumbling boxes reach 4e-5 after 12 steps in double): printed, and bounded by 1e-2 only to catch
+// a blow-up.
 template <class Real>
-std::vector<long> check_staged(const std::shared_ptr<const Model>& model, const std::string& name, int nenv, int T, int S) {
+std::vector<long> check_staged(const std::shared_ptr<const Model>& model, const std::string& name, int nenv, int T, int S,
+                               ContactModel contact_model = ContactModel::Soft, int width = 1, double width_tol = 0) {
   const Model& M = *model;
   SimulatorOptions opt;
+  opt.contact_model = contact_model;
   opt.nenv = nenv;
   opt.substeps = S;
   opt.threads = 2;
@@ -64,9 +90,10 @@ std::vector<long> check_staged(const std::shared_ptr<const Model>& model, const 
     r.status = sim.status();
   }
 
-  // the staged stages over the device's layout
-  const ModelArrays<Real> arrays(M, sim.capacity());
-  const kern::ModelView<Real> m = simulation_view(arrays.host_view(), opt);
+  // the staged stages over the device's layout (the Impulse model steps a copy with wider margins)
+  const std::unique_ptr<Model> impulse_model = impulse_model_for(M, opt.contact_model, opt.impulse);
+  const ModelArrays<Real> arrays(impulse_model ? *impulse_model : M, sim.capacity());
+  const kern::ModelView<Real> m = with_team_width(simulation_view(arrays.host_view(), opt), width);
   std::vector<long> found(kern::kPairRoutines, 0);
   if (!kern::staged_step_applies(m)) {
     ADD_FAILURE() << name << ": the staged step does not apply";
@@ -89,7 +116,8 @@ std::vector<long> check_staged(const std::shared_ptr<const Model>& model, const 
   const auto at = [&](std::vector<Real>& a, int e) { return V{a.data() + e, s}; };
   const auto live = [&](int e) { return (status[e] & kern::kEnvNonFinite) == 0; };
   struct HostExec {
-    std::function<void()> begin, smooth, constraint, end;
+    std::function<void()> begin, smooth, constraint, impulse_half_step, impulse_smooth, impulse_rows, impulse_solve,
+        impulse_finish, end;
     std::function<void(int, int, int)> narrow;
   } x;
   x.begin = [&] {
@@ -120,16 +148,69 @@ std::vector<long> check_staged(const std::shared_ptr<const Model>& model, const 
     for (int e = 0; e < nenv; ++e)
       if (live(e)) raised[e] |= kern::staged_constraint(m, data(e), at(slots, e), at(stats, e));
   };
+  int impulse_calls = 0;
+  x.impulse_half_step = [&] {
+    for (int e = 0; e < nenv; ++e)
+      if (live(e)) kern::staged_impulse_half_step(m, data(e));
+  };
+  x.impulse_smooth = [&] {
+    for (int e = 0; e < nenv; ++e)
+      if (live(e)) kern::staged_impulse_smooth(m, data(e));
+  };
+  x.impulse_rows = [&] {
+    ++impulse_calls;
+    for (int e = 0; e < nenv; ++e)
+      if (live(e)) raised[e] |= kern::staged_impulse_rows(m, data(e), at(slots, e));
+  };
+  x.impulse_solve = [&] {
+    for (int e = 0; e < nenv; ++e)
+      if (live(e)) kern::staged_impulse_solve(LastLaneFirstTeam{{width}}, m, data(e));
+  };
+  x.impulse_finish = [&] {
+    for (int e = 0; e < nenv; ++e)
+      if (live(e)) kern::staged_impulse_finish(m, data(e), at(stats, e));
+  };
   x.end = [&] {
     for (int e = 0; e < nenv; ++e)
       if (live(e)) kern::control_step_end(m, data(e), at(qpos, e), at(qvel, e), at(warm, e), raised[e], &status[e]);
   };
+  // width > 1: the fused step over the same view, as the CUDA backend's fused kernel runs it
+  std::vector<Real> qposF = qpos, qvelF = qvel, warmF = warm, statsF = stats, workspaceF = workspace;
+  std::vector<int> statusF(nenv, 0);
+  const auto dataF = [&](int e) { return kern::Data<Real, kern::Strided>::bind(V{workspaceF.data() + e, s}, layout); };
+  double width_gap = 0, first_step_gap = 0;
   int contacts = 0;
   for (int t = 0; t < T; ++t) {
     for (int e = 0; e < nenv; ++e)
       for (int i = 0; i < M.nu; ++i) ctrl[i * nenv + e] = static_cast<Real>(u[(t * nenv + e) * M.nu + i]);
-    run_staged_control_step(x, groups, m.contact_enabled != 0, S);
-    const Reference& r = ref[t];
+    run_staged_control_step(x, groups, m.contact_enabled != 0, kern::staged_step_is_impulse(m), S);
+    Reference fused;
+    if (width > 1) {
+      fused = ref[t];
+      for (int e = 0; e < nenv; ++e) {
+        kern::control_step_env(m, at(qposF, e), at(qvelF, e), at(ctrl, e), at(warmF, e), dataF(e), S, &statusF[e],
+                               at(statsF, e));
+        fused.status[e] = statusF[e];
+        double scale = 1, gap = 0;
+        for (int i = 0; i < M.nq; ++i) {
+          fused.q[e * M.nq + i] = static_cast<double>(qposF[i * nenv + e]);
+          scale = std::max(scale, std::abs(ref[t].q[e * M.nq + i]));
+          gap = std::max(gap, std::abs(fused.q[e * M.nq + i] - ref[t].q[e * M.nq + i]));
+        }
+        for (int i = 0; i < M.nv; ++i) {
+          fused.v[e * M.nv + i] = static_cast<double>(qvelF[i * nenv + e]);
+          fused.w[e * M.nv + i] = static_cast<double>(warmF[i * nenv + e]);
+          scale = std::max(scale, std::abs(ref[t].v[e * M.nv + i]));
+          gap = std::max(gap, std::abs(fused.v[e * M.nv + i] - ref[t].v[e * M.nv + i]));
+        }
+        for (int i = 0; i < kern::kContactStats; ++i)
+          fused.stats[e * kern::kContactStats + i] = static_cast<double>(statsF[i * nenv + e]);
+        EXPECT_EQ(statusF[e], ref[t].status[e]) << name << " width " << width << " step " << t << " env " << e;
+        width_gap = std::max(width_gap, gap / scale);
+        if (t == 0) first_step_gap = std::max(first_step_gap, gap / scale);
+      }
+    }
+    const Reference& r = width > 1 ? fused : ref[t];
     for (int e = 0; e < nenv; ++e) {
       contacts += static_cast<int>(data(e).ncon[0]);
       EXPECT_EQ(status[e], r.status[e]) << name << " step " << t << " env " << e;
@@ -149,6 +230,14 @@ std::vector<long> check_staged(const std::shared_ptr<const Model>& model, const 
   int routines = 0;
   for (int r = 0; r < kern::kPairRoutines; ++r) routines += groups.count(r) > 0;
   EXPECT_EQ(narrow_calls, routines * S * T) << name;
+  EXPECT_EQ(impulse_calls, contact_model == ContactModel::Impulse ? S * T : 0) << name;
+  if (width > 1) {
+    std::printf("[staged] %s, team width %d: fused = staged bit for bit; against width 1 (the CPU backend) the "
+                "state differs by %.1e of its scale after the first step, %.1e after %d\n", name.c_str(), width,
+                first_step_gap, width_gap, T);
+    EXPECT_LT(first_step_gap, width_tol) << name;
+    EXPECT_LT(width_gap, 1e-2) << name;
+  }
   return found;
 }
 
@@ -170,6 +259,22 @@ TEST(StagedStep, RobotsEqualFusedStepBitwise) {
     const auto model = load_mjcf(path);
     check_staged<double>(model, path, 5, 8, 4);
     check_staged<float>(model, path + " (float)", 5, 8, 4);
+  }
+}
+
+// The Impulse model's stages (smooth, narrow, rows, the Delassus assembly and solve by a team,
+// finish), with the CPU's team width 1 and the CUDA backend's 32.
+TEST(StagedStep, ImpulseEqualsFusedStepBitwise) {
+  const auto model = load_mjcf_string(sgtest::kAllRoutinesXml, "all_routines.xml");
+  check_staged<double>(model, "all routines (impulse)", 4, 12, 3, ContactModel::Impulse);
+  check_staged<float>(model, "all routines (impulse, float)", 4, 12, 3, ContactModel::Impulse);
+  check_staged<double>(model, "all routines (impulse)", 4, 12, 3, ContactModel::Impulse, 32, 1e-13);
+  for (const std::string& path : {sgtest::humanoid_xml(), sgtest::data_dir() + "/models/unitree_g1/scene_mjx.xml"}) {
+    const auto robot = load_mjcf(path);
+    check_staged<double>(robot, path + " (impulse)", 3, 6, 2, ContactModel::Impulse);
+    check_staged<float>(robot, path + " (impulse, float)", 3, 6, 2, ContactModel::Impulse);
+    check_staged<double>(robot, path + " (impulse)", 3, 6, 2, ContactModel::Impulse, 32, 1e-13);
+    check_staged<float>(robot, path + " (impulse, float)", 3, 6, 2, ContactModel::Impulse, 32, 1e-5);
   }
 }
 

@@ -151,11 +151,13 @@ class CudaBackend final : public BackendImpl {
       SG_CUDA_CHECK(cudaMemsetAsync(workspace_.get(), 0, workspace_.bytes(), stream_));
       SG_CUDA_CHECK(cudaEventRecord(upload_done_, stream_));
       SG_CUDA_CHECK(cudaStreamSynchronize(stream_));
-      view_ = simulation_view(arrays.bind(model_reals_.get(), model_ints_.get()), opt);
+      // every kernel sums as a warp does (the staged Impulse solve runs a warp per environment)
+      view_ = with_team_width(simulation_view(arrays.bind(model_reals_.get(), model_ints_.get()), opt),
+                              kern::kMaxTeamWidth);
       has_constraints_ = kern::has_warmstart(view_);
       grad_view_ = view_;
       if (opt.cuda_pipeline == CudaPipeline::Staged && kern::staged_step_applies(host_view))
-        staged_ = std::make_unique<StagedStep<Real>>(model, view_, layout_, nenv_);
+        staged_ = std::make_unique<StagedStep<Real>>(impulse_model ? *impulse_model : model, view_, layout_, nenv_);
       if (staged_)
         staged_->prepare(stream_, qpos_.get(), qvel_.get(), ctrl_.get(), warm_.get(), workspace_.get(),
                          contact_stats_.get(), status_.get(), nullptr, std::max(opt.substeps, 1));
@@ -167,7 +169,8 @@ class CudaBackend final : public BackendImpl {
         SG_CUDA_CHECK(cudaMemcpyAsync(cfd_ints_.get(), cfd_arrays->ints().data(),
                                       sizeof(int) * cfd_arrays->ints().size(), cudaMemcpyHostToDevice, stream_));
         SG_CUDA_CHECK(cudaStreamSynchronize(stream_));
-        grad_view_ = gradient_view(cfd_arrays->bind(cfd_reals_.get(), cfd_ints_.get()), opt);
+        grad_view_ = with_team_width(gradient_view(cfd_arrays->bind(cfd_reals_.get(), cfd_ints_.get()), opt),
+                                     kern::kMaxTeamWidth);
       }
     } catch (...) {
       release_stream();

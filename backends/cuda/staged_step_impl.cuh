@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "backends/cuda/staged_step.cuh"
+#include "backends/cuda/warp_team.cuh"
 
 namespace stiffgrad::cuda_detail {
 
@@ -18,6 +19,18 @@ template <class Real> using V = kern::View<Real, L>;
 template <class Real>
 __device__ SG_INLINE int stage_env(const StagedArgs<Real>& a) {
   const int e = static_cast<int>(blockIdx.x) * kBlockSize + static_cast<int>(threadIdx.x);
+  if (e >= a.nenv) return -1;
+  if (a.skip && a.skip[e]) return -1;
+  if (a.status[e] & kern::kEnvNonFinite) return -1;
+  return e;
+}
+
+// The environment of a warp-per-environment stage (warp w of the grid has environment w), with
+// stage_env's rules; uniform across the warp, so a warp leaves or stays whole (its team
+// operations need every lane).
+template <class Real>
+__device__ SG_INLINE int stage_env_of_warp(const StagedArgs<Real>& a) {
+  const int e = (static_cast<int>(blockIdx.x) * kBlockSize + static_cast<int>(threadIdx.x)) / kern::kMaxTeamWidth;
   if (e >= a.nenv) return -1;
   if (a.skip && a.skip[e]) return -1;
   if (a.status[e] & kern::kEnvNonFinite) return -1;
@@ -67,6 +80,43 @@ __global__ void __launch_bounds__(kBlockSize) constraint_kernel(const __grid_con
 }
 
 template <class Real>
+__global__ void __launch_bounds__(kBlockSize, kBlocksAt128Registers) impulse_half_step_kernel(
+    const __grid_constant__ StagedArgs<Real> a) {
+  const int e = stage_env(a);
+  if (e < 0) return;
+  kern::staged_impulse_half_step(a.m, env_data(a, e));
+}
+
+template <class Real>
+__global__ void __launch_bounds__(kBlockSize, kBlocksAt128Registers) impulse_smooth_kernel(const __grid_constant__ StagedArgs<Real> a) {
+  const int e = stage_env(a);
+  if (e < 0) return;
+  kern::staged_impulse_smooth(a.m, env_data(a, e));
+}
+
+template <class Real>
+__global__ void __launch_bounds__(kBlockSize, kBlocksAt128Registers) impulse_rows_kernel(const __grid_constant__ StagedArgs<Real> a) {
+  const int e = stage_env(a);
+  if (e < 0) return;
+  a.raised[e] |= kern::staged_impulse_rows(a.m, env_data(a, e), env_view(a.slots, a, e));
+}
+
+// a warp per environment (kBlockSize / 32 environments per block)
+template <class Real>
+__global__ void __launch_bounds__(kBlockSize, kBlocksAt128Registers) impulse_solve_kernel(const __grid_constant__ StagedArgs<Real> a) {
+  const int e = stage_env_of_warp(a);
+  if (e < 0) return;
+  kern::staged_impulse_solve(WarpTeam{}, a.m, env_data(a, e));
+}
+
+template <class Real>
+__global__ void __launch_bounds__(kBlockSize, kBlocksAt128Registers) impulse_finish_kernel(const __grid_constant__ StagedArgs<Real> a) {
+  const int e = stage_env(a);
+  if (e < 0) return;
+  kern::staged_impulse_finish(a.m, env_data(a, e), env_view(a.stats, a, e));
+}
+
+template <class Real>
 __global__ void __launch_bounds__(kBlockSize) end_kernel(const __grid_constant__ StagedArgs<Real> a) {
   const int e = stage_env(a);
   if (e < 0) return;
@@ -95,6 +145,19 @@ struct Launcher {
     });
   }
   void constraint() const { constraint_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(a); check(); }
+  void impulse_half_step() const {
+    impulse_half_step_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(a);
+    check();
+  }
+  void impulse_smooth() const { impulse_smooth_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(a); check(); }
+  void impulse_rows() const { impulse_rows_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(a); check(); }
+  void impulse_solve() const {
+    const unsigned warp_blocks = static_cast<unsigned>(
+        (static_cast<long long>(a.nenv) * kern::kMaxTeamWidth + kBlockSize - 1) / kBlockSize);
+    impulse_solve_kernel<Real><<<warp_blocks, kBlockSize, 0, stream>>>(a);
+    check();
+  }
+  void impulse_finish() const { impulse_finish_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(a); check(); }
   void end() const { end_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(a); check(); }
 };
 
@@ -125,7 +188,7 @@ template <class Real>
 void StagedStep<Real>::enqueue(cudaStream_t stream, const StagedArgs<Real>& a, int substeps) const {
   const unsigned blocks = static_cast<unsigned>((nenv_ + kBlockSize - 1) / kBlockSize);
   const staged::Launcher<Real> x{a, stream, blocks};
-  run_staged_control_step(x, groups_, m_.contact_enabled != 0, substeps);
+  run_staged_control_step(x, groups_, m_.contact_enabled != 0, kern::staged_step_is_impulse(m_), substeps);
 }
 
 template <class Real>

@@ -14,11 +14,12 @@ namespace stiffgrad {
 
 enum class Backend { Cpu, Cuda };
 enum class Precision { Float, Double };
-// How the CUDA backend runs a control step with soft constraints and the Euler family
-// (SimulatorOptions::cuda_pipeline; docs/gpu.md "Staged contact step").
+// How the CUDA backend runs a control step with soft constraints and the Euler family, or with
+// the Impulse model (SimulatorOptions::cuda_pipeline; docs/gpu.md "Staged contact step").
 enum class CudaPipeline {
-  Staged,  // one kernel per stage: per environment, and the narrow phase per (candidate pair,
-           // environment), one launch per routine; captured into a CUDA graph
+  Staged,  // one kernel per stage: per environment, the narrow phase per (candidate pair,
+           // environment), one launch per routine, and the Impulse model's Delassus assembly and
+           // Gauss–Seidel solve a warp per environment; captured into a CUDA graph
   Fused,   // the whole control step in one kernel, one thread per environment
 };
 
@@ -51,8 +52,9 @@ struct SimulatorOptions {
   // it must belong to the device current at construction and outlive the Simulator and its
   // Rollouts. Ignored by the CPU backend. See "Streams" below.
   void* cuda_stream = nullptr;
-  // CUDA backend: the pipeline of a control step with soft constraints and the Euler family
-  // (others always run fused). Both give the same result bit for bit. Ignored by the CPU backend.
+  // CUDA backend: the pipeline of a control step with soft constraints and the Euler family, or
+  // with the Impulse model (others always run fused). Both give the same result bit for bit.
+  // Ignored by the CPU backend.
   CudaPipeline cuda_pipeline = CudaPipeline::Staged;
   // Constraints: contacts, joint and tendon limits and friction loss with MuJoCo 2.2.2's soft
   // model and Newton solver (warm-started from the previous step's qacc unless the model's

@@ -55,6 +55,10 @@ struct ModelView {
   int contact_model;              // kContactSoft or kContactImpulse (set by the backend)
   Real impulse_kappa;             // Impulse: the soft activation's sharpness κ in σ(κ d), 1/m
   int impulse_sweeps;             // Impulse: projected Gauss–Seidel sweeps per substep
+  int team_width;                 // the order of a team's sums (kernels/base/team.hpp): 1 on the CPU
+                                  //   backend, 32 on the CUDA backend, whose warp-per-environment
+                                  //   stages sum as a warp does; a thread-per-environment kernel
+                                  //   or replay sums in that order with SerialTeam{team_width}
   Real gravity[3];  // zero when gravity is disabled
   // constraint options (Model::Options; read only when nefc_max > 0)
   Real impratio;              // option/impratio

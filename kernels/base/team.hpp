@@ -13,9 +13,9 @@
 //   sync()           after writes that other lanes read (a __syncwarp on the GPU).
 //   leader()         true on one lane: scalar results are written by it alone.
 //
-// The summation order is a function of a width W (a power of two, 1 .. 32; a solver that uses
-// teams will take it from the model view, so that a replay sums as its forward did), never of
-// the hardware: lane l's partial is
+// The summation order is a function of a width W (a power of two, 1 .. 32; the solvers take it
+// from the model view, ModelView::team_width, so that a replay sums as its forward did), never
+// of the hardware: lane l's partial is
 //   p_l = (l == 0 ? acc : 0) + Σ_{i ≡ l (mod W), ascending} f(i)
 // and the partials are combined as a warp reduction does (offsets W/2, W/4, .., 1:
 // p_l += p_{l+off} for l < off). With W = 1 that is the serial sum acc + f(0) + f(1) + ..., the

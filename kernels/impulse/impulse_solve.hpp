@@ -27,6 +27,7 @@
 #pragma once
 
 #include "kernels/base/config.hpp"
+#include "kernels/base/team.hpp"
 #include "kernels/base/view.hpp"
 
 namespace stiffgrad::kern {
@@ -127,16 +128,18 @@ SG_HD SG_INLINE Real impulse_weight(View<Real, L> sigma, bool soft, int i, int j
   return (soft && j != i) ? sigma[j] : Real(1);
 }
 
-// contact i's residual Σ_j w_ij G_ij P_j + c_i. A padded row a of a 1-D block holds only its pad
-// G_ii,aa (w_ii = 1); a 1-D block j contributes its column 0 alone. The DI live rows are summed
-// together in one pass over j (DI a template argument so that it unrolls): each row's sum still
-// runs j = 0, 1, … and, within a block, b = 0, 1, 2 (the first product is the block's start),
-// and an unweighted term is added as g, which is what 1·g is.
-template <int DI, class Real, class L>
-SG_HD SG_INLINE void impulse_residual_rows(int K, View<Real, L> G, View<Real, L> sigma, bool soft, View<Real, L> dim,
-                                           View<Real, L> P, int i, Real s[3]) {
+// contact i's residual Σ_j w_ij G_ij P_j + c_i, summed by a team (kernels/base/team.hpp) in the
+// order of its width: SerialTeam{1} (the CPU) sums j = 0, 1, … as a plain loop; a warp
+// (WarpTeam) or SerialTeam{32} (a replay of it) sums the lanes' strided partials, then the warp's
+// tree. A padded row a of a 1-D block holds only its pad G_ii,aa (w_ii = 1); a 1-D block j
+// contributes its column 0 alone. The DI live rows are summed together in one pass over j (DI a
+// template argument so that it unrolls): within a block, b = 0, 1, 2 (the first product is the
+// block's start), and an unweighted term is added as g, which is what 1·g is.
+template <int DI, class Team, class Real, class L>
+SG_HD SG_INLINE void impulse_residual_rows(const Team& team, int K, View<Real, L> G, View<Real, L> sigma, bool soft,
+                                           View<Real, L> dim, View<Real, L> P, int i, Real s[3]) {
   const int n = 3 * K;
-  for (int j = 0; j < K; ++j) {
+  team.template sum<DI>(K, s, [&](int j, Real* t) {
     const bool wide = impulse_block_dim(dim, j) == 3, weighted = soft && j != i;
     const Real w = weighted ? sigma[j] : Real(1);
     const Real p0 = P[3 * j];
@@ -147,18 +150,18 @@ SG_HD SG_INLINE void impulse_residual_rows(int K, View<Real, L> G, View<Real, L>
         g += row[1] * P[3 * j + 1];
         g += row[2] * P[3 * j + 2];
       }
-      s[a] += weighted ? w * g : g;
+      t[a] += weighted ? w * g : g;
     }
-  }
+  });
 }
-template <class Real, class L>
-SG_HD SG_INLINE void impulse_residual(int K, View<Real, L> G, View<Real, L> c, View<Real, L> sigma, bool soft,
-                                      View<Real, L> dim, View<Real, L> P, int i, Real res[3]) {
+template <class Team, class Real, class L>
+SG_HD SG_INLINE void impulse_residual(const Team& team, int K, View<Real, L> G, View<Real, L> c, View<Real, L> sigma,
+                                      bool soft, View<Real, L> dim, View<Real, L> P, int i, Real res[3]) {
   const int n = 3 * K, di = impulse_block_dim(dim, i);
   Real s[3] = {c[3 * i], c[3 * i + 1], c[3 * i + 2]};
   for (int a = di; a < 3; ++a) s[a] += G[(3 * i + a) * n + 3 * i + a] * P[3 * i + a];
-  if (di == 3) impulse_residual_rows<3>(K, G, sigma, soft, dim, P, i, s);
-  else impulse_residual_rows<1>(K, G, sigma, soft, dim, P, i, s);
+  if (di == 3) impulse_residual_rows<3>(team, K, G, sigma, soft, dim, P, i, s);
+  else impulse_residual_rows<1>(team, K, G, sigma, soft, dim, P, i, s);
   for (int a = 0; a < 3; ++a) res[a] = s[a];
 }
 
@@ -200,35 +203,44 @@ SG_HD SG_INLINE void block_solve3(Real* A, const Real b[3], Real x[3]) {
   for (int r = 0; r < 3; ++r) x[r] = (C[r] * b[0] + C[3 + r] * b[1] + C[6 + r] * b[2]) * inv_det;
 }
 
-// The solve. sigma (K) must hold the activations when `soft` (impulse_activation of each
-// contact's penetration); dim (K, may be null) the blocks' widths. `step` (K): scratch, left
+// The solve, by a team (kernels/base/team.hpp): the steps, the starts and the output item by
+// item (each computed by one lane with a single thread's code), and in each update the residual's
+// sum across the lanes (in the team's order); every lane then holds y and the projection, and
+// the leader stores P_i. sigma (K) must hold the activations when `soft` (impulse_activation of
+// each contact's penetration); dim (K, may be null) the blocks' widths. `step` (K): scratch, left
 // holding the steps r_i. `record` (sweeps x 3K, may be null): P_i before each update.
-template <class Real, class L>
-SG_HD SG_OUTLINE void impulse_solve(int K, View<Real, L> G, View<Real, L> c, View<Real, L> mu, View<Real, L> sigma, bool soft,
-                         View<Real, L> dim, int sweeps, View<Real, L> step, View<Real, L> P, View<Real, L> out,
-                         View<Real, L> record) {
+template <class Team, class Real, class L>
+SG_HD SG_OUTLINE void impulse_solve(const Team& team, int K, View<Real, L> G, View<Real, L> c, View<Real, L> mu,
+                                    View<Real, L> sigma, bool soft, View<Real, L> dim, int sweeps, View<Real, L> step,
+                                    View<Real, L> P, View<Real, L> out, View<Real, L> record) {
   const int n = 3 * K;
-  for (int i = 0; i < K; ++i) step[i] = impulse_step(K, G, dim, i);
-  for (int i = 0; i < K; ++i) {
+  team.for_each(K, [&](int i) {
+    step[i] = impulse_step(K, G, dim, i);
     const Real ci[3] = {-c[3 * i], -c[3 * i + 1], -c[3 * i + 2]};
     Real A[9], p[3] = {Real(0), Real(0), Real(0)};
     impulse_start_block(G, n, i, A);
     if (impulse_start_is_solve(G, n, i)) block_solve3(A, ci, p);
     for (int a = 0; a < 3; ++a) P[3 * i + a] = p[a];
-  }
+  });
+  team.sync();
   for (int s = 0; s < sweeps; ++s)
     for (int i = 0; i < K; ++i) {
-      if (record.p)
-        for (int a = 0; a < 3; ++a) record[s * n + 3 * i + a] = P[3 * i + a];
       const Real r = step[i];
       Real res[3], y[3], p[3];
-      impulse_residual(K, G, c, sigma, soft, dim, P, i, res);
+      impulse_residual(team, K, G, c, sigma, soft, dim, P, i, res);
       for (int a = 0; a < 3; ++a) y[a] = P[3 * i + a] - r * res[a];
       impulse_project(y, mu[i], p);
-      for (int a = 0; a < 3; ++a) P[3 * i + a] = p[a];
+      if (team.leader()) {
+        if (record.p)
+          for (int a = 0; a < 3; ++a) record[s * n + 3 * i + a] = P[3 * i + a];
+        for (int a = 0; a < 3; ++a) P[3 * i + a] = p[a];
+      }
+      team.sync();  // the next update reads P_i on every lane
     }
-  for (int i = 0; i < K; ++i)
+  team.for_each(K, [&](int i) {
     for (int a = 0; a < 3; ++a) out[3 * i + a] = soft ? sigma[i] * P[3 * i + a] : P[3 * i + a];
+  });
+  team.sync();
 }
 
 }  // namespace stiffgrad::kern

@@ -62,9 +62,12 @@ SG_HD SG_INLINE Real adj_impulse_block(View<Real, L> G, int gi, int n, const Rea
 // G_bar (3K x 3K), c_bar (3K), mu_bar (K), sigma_bar (K). P is used as scratch (left at the
 // start value); P_bar (3K), step and source (K each) are workspace. The structural zeros of
 // 1-D blocks (`dim`, as in impulse_residual) are skipped: their terms are exact zeros, so every
-// live adjoint is bit for bit the one of the loop that visits them, in the same order.
+// live adjoint is bit for bit the one of the loop that visits them, in the same order. `team`
+// recomputes each update's residual in the forward's summation order (SerialTeam{W} with the
+// forward team's width W: m.team_width), so that y, hence the projection's branch, is the
+// forward's bit for bit.
 template <class Real, class L>
-SG_HD SG_OUTLINE void adj_impulse_solve(int K, View<Real, L> G, View<Real, L> c, View<Real, L> mu, View<Real, L> sigma,
+SG_HD SG_OUTLINE void adj_impulse_solve(const SerialTeam& team, int K, View<Real, L> G, View<Real, L> c, View<Real, L> mu, View<Real, L> sigma,
                              bool soft, View<Real, L> dim, int sweeps, View<Real, L> P, View<Real, L> record,
                              View<Real, L> out_bar, View<Real, L> G_bar, View<Real, L> c_bar, View<Real, L> mu_bar,
                              View<Real, L> sigma_bar, View<Real, L> P_bar, View<Real, L> step, View<Real, L> source) {
@@ -87,7 +90,7 @@ SG_HD SG_OUTLINE void adj_impulse_solve(int K, View<Real, L> G, View<Real, L> c,
       const Real r = step[i];
       const int di = impulse_block_dim(dim, i);
       Real res[3], y[3];
-      impulse_residual(K, G, c, sigma, soft, dim, P, i, res);
+      impulse_residual(team, K, G, c, sigma, soft, dim, P, i, res);
       for (int a = 0; a < 3; ++a) y[a] = P[3 * i + a] - r * res[a];
       const Real pb[3] = {P_bar[3 * i], P_bar[3 * i + 1], P_bar[3 * i + 2]};
       Real yb[3];

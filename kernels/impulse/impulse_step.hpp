@@ -19,6 +19,7 @@
 // the contact statistics read as for the soft model), qfrc_constraint Jᵀ out / h.
 #pragma once
 
+#include "kernels/base/team.hpp"
 #include "kernels/impulse/impulse_rows.hpp"
 #include "kernels/step/step.hpp"
 
@@ -52,26 +53,31 @@ SG_HD SG_INLINE Real unit_row_dot(const ModelView<Real>& m, View<Real, L> J, int
 }
 
 // Y (row r = M̃⁻¹ J_rᵀ), G = J Y (stride n, padded) and c = J v0 + h J qacc_smooth for the n live
-// rows. Needs d.qLD (M̃'s factor), d.qacc_smooth and the rows.
-template <class Real, class L>
-SG_HD void impulse_delassus(const ModelView<Real>& m, const Data<Real, L>& d, const ImpulseWorkspace<Real, L>& w,
-                            int n) {
+// rows, by a team (kernels/base/team.hpp): row r is one item of each pass (its Y row; then its
+// entries G_rs = G_sr, s <= r, its c_r and, for a padded row, its unit pad G_rr = 1), so every
+// entry is computed by one lane with the code a single thread runs, and the result does not
+// depend on the team. Needs d.qLD (M̃'s factor), d.qacc_smooth and the rows.
+template <class Team, class Real, class L>
+SG_HD void impulse_delassus(const Team& team, const ModelView<Real>& m, const Data<Real, L>& d,
+                            const ImpulseWorkspace<Real, L>& w, int n) {
   const int nv = m.nv;
-  for (int r = 0; r < n; ++r) {
+  team.for_each(n, [&](int r) {
     const View<Real, L> y = w.Y.at(r * nv);
     for (int c = 0; c < nv; ++c) y[c] = Real(0);
     const int chain = row_chain(d, r);
-    if (chain == kChainEmpty) continue;
+    if (chain == kChainEmpty) return;
     for_each_row_entry(m, chain, [&](int slot, int col) { y[col] = d.efc_J[r * nv + slot]; });
     if (chain == kChainDense) ltdl_solve(m, d.qLD, y);
     else ltdl_solve_chain(m, d.qLD, y, chain);  // the row's own pattern: chain = its deepest dof
-  }
-  for (int r = 0; r < n; ++r) {
+  });
+  team.sync();  // row r's entries read the Y rows s <= r, other lanes' items
+  team.for_each(n, [&](int r) {
     const int chain = row_chain(d, r);
     const bool unit = impulse_row_is_unit(d, r);
     const auto dot = [&](View<Real, L> x) {
       return unit ? unit_row_dot(m, d.efc_J, r, chain, x) : row_dot(m, d.efc_J, r, chain, x);
     };
+    // item r writes G_rs and G_sr for s <= r: no other item writes them
     for (int s = 0; s <= r; ++s) {
       // an empty row (a 1-D block's rows 1, 2) has Y_s = 0: its entries are exact zeros
       const bool empty = chain == kChainEmpty || row_chain(d, s) == kChainEmpty;
@@ -79,40 +85,63 @@ SG_HD void impulse_delassus(const ModelView<Real>& m, const Data<Real, L>& d, co
       w.G[r * n + s] = g;
       w.G[s * n + r] = g;
     }
+    if (r % 3 != 0 && impulse_block_is_1d(d, r / 3)) w.G[r * n + r] = Real(1);
     w.c[r] = dot(w.v0) + m.timestep * dot(d.qacc_smooth);
-  }
-  for (int b = 0; b < n / 3; ++b)
-    if (impulse_block_is_1d(d, b))
-      for (int t = 1; t < 3; ++t) w.G[(3 * b + t) * n + 3 * b + t] = Real(1);
+  });
+  team.sync();
 }
 
-// Advances d.qpos, d.qvel by one substep; returns status bits (0: none). Needs m.nefc_max > 0
-// (the Simulator sizes the rows; core/constraint_capacity.cpp).
+// The substep's stages (the staged CUDA pipeline runs them as separate kernels,
+// kernels/step/staged_step.hpp; impulse_substep below runs them in a row).
+// First: the start state saved and the half position step to q_mid.
 template <class Real, class L>
-SG_HD SG_OUTLINE int impulse_substep(const ModelView<Real>& m, const Data<Real, L>& d) {
+SG_HD void impulse_substep_half_step(const ModelView<Real>& m, const Data<Real, L>& d) {
   const int nq = m.nq, nv = m.nv;
-  const Real h = m.timestep, half = Real(0.5) * m.timestep;
   const ImpulseWorkspace<Real, L> w = impulse_workspace(m, d);
   for (int i = 0; i < nq; ++i) w.q0[i] = d.qpos[i];
   for (int i = 0; i < nv; ++i) w.v0[i] = d.qvel[i];
-  integrate_pos(m, d.qpos, d.qvel, half);
+  integrate_pos(m, d.qpos, d.qvel, Real(0.5) * m.timestep);
   for (int i = 0; i < nq; ++i) w.qmid[i] = d.qpos[i];
+}
 
+// Then, at (q_mid, v): kinematics, velocities and actuation (before the narrow phase), ...
+template <class Real, class L>
+SG_HD void impulse_substep_kinematics(const ModelView<Real>& m, const Data<Real, L>& d) {
   fwd_position(m, d);
   fwd_velocity(m, d);
   fwd_actuation(m, d);
+}
+
+// ... and τ, M̃'s factor and qacc_smooth = M̃⁻¹ τ.
+template <class Real, class L>
+SG_HD void impulse_substep_smooth(const ModelView<Real>& m, const Data<Real, L>& d) {
+  const int nv = m.nv;
   for (int i = 0; i < nv; ++i) d.qfrc_smooth[i] = d.qfrc_passive[i] + d.qfrc_actuator[i] - d.qfrc_bias[i];
-  factor_mass(m, d, h);
+  factor_mass(m, d, m.timestep);
   for (int i = 0; i < nv; ++i) d.qacc_smooth[i] = d.qfrc_smooth[i];
   ltdl_solve(m, d.qLD, d.qacc_smooth);
+}
 
-  int status = fwd_collision(m, d);
-  status |= impulse_rows(m, d, w.mu, w.sigma, w.dim);
+// After the rows: the Delassus assembly and the impulses, by a team (kernels/base/team.hpp) whose
+// width is m.team_width (the solve's sums follow it: SerialTeam{m.team_width} and a warp of that
+// width give the same impulses bit for bit).
+template <class Team, class Real, class L>
+SG_HD void impulse_substep_solve(const Team& team, const ModelView<Real>& m, const Data<Real, L>& d) {
+  const ImpulseWorkspace<Real, L> w = impulse_workspace(m, d);
   const int n = sg_int(d.nefc[0]);
-  impulse_delassus(m, d, w, n);
-  impulse_solve(n / 3, w.G, w.c, w.mu, w.sigma, /*soft=*/true, w.dim, m.impulse_sweeps, w.step, w.P, w.out, w.record);
-  d.solver_niter[0] = Real(m.impulse_sweeps);
+  impulse_delassus(team, m, d, w, n);
+  impulse_solve(team, n / 3, w.G, w.c, w.mu, w.sigma, /*soft=*/true, w.dim, m.impulse_sweeps, w.step, w.P, w.out,
+                w.record);
+  if (team.leader()) d.solver_niter[0] = Real(m.impulse_sweeps);
+}
 
+// After the solve: qacc, v' and q' (the step's last two lines).
+template <class Real, class L>
+SG_HD void impulse_substep_finish(const ModelView<Real>& m, const Data<Real, L>& d) {
+  const int nv = m.nv;
+  const Real h = m.timestep;
+  const ImpulseWorkspace<Real, L> w = impulse_workspace(m, d);
+  const int n = sg_int(d.nefc[0]);
   for (int i = 0; i < nv; ++i) {
     d.qfrc_constraint[i] = Real(0);
     d.qacc[i] = d.qacc_smooth[i];
@@ -129,7 +158,22 @@ SG_HD SG_OUTLINE int impulse_substep(const ModelView<Real>& m, const Data<Real, 
     d.qvel[i] = w.v0[i] + h * d.qacc[i];
     w.v1[i] = d.qvel[i];
   }
-  integrate_pos(m, d.qpos, d.qvel, half);
+  integrate_pos(m, d.qpos, d.qvel, Real(0.5) * h);
+}
+
+// Advances d.qpos, d.qvel by one substep; returns status bits (0: none). Needs m.nefc_max > 0
+// (the Simulator sizes the rows; core/constraint_capacity.cpp). One thread: the solve sums in
+// the order of m.team_width, as the warp-per-environment stage does (kernels/step/staged_step.hpp).
+template <class Real, class L>
+SG_HD SG_OUTLINE int impulse_substep(const ModelView<Real>& m, const Data<Real, L>& d) {
+  const ImpulseWorkspace<Real, L> w = impulse_workspace(m, d);
+  impulse_substep_half_step(m, d);
+  impulse_substep_kinematics(m, d);
+  impulse_substep_smooth(m, d);
+  int status = fwd_collision(m, d);
+  status |= impulse_rows(m, d, w.mu, w.sigma, w.dim);
+  impulse_substep_solve(SerialTeam{m.team_width}, m, d);
+  impulse_substep_finish(m, d);
   return status;
 }
 

@@ -88,7 +88,7 @@ SG_HD SG_OUTLINE void adj_impulse_substep(const ModelView<Real>& m, const DataLa
   }
 
   // out = impulse_solve(G, c, mu, σ); σ_b = σ(−κ dist_k) of each contact block
-  adj_impulse_solve(n / 3, w.G, w.c, w.mu, w.sigma, /*soft=*/true, w.dim, m.impulse_sweeps, w.P, w.record, wb.out,
+  adj_impulse_solve(SerialTeam{m.team_width}, n / 3, w.G, w.c, w.mu, w.sigma, /*soft=*/true, w.dim, m.impulse_sweeps, w.P, w.record, wb.out,
                     wb.G, wb.c, wb.mu, wb.sigma, wb.P, w.step, wb.step);  // wb.step: which steps are the source's
   for (int b = 0; b < n / 3; ++b) {
     if (impulse_block_is_1d(d, b)) continue;

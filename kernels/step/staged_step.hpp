@@ -1,5 +1,6 @@
-// The staged control step: the Euler substep with soft constraints (kernels/step/step.hpp) cut
-// into stages that a GPU runs as separate kernels, each over the items it is independent in:
+// The staged control step: a substep cut into stages that a GPU runs as separate kernels, each
+// over the items it is independent in. The Euler family with soft constraints
+// (kernels/step/step.hpp):
 //
 //   begin        per environment         control_step_begin (load state, control, warm start)
 //   per substep:
@@ -9,17 +10,33 @@
 //                                        the Euler solve and integration, statistics
 //   end          per environment         control_step_end (finite check, store)
 //
+// and the Impulse model (kernels/impulse/impulse_step.hpp), whose constraint stage is three:
+//     half step  per environment         impulse_substep_half_step (start state saved, q_mid)
+//     smooth     per environment         impulse_substep_kinematics, geom poses
+//     narrow     per (pair, environment) as above
+//     rows       per environment         impulse_substep_smooth (τ, M̃'s factor, qacc_smooth),
+//                                        gather the slots, impulse_rows
+//     solve      per environment, a team impulse_substep_solve: Y, G and c row by row across the
+//                                        team's lanes, then the Gauss–Seidel sweeps with each
+//                                        residual summed across them (a warp per environment on
+//                                        the GPU; its sums follow m.team_width)
+//     finish     per environment         impulse_substep_finish (qacc, v', q'), statistics
+//
 // The narrow stage is launched once per routine (kernels/collision/collision.hpp PairRoutine)
 // over that routine's pairs, so the routine and the pair index are uniform across a warp and the
 // environment-minor workspace is read coalesced (docs/gpu.md, "Staged contact step").
 //
 // One source of physics: every stage calls the functions the fused substep calls
 // (fwd_position .. fwd_acceleration_smooth, collide_candidate_pair, append_pair_contacts,
-// fwd_constraint_from_contacts, fwd_acceleration_finish, integrate_euler), in the same order on
-// the same data, so a staged step equals control_step_env bit for bit; the gather appends the
-// pairs' contacts in pair order with fwd_collision's overflow rule, which makes the contact list
-// MuJoCo 2.2.2's (deterministic: no atomics, fixed slots per pair). The adjoint replays the
-// fused substep, and the replay check (Rollout::replay_bitwise) compares the two.
+// fwd_constraint_from_contacts, fwd_acceleration_finish, integrate_euler;
+// impulse_substep_half_step, impulse_substep_kinematics, impulse_substep_smooth,
+// impulse_rows, impulse_substep_solve, impulse_substep_finish), in the same order on the same
+// data, so a staged step equals control_step_env bit for bit (a team computes each item on one
+// lane with a single thread's code, and sums in the order of m.team_width, which the fused step's
+// SerialTeam{m.team_width} follows); the gather
+// appends the pairs' contacts in pair order with fwd_collision's overflow rule, which makes the
+// contact list MuJoCo 2.2.2's (deterministic: no atomics, fixed slots per pair). The adjoint
+// replays the fused substep, and the replay check (Rollout::replay_bitwise) compares the two.
 //
 // Per-environment slots (pair_slots_size Reals; environment-minor on the device):
 //   slots[c]                                       contacts pair c found this substep, c < ncpair
@@ -33,11 +50,17 @@ namespace stiffgrad::kern {
 
 constexpr int kSlotReals = 13;  // one Contact: dist, pos[3], frame[9]
 
-// The staged pipeline covers the Euler family with soft constraints (the Impulse model and the
-// Runge–Kutta methods keep the fused kernel); without constraints nothing is worth staging.
+// The staged pipeline covers the Euler family with soft constraints and the Impulse model (which
+// takes its own substep whatever the integrator: kernels/step/substep.hpp); the Runge–Kutta
+// methods with soft constraints keep the fused kernel; without constraints nothing is worth
+// staging.
+template <class Real>
+SG_HD SG_INLINE bool staged_step_is_impulse(const ModelView<Real>& m) {
+  return m.contact_model == kContactImpulse;
+}
 template <class Real>
 SG_HD SG_INLINE bool staged_step_applies(const ModelView<Real>& m) {
-  return m.nefc_max > 0 && m.rk_integrator == kIntEuler && m.contact_model != kContactImpulse;
+  return m.nefc_max > 0 && (staged_step_is_impulse(m) || m.rk_integrator == kIntEuler);
 }
 
 template <class Real>
@@ -52,6 +75,20 @@ SG_HD void staged_smooth(const ModelView<Real>& m, const Data<Real, L>& d) {
   fwd_velocity(m, d);
   fwd_actuation(m, d);
   fwd_acceleration_smooth(m, d);
+  geom_poses(m, d);
+}
+
+// Stages half step and smooth of the Impulse model, kernels of their own (the split keeps each
+// within 128 registers without spilling, sm_90: the Euler smooth stage and this one in one kernel
+// took 152 registers in double, and the half step, kinematics and M̃'s factor in one kernel spilled
+// 12 to 32 bytes). M̃'s factor goes with the rows stage.
+template <class Real, class L>
+SG_HD void staged_impulse_half_step(const ModelView<Real>& m, const Data<Real, L>& d) {
+  impulse_substep_half_step(m, d);
+}
+template <class Real, class L>
+SG_HD void staged_impulse_smooth(const ModelView<Real>& m, const Data<Real, L>& d) {
+  impulse_substep_kinematics(m, d);
   geom_poses(m, d);
 }
 
@@ -73,11 +110,10 @@ SG_HD void staged_narrow(const ModelView<Real>& m, const Data<Real, L>& d, int c
   }
 }
 
-// Stage constraint: the contact list from the slots (fwd_collision's order and overflow rule),
-// then the rest of the Euler substep; its statistics into stats. Returns the status bits raised.
+// The contact list from the slots, in pair order with fwd_collision's overflow rule; d.ncon.
+// Returns the status bits raised (kEnvConstraintOverflow when the contacts exceed ncon_max).
 template <class Real, class L, class LS>
-SG_HD int staged_constraint(const ModelView<Real>& m, const Data<Real, L>& d, View<Real, LS> slots,
-                            View<Real, LS> stats) {
+SG_HD int staged_gather_contacts(const ModelView<Real>& m, const Data<Real, L>& d, View<Real, LS> slots) {
   int ncon = 0, status = 0;
   if (m.contact_enabled)
     for (int c = 0; c < m.ncpair && status == 0; ++c) {
@@ -93,11 +129,44 @@ SG_HD int staged_constraint(const ModelView<Real>& m, const Data<Real, L>& d, Vi
       }
     }
   d.ncon[0] = Real(ncon);
+  return status;
+}
+
+// Stage constraint (Euler family): the contact list, then the rest of the Euler substep; its
+// statistics into stats. Returns the status bits raised.
+template <class Real, class L, class LS>
+SG_HD int staged_constraint(const ModelView<Real>& m, const Data<Real, L>& d, View<Real, LS> slots,
+                            View<Real, LS> stats) {
+  int status = staged_gather_contacts(m, d, slots);
   status |= fwd_constraint_from_contacts(m, d);
   fwd_acceleration_finish(m, d, m.timestep);
   integrate_euler(m, d);
   accumulate_substep_stats(m, d, stats);
   return status;
+}
+
+// Stage rows (Impulse): M̃'s factor and qacc_smooth, the contact list, then the blocks. Returns
+// the status bits raised.
+template <class Real, class L, class LS>
+SG_HD int staged_impulse_rows(const ModelView<Real>& m, const Data<Real, L>& d, View<Real, LS> slots) {
+  const ImpulseWorkspace<Real, L> w = impulse_workspace(m, d);
+  impulse_substep_smooth(m, d);
+  const int status = staged_gather_contacts(m, d, slots);
+  return status | impulse_rows(m, d, w.mu, w.sigma, w.dim);
+}
+
+// Stage solve (Impulse), by a team (kernels/base/team.hpp) of width m.team_width (a warp, or
+// SerialTeam{m.team_width}): every lane binds the same environment's Data.
+template <class Team, class Real, class L>
+SG_HD void staged_impulse_solve(const Team& team, const ModelView<Real>& m, const Data<Real, L>& d) {
+  impulse_substep_solve(team, m, d);
+}
+
+// Stage finish (Impulse): the rest of the substep; its statistics into stats.
+template <class Real, class L, class LS>
+SG_HD void staged_impulse_finish(const ModelView<Real>& m, const Data<Real, L>& d, View<Real, LS> stats) {
+  impulse_substep_finish(m, d);
+  accumulate_substep_stats(m, d, stats);
 }
 
 }  // namespace stiffgrad::kern

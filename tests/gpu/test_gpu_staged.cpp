@@ -2,8 +2,10 @@
 // pipeline and the fused kernel give the same steps bit for bit (state, warm start, status and
 // contact statistics), through the CUDA graph and through plain launches (the legacy default
 // stream cannot be captured), and a Rollout recorded with the staged step replays bitwise and
-// gives the fused recording's gradient exactly. The host emulation of the same stages runs
-// without a device (tests/test_staged_step.cpp).
+// gives the fused recording's gradient exactly; with soft constraints and with the Impulse model
+// (whose solve stage runs a warp per environment, and whose fused kernel and replay sum in the
+// warp's order: ModelView::team_width = 32). The host emulation of the same stages runs without a
+// device (tests/test_staged_step.cpp).
 #include <gtest/gtest.h>
 
 #include <random>
@@ -30,6 +32,7 @@ struct Case {
   std::shared_ptr<const Model> model;
   int nenv = 130;  // a partial last block
   int T = 20, S = 2;
+  ContactModel contact_model = ContactModel::Soft;
 };
 
 SimulatorOptions options(const Case& c, Precision p, CudaPipeline pipeline) {
@@ -39,6 +42,7 @@ SimulatorOptions options(const Case& c, Precision p, CudaPipeline pipeline) {
   o.nenv = c.nenv;
   o.substeps = c.S;
   o.cuda_pipeline = pipeline;
+  o.contact_model = c.contact_model;
   return o;
 }
 
@@ -95,8 +99,12 @@ std::vector<Case> cases() {
   g1.model = load_mjcf(sgtest::data_dir() + "/models/unitree_g1/scene_mjx.xml");
   Case all;
   all.model = load_mjcf_string(sgtest::kAllRoutinesXml, "all_routines.xml");
-  return {g1, all};
+  Case g1_impulse = g1, all_impulse = all;
+  g1_impulse.contact_model = all_impulse.contact_model = ContactModel::Impulse;
+  return {g1, all, g1_impulse, all_impulse};
 }
+
+const char* label(const Case& c) { return c.contact_model == ContactModel::Impulse ? " (impulse)" : " (soft)"; }
 
 TEST(GpuStaged, StagedEqualsFusedBitwise) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the staged step runs on a device machine (scripts/device_check.sh)";
@@ -104,10 +112,10 @@ TEST(GpuStaged, StagedEqualsFusedBitwise) {
     for (Precision p : {Precision::Float, Precision::Double}) {
       const Steps fused = run(c, p, CudaPipeline::Fused);
       const Steps staged = run(c, p, CudaPipeline::Staged);
-      expect_equal(staged, fused, c.model->name.c_str());
+      expect_equal(staged, fused, (c.model->name + label(c)).c_str());
       double contacts = 0;
       for (std::size_t i = 0; i < fused.stats.size(); i += Simulator::kStepStats) contacts += fused.stats[i];
-      EXPECT_GT(contacts, 0) << c.model->name << ": the comparison saw no contact";
+      EXPECT_GT(contacts, 0) << c.model->name << label(c) << ": the comparison saw no contact";
     }
 }
 
@@ -117,17 +125,18 @@ TEST(GpuStaged, PlainLaunchesOnTheLegacyStreamEqualTheGraph) {
   for (const Case& c : cases()) {
     const Steps graph = run(c, Precision::Double, CudaPipeline::Staged);
     const Steps legacy = run(c, Precision::Double, CudaPipeline::Staged, static_cast<void*>(cudaStreamLegacy));
-    expect_equal(legacy, graph, c.model->name.c_str());
+    expect_equal(legacy, graph, (c.model->name + label(c)).c_str());
   }
 }
 #endif
 
 TEST(GpuStaged, RolloutReplaysBitwiseAndMatchesTheFusedGradient) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the staged step runs on a device machine (scripts/device_check.sh)";
-  Case c = cases().front();
-  c.T = 8;
-  const Model& M = *c.model;
+  for (const Case& g1 : {cases()[0], cases()[2]})  // the G1 with soft constraints, with the Impulse model
   for (Precision p : {Precision::Float, Precision::Double}) {
+    Case c = g1;
+    c.T = 8;
+    const Model& M = *c.model;
     std::vector<double> g[2];
     int k = 0;
     for (CudaPipeline pipeline : {CudaPipeline::Fused, CudaPipeline::Staged}) {
@@ -147,13 +156,13 @@ TEST(GpuStaged, RolloutReplaysBitwiseAndMatchesTheFusedGradient) {
       std::vector<double> gq(static_cast<std::size_t>(c.nenv) * M.nq), gv(static_cast<std::size_t>(c.nenv) * M.nv),
           gu(static_cast<std::size_t>(c.T) * c.nenv * M.nu);
       ro.backward_raw(dlq.data(), dlv.data(), gq.data(), gv.data(), gu.data());
-      EXPECT_TRUE(ro.replay_bitwise()) << (pipeline == CudaPipeline::Staged ? "staged" : "fused");
+      EXPECT_TRUE(ro.replay_bitwise()) << (pipeline == CudaPipeline::Staged ? "staged" : "fused") << label(c);
       g[k] = gq;
       g[k].insert(g[k].end(), gv.begin(), gv.end());
       g[k].insert(g[k].end(), gu.begin(), gu.end());
       ++k;
     }
-    EXPECT_EQ(g[0], g[1]) << "the gradient of a staged recording differs from the fused one's";
+    EXPECT_EQ(g[0], g[1]) << "the gradient of a staged recording differs from the fused one's" << label(c);
   }
 }
 
