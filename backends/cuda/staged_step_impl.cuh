@@ -63,9 +63,19 @@ __global__ void __launch_bounds__(kBlockSize) smooth_kernel(const __grid_constan
   kern::staged_smooth(a.m, env_data(a, e));
 }
 
+// The occupancy bound of narrow_kernel<Real, R>: 128 registers (kBlocksAt128Registers), but for
+// the routines whose double narrow phase needs more (box-box 160 registers, the convex MPR 200,
+// and the run-time dispatch that holds both), which keep the block size alone rather than spill.
+template <class Real, int R>
+constexpr int narrow_min_blocks() {
+  const bool wide = sizeof(Real) == 8 && (R == kern::kRoutineBoxBox || R == kern::kRoutineConvex);
+  return wide || R == kern::kRoutineNone ? 1 : kBlocksAt128Registers;
+}
+
 // blockIdx.y: the pair a.pairs[first + blockIdx.y], all of routine R
 template <class Real, int R>
-__global__ void __launch_bounds__(kBlockSize) narrow_kernel(const __grid_constant__ StagedArgs<Real> a, int first) {
+__global__ void __launch_bounds__(kBlockSize, (narrow_min_blocks<Real, R>())) narrow_kernel(
+    const __grid_constant__ StagedArgs<Real> a, int first) {
   const int e = stage_env(a);
   if (e < 0) return;
   const int c = a.pairs[first + static_cast<int>(blockIdx.y)];

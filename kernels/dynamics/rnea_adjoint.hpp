@@ -73,8 +73,8 @@ SG_HD void adj_com_velocity_base_to_tip(const ModelView<Real>& m, const Data<Rea
 // qvel adjoints (qacc is held fixed: callers differentiate through the implicit equation
 // M qacc + c = f at fixed qacc). `d` must hold cacc and cfrc from that rnea call.
 template <class Real, class L>
-SG_HD void adj_rnea(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a, View<Real, L> qacc,
-                    View<Real, L> adj_tau) {
+SG_HD SG_OUTLINE void adj_rnea(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a,
+                               View<Real, L> qacc, View<Real, L> adj_tau) {
   // adjoints of the accumulated body forces
   for (int k = 0; k < 6 * m.nbody; ++k) a.cfrc[k] = Real(0);
   for (int i = 0; i < m.nv; ++i) {

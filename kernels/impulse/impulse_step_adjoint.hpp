@@ -163,9 +163,7 @@ SG_HD SG_OUTLINE void adj_impulse_substep(const ModelView<Real>& m, const DataLa
   rnea(m, d, /*use_qacc=*/true, d.qacc_smooth, d.qfrc_bias);
   for (int i = 0; i < nv; ++i) a.qfrc_bias[i] = -a.qacc_smooth[i];
   adj_rnea(m, d, a, d.qacc_smooth, a.qfrc_bias);
-  adj_com_velocity_base_to_tip(m, d, a);
-  adj_com_inertia_and_dofs(m, d, a);
-  adj_fwd_kinematics_base_to_tip(m, d, a);
+  adj_kinematics_tail(m, d, a);
 
   // q_mid = q ⊕ (h/2) v
   adj_integrate_pos(m, w.q0, w.v0, half, a.qpos, a.qvel);

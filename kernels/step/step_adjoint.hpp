@@ -84,8 +84,19 @@ SG_HD void adj_constraint_forces(const ModelView<Real>& m, const Data<Real, L>& 
 // Adjoint of fwd_dynamics(m, d, h_damping): a.qacc holds the adjoint of d.qacc, every other
 // scratch field of a is zero (clear_adjoint_scratch); adds the adjoints of d.qpos, d.qvel and
 // d.ctrl into a.qpos, a.qvel, a.ctrl. d holds the primal (fwd_dynamics at the same state).
+// The adjoints of the body velocities (cvel, cdof_dot), the com inertias and dofs, and the body
+// kinematics, tip to base: the tail every dynamics adjoint ends with (adj_fwd_dynamics, the
+// Impulse substep's), kept as one device function (SG_OUTLINE).
 template <class Real, class L>
-SG_HD void adj_fwd_dynamics(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a, Real h_damping) {
+SG_HD SG_OUTLINE void adj_kinematics_tail(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a) {
+  adj_com_velocity_base_to_tip(m, d, a);
+  adj_com_inertia_and_dofs(m, d, a);
+  adj_fwd_kinematics_base_to_tip(m, d, a);
+}
+
+template <class Real, class L>
+SG_HD SG_OUTLINE void adj_fwd_dynamics(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a,
+                                       Real h_damping) {
   // lambda = (M + h D)^-1 qacc_bar, in a.qacc; with constraints and without the Euler solve
   // (no damping, or h_damping = 0) qacc is the solver's own: qacc_bar goes to the solve's
   // adjoint (adj_constraint_forces) and lambda = 0 here
@@ -106,9 +117,7 @@ SG_HD void adj_fwd_dynamics(const ModelView<Real>& m, const Data<Real, L>& d, co
   rnea(m, d, /*use_qacc=*/true, d.qfrc_bias);
   for (int i = 0; i < m.nv; ++i) a.qfrc_bias[i] = -a.qacc[i];
   adj_rnea(m, d, a, a.qfrc_bias);
-  adj_com_velocity_base_to_tip(m, d, a);
-  adj_com_inertia_and_dofs(m, d, a);
-  adj_fwd_kinematics_base_to_tip(m, d, a);
+  adj_kinematics_tail(m, d, a);
 }
 
 // Adjoint of euler_substep(). On entry: d.qpos, d.qvel, d.ctrl hold the state and control BEFORE
