@@ -4,16 +4,17 @@
 // per control step, env-substeps per second.
 //
 //   bench_gpu_contact [--nenv 1024,4096,16384] [--steps 40] [--rounds 3] [--threads T]
-//                     [--precision float,double] [--contact soft-staged,soft-fused,impulse]
-//                     [--no-cpu]
+//                     [--precision float,double]
+//                     [--contact soft-staged,soft-fused,impulse-staged,impulse-fused] [--no-cpu]
 //
-// Rows: contact model (MuJoCo's soft constraints through the staged pipeline or the fused
-// kernel, SimulatorOptions::cuda_pipeline; the Impulse model at κ 300, which always runs fused)
-// x precision x nenv. Each point is the best of --rounds rounds of --steps control steps after
+// Rows: contact model (MuJoCo's soft constraints, or the Impulse model at κ 300) through the
+// staged pipeline or the fused kernel (SimulatorOptions::cuda_pipeline) x precision x nenv. Each point is the best of --rounds rounds of --steps control steps after
 // one untimed warm-up step (state reset before each round, untimed; synchronize() before the
 // clock stops); the CPU backend's rounds (OpenMP, --threads, default all cores) alternate with
-// the GPU's so that machine noise hits both alike. The staged and fused soft rows must agree:
-// the bench prints the largest |qpos| difference between them after the rounds (0: bitwise).
+// the GPU's so that machine noise hits both alike (the CPU backend has no pipelines: its column
+// is filled on the staged rows). Staged and fused must agree: for each contact model measured,
+// the bench prints the largest |qpos|, |qvel| difference between them after --steps steps
+// (0: bitwise).
 // Without a CUDA device it says so and exits 1.
 #include <omp.h>
 
@@ -36,14 +37,15 @@ namespace opt = stiffgrad::options;
 
 const char* kUsage =
     "usage: bench_gpu_contact [--nenv 1024,4096,16384] [--steps 40] [--rounds 3] [--threads T]\n"
-    "                         [--precision float,double] [--contact soft-staged,soft-fused,impulse]\n"
+    "                         [--precision float,double]\n"
+    "                         [--contact soft-staged,soft-fused,impulse-staged,impulse-fused]\n"
     "                         [--no-cpu]\n";
 
 struct Args {
   std::vector<int> nenv{1024, 4096, 16384};
   int steps = 40, rounds = 3, threads = 0;
   std::vector<std::string> precisions{"float", "double"};
-  std::vector<std::string> contacts{"soft-staged", "soft-fused", "impulse"};
+  std::vector<std::string> contacts{"soft-staged", "soft-fused", "impulse-staged", "impulse-fused"};
   bool cpu = true;
 };
 
@@ -75,8 +77,9 @@ SimulatorOptions options_for(const std::string& contact, Backend backend, Precis
   o.nenv = nenv;
   o.substeps = 1;
   o.threads = threads;
-  if (contact == "impulse") o.contact_model = ContactModel::Impulse;
-  o.cuda_pipeline = contact == "soft-fused" ? CudaPipeline::Fused : CudaPipeline::Staged;
+  if (contact.rfind("impulse", 0) == 0) o.contact_model = ContactModel::Impulse;
+  o.cuda_pipeline = contact.size() > 6 && contact.substr(contact.size() - 6) == "-fused" ? CudaPipeline::Fused
+                                                                                         : CudaPipeline::Staged;
   return o;
 }
 
@@ -102,7 +105,8 @@ int main(int argc, char** argv) {
     a.rounds = sb::int_option(o, "rounds", a.rounds, 1, 1000);
     a.threads = sb::int_option(o, "threads", 0, 0, 4096);
     a.precisions = sb::name_list_option(o, "precision", a.precisions, {"float", "double"});
-    a.contacts = sb::name_list_option(o, "contact", a.contacts, {"soft-staged", "soft-fused", "impulse"});
+    a.contacts = sb::name_list_option(o, "contact", a.contacts,
+                                      {"soft-staged", "soft-fused", "impulse-staged", "impulse-fused"});
     a.cpu = !o.has("no-cpu");
   };
   if (const auto status = sb::read_command_line(argc, argv, "bench_gpu_contact", kUsage, {"no-cpu"},
@@ -132,7 +136,7 @@ int main(int argc, char** argv) {
         const Start s = start_states(*model, nenv);
         Simulator gpu(model, options_for(contact, Backend::Cuda, p, nenv, a.threads));
         std::unique_ptr<Simulator> cpu;
-        if (a.cpu && contact != "soft-fused")
+        if (a.cpu && contact.find("-fused") == std::string::npos)
           cpu = std::make_unique<Simulator>(model, options_for(contact, Backend::Cpu, p, nenv, a.threads));
         double best_gpu = 1e300, best_cpu = 1e300;
         for (int r = 0; r < a.rounds; ++r) {
@@ -148,14 +152,16 @@ int main(int argc, char** argv) {
       }
 
   // staged vs fused: the same steps must give the same state
-  if (std::find(a.contacts.begin(), a.contacts.end(), "soft-staged") != a.contacts.end()) {
+  for (const std::string model_name : {"soft", "impulse"}) {
+    const std::string staged = model_name + "-staged", fused = model_name + "-fused";
+    if (std::find(a.contacts.begin(), a.contacts.end(), staged) == a.contacts.end()) continue;
     const int nenv = a.nenv.front();
     const Start s = start_states(*model, nenv);
     for (const std::string& prec : a.precisions) {
       const Precision p = prec == "float" ? Precision::Float : Precision::Double;
       std::vector<double> q[2], v[2];
       int k = 0;
-      for (const char* c : {"soft-staged", "soft-fused"}) {
+      for (const std::string& c : {staged, fused}) {
         Simulator sim(model, options_for(c, Backend::Cuda, p, nenv, a.threads));
         sim.set_state(s.qpos.data(), s.qvel.data());
         sim.set_ctrl(s.ctrl.data());
@@ -168,8 +174,9 @@ int main(int argc, char** argv) {
       double diff = 0;
       for (std::size_t i = 0; i < q[0].size(); ++i) diff = std::max(diff, std::abs(q[0][i] - q[1][i]));
       for (std::size_t i = 0; i < v[0].size(); ++i) diff = std::max(diff, std::abs(v[0][i] - v[1][i]));
-      std::printf("staged vs fused (%s, %d envs, %d steps): largest |difference| of qpos, qvel = %g%s\n",
-                  prec.c_str(), nenv, a.steps, diff, diff == 0 ? " (bitwise equal)" : "  <-- NOT EQUAL");
+      std::printf("staged vs fused (%s, %s, %d envs, %d steps): largest |difference| of qpos, qvel = %g%s\n",
+                  model_name.c_str(), prec.c_str(), nenv, a.steps, diff,
+                  diff == 0 ? " (bitwise equal)" : "  <-- NOT EQUAL");
     }
   }
   return 0;

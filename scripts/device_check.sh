@@ -323,7 +323,7 @@ if [[ -x "$BENCH_GC" ]]; then
   grep -q "NOT EQUAL" "$OUT/bench.log" && { note "staged and fused steps differ: FAIL"; FAILED=1; }
   if command -v nsys >/dev/null 2>&1; then
     phase "nsys" 60 "$OUT/profile.log" nsys profile --stats=true --force-overwrite=true -o /tmp/sg_nsys \
-      "$BENCH_GC" --nenv 1024 --steps 40 --rounds 1 --no-cpu --precision float --contact soft-staged,impulse
+      "$BENCH_GC" --nenv 1024 --steps 40 --rounds 1 --no-cpu --precision float --contact soft-staged,impulse-staged
     note "nsys: the ten most expensive kernels (profile.log has the rest)"
     grep -A 12 "cuda_gpu_kern_sum" "$OUT/profile.log" | head -n 14 >>"$REPORT"
   else
