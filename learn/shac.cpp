@@ -137,7 +137,7 @@ double Shac::actor_pass(bool gradient) {
     const int k = c.buf.steps_active[e];
     if (!c.buf.terminated[e]) dvalue_[sz(k - 1) * N + e] = static_cast<float>(-w * std::pow(o.gamma, k));
   }
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(c.loop_threads())
   for (int e = 0; e < N; ++e) {
     const int k = c.buf.steps_active[e];
     for (int t = 0; t < k; ++t) {
@@ -164,7 +164,7 @@ double Shac::actor_pass(bool gradient) {
     for (int t = 0; t < H; ++t) {
       for (int e = 0; e < N; ++e) adj_r_add_[e] = c.active(t, e) ? -w * std::pow(o.gamma, t) * scale : 0.0;
       c.net.add->adj_reward(c.buf.DELTA.data() + sz(t) * N * c.sizes.nd, N, adj_r_add_.data(), adj_delta_.data());
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(c.loop_threads())
       for (int e = 0; e < N; ++e) {
         if (!c.active(t, e)) continue;
         const std::size_t row = sz(t + 1) * N + e;
@@ -183,7 +183,7 @@ double Shac::actor_pass(bool gradient) {
   for (std::size_t i = 0; i < dx_value_.size(); ++i) dx_obs_[i] = dx_value_[i];
   if (o.normalize_obs) c.net.obs_rms.adj_normalize(c.obs(1, 0), H * N, dx_obs_.data(), dobs_.data() + sz(N) * no);
   else std::copy(dx_obs_.begin(), dx_obs_.end(), dobs_.begin() + static_cast<std::ptrdiff_t>(N) * no);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(c.loop_threads())
   for (int e = 0; e < N; ++e) {
     if (c.buf.terminated[e]) continue;
     const int k = c.buf.steps_active[e];
@@ -224,7 +224,7 @@ double Shac::actor_pass(bool gradient) {
       for (std::size_t i = 0; i < dx_actor_.size(); ++i) dx_actor_d_[i] = dx_actor_[i];
       if (o.normalize_obs) c.net.obs_rms.adj_normalize(c.obs(t, 0), N, dx_actor_d_.data(), dobs_t_.data());
       else dobs_t_ = dx_actor_d_;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(c.loop_threads())
       for (int e = 0; e < N; ++e)
         if (c.active(t, e))
           c.task.adj_observe(e, c.episode_t(e, t), c.q(t, e), c.v(t, e), dobs_t_.data() + sz(e) * no,
@@ -249,7 +249,7 @@ void Shac::forward_backend() {
   // observation references of rows 0 .. H
   for (int t = 0; t < H; ++t) c.draw_noise(t);
   if (ref_dim_ > 0) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(c.loop_threads())
     for (int e = 0; e < N; ++e)
       for (int t = 0; t <= H; ++t)
         c.task.observation_reference(e, c.episode_t(e, t), ref_.data() + (sz(t) * N + e) * ref_dim_);

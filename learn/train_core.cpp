@@ -218,7 +218,7 @@ void TrainerCore::start_horizon() {
 
 void TrainerCore::observe(int t) {
   const int nenv = sizes.nenv, no = sizes.no;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(loop_threads())
   for (int e = 0; e < nenv; ++e) task.observe(e, episode_t(e, t), q(t, e), v(t, e), obs(t, e));
   // a non-finite observation (a diverged environment) is zeroed so that no network row is NaN;
   // the environment is masked by record_step
@@ -248,7 +248,7 @@ void TrainerCore::sample_actions(int t, bool deterministic) {
   for (int e = 0; e < nenv; ++e)
     for (int k = 0; k < na; ++k)
       a(t, e)[k] = static_cast<double>(mu[e * na + k]) + std::exp(static_cast<double>(net.log_std[k])) * eps[e * na + k];
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(loop_threads())
   for (int e = 0; e < nenv; ++e) task.action_to_ctrl(e, episode_t(e, t), a(t, e), buf.CTRL.data() + static_cast<std::size_t>(e) * nu);
 }
 
@@ -267,7 +267,7 @@ void TrainerCore::score_step(int t, const int* status) {
   std::vector<char>& failed = failed_;
   std::fill(ended.begin(), ended.end(), 0);
   std::fill(failed.begin(), failed.end(), 0);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(loop_threads())
   for (int e = 0; e < nenv; ++e) {
     r[e] = 0;
     step_tracking_[e] = std::numeric_limits<double>::quiet_NaN();
@@ -289,7 +289,7 @@ void TrainerCore::score_step(int t, const int* status) {
   }
   if (net.add) {  // the discriminator's reward of the states reached (row t of DELTA: state t + 1)
     double* delta = buf.DELTA.data() + static_cast<std::size_t>(t) * nenv * nd;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(loop_threads())
     for (int e = 0; e < nenv; ++e) {
       double* row = delta + static_cast<std::size_t>(e) * nd;
       if (active(t, e) && failed[e] != 2) task.add_delta(e, episode_t(e, t + 1), q(t + 1, e), v(t + 1, e), row);

@@ -24,6 +24,14 @@ source "$ROOT/scripts/setup.sh"
 
 echo "== test"
 cd "$BUILD_DIR"
+# ctest runs JOBS tests at once: each gets nproc / JOBS OpenMP threads by default (a test that
+# asks for a thread count still gets it). With OpenMP's default of every core, two processes
+# with two threads each on two cores ran a 6 s training test for 24 to 78 s (barriers waiting
+# on a thread the other process had preempted). Set OMP_NUM_THREADS to override.
+if [ -z "${OMP_NUM_THREADS:-}" ]; then
+  omp_threads=$(( $(nproc) / JOBS ))
+  export OMP_NUM_THREADS=$(( omp_threads > 0 ? omp_threads : 1 ))
+fi
 # --no-tests=error: a build that registered no test (a wrong build directory, a test binary
 # whose discovery failed) is a failure, not a pass.
 ctest --output-on-failure --no-tests=error --parallel "$JOBS"

@@ -36,7 +36,8 @@ struct TrainOptions {
   int iterations = 500;
   std::uint64_t seed = 0;
   Backend backend = Backend::Cpu;
-  int threads = 0;                 // CPU backend: OpenMP threads of the simulator (0: default)
+  int threads = 0;                 // CPU backend: OpenMP threads of the simulator and of the
+                                   // trainer's per-environment loops (0: OpenMP's default)
   int horizon = 32;                // control steps per iteration (SHAC's short horizon; PPO's rollout length)
   double gamma = 0.99;
   double lambda = 0.95;            // TD(λ) (SHAC critic) and GAE (PPO)
