@@ -58,10 +58,11 @@ static_assert(kBlockSize % 32 == 0, "whole warps only");
 
 // Blocks of kBlockSize threads that must fit an SM together for a kernel to stay within 128
 // registers per thread (65536 registers per SM), the limit scripts/kernel_resources.sh checks.
-// Given as __launch_bounds__(kBlockSize, kBlocksAt128Registers) to the small stage kernels: with
-// the block size alone ptxas chose 56 to 72 registers for the Impulse stages and spilled 8 to 36
-// bytes; with this bound it used 80 to 94 and spilled none (sm_90, CUDA 13, measured on the
-// kernels of backends/cuda/staged_step_impl.cuh).
+// Given as __launch_bounds__(kBlockSize, kBlocksAt128Registers) to the stage kernels that fit:
+// with the block size alone ptxas chose 56 to 72 registers for the Impulse stages and spilled 8
+// to 36 bytes; with this bound it used more registers (up to the 128) and spilled none, and the
+// narrow-phase kernels lost their 8 to 12 bytes of spills (sm_90, CUDA 13; docs/gpu.md "Static
+// resource figures").
 constexpr int kBlocksAt128Registers = 65536 / (128 * kBlockSize) > 0 ? 65536 / (128 * kBlockSize) : 1;
 
 // Device memory and page-locked host memory (staging for asynchronous copies) differ only in
