@@ -63,7 +63,10 @@ static_assert(kBlockSize % 32 == 0, "whole warps only");
 // to 36 bytes; with this bound it used more registers (up to the 128) and spilled none, and the
 // narrow-phase kernels lost their 8 to 12 bytes of spills (sm_90, CUDA 13; docs/gpu.md "Static
 // resource figures").
-constexpr int kBlocksAt128Registers = 65536 / (128 * kBlockSize) > 0 ? 65536 / (128 * kBlockSize) : 1;
+constexpr int blocks_at_128_registers(int block_size) {
+  return 65536 / (128 * block_size) > 0 ? 65536 / (128 * block_size) : 1;
+}
+constexpr int kBlocksAt128Registers = blocks_at_128_registers(kBlockSize);
 
 // Device memory and page-locked host memory (staging for asynchronous copies) differ only in
 // the calls that allocate and free them.
