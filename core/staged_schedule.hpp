@@ -38,10 +38,9 @@ inline PairGroups make_pair_groups(const Model& m) {
 
 // One control step of the staged pipeline through `x`, which provides begin(), smooth(),
 // narrow(routine, first, count) (the pairs groups.pairs[first .. first + count)),
-// constraint() (the Euler family) or impulse_half_step(), impulse_smooth() in place of smooth()
-// and impulse_rows(),
-// impulse_solve(), impulse_finish() in place of constraint() (the Impulse model: `impulse`,
-// kern::staged_step_is_impulse) and end(). Pairs without a routine
+// constraint() and end(); with the Impulse model (`impulse`, kern::staged_step_is_impulse),
+// impulse_half_step() and impulse_smooth() in place of smooth() and impulse_rows(),
+// impulse_solve() and impulse_finish() in place of constraint(). Pairs without a routine
 // (kRoutineNone: never compiled into a model with constraints, kept for safety) go through the
 // run-time dispatch.
 template <class Exec>

@@ -151,7 +151,7 @@ std::vector<long> check_staged(const std::shared_ptr<const Model>& model, const 
   int impulse_calls = 0;
   x.impulse_half_step = [&] {
     for (int e = 0; e < nenv; ++e)
-      if (live(e)) kern::staged_impulse_half_step(m, data(e));
+      if (live(e)) kern::impulse_substep_half_step(m, data(e));
   };
   x.impulse_smooth = [&] {
     for (int e = 0; e < nenv; ++e)
@@ -164,7 +164,7 @@ std::vector<long> check_staged(const std::shared_ptr<const Model>& model, const 
   };
   x.impulse_solve = [&] {
     for (int e = 0; e < nenv; ++e)
-      if (live(e)) kern::staged_impulse_solve(LastLaneFirstTeam{{width}}, m, data(e));
+      if (live(e)) kern::impulse_substep_solve(LastLaneFirstTeam{{width}}, m, data(e));
   };
   x.impulse_finish = [&] {
     for (int e = 0; e < nenv; ++e)

@@ -14,27 +14,28 @@ namespace staged {
 using L = kern::Strided;
 template <class Real> using V = kern::View<Real, L>;
 
-// Environment e of a per-environment stage, or -1 when the thread has none or e is skipped:
-// stepped elsewhere (a bundle) or already non-finite (its status only changes in `end`).
+// e, or -1 when there is no environment e or it is skipped: stepped elsewhere (a bundle) or
+// already non-finite (its status only changes in `end`).
 template <class Real>
-__device__ SG_INLINE int stage_env(const StagedArgs<Real>& a) {
-  const int e = static_cast<int>(blockIdx.x) * kBlockSize + static_cast<int>(threadIdx.x);
+__device__ SG_INLINE int stage_env_if_live(const StagedArgs<Real>& a, int e) {
   if (e >= a.nenv) return -1;
   if (a.skip && a.skip[e]) return -1;
   if (a.status[e] & kern::kEnvNonFinite) return -1;
   return e;
 }
 
-// The environment of a warp-per-environment stage (warp w of the grid has environment w), with
-// stage_env's rules; uniform across the warp, so a warp leaves or stays whole (its team
-// operations need every lane).
+// The environment of a per-environment stage: one per thread.
+template <class Real>
+__device__ SG_INLINE int stage_env(const StagedArgs<Real>& a) {
+  return stage_env_if_live(a, static_cast<int>(blockIdx.x) * kBlockSize + static_cast<int>(threadIdx.x));
+}
+
+// The environment of a warp-per-environment stage (warp w of the grid has environment w):
+// uniform across the warp, so a warp leaves or stays whole (its team operations need every lane).
 template <class Real>
 __device__ SG_INLINE int stage_env_of_warp(const StagedArgs<Real>& a) {
-  const int e = (static_cast<int>(blockIdx.x) * kBlockSize + static_cast<int>(threadIdx.x)) / kern::kMaxTeamWidth;
-  if (e >= a.nenv) return -1;
-  if (a.skip && a.skip[e]) return -1;
-  if (a.status[e] & kern::kEnvNonFinite) return -1;
-  return e;
+  const int thread = static_cast<int>(blockIdx.x) * kBlockSize + static_cast<int>(threadIdx.x);
+  return stage_env_if_live(a, thread / kern::kMaxTeamWidth);
 }
 
 template <class Real>
@@ -94,18 +95,20 @@ __global__ void __launch_bounds__(kBlockSize, kBlocksAt128Registers) impulse_hal
     const __grid_constant__ StagedArgs<Real> a) {
   const int e = stage_env(a);
   if (e < 0) return;
-  kern::staged_impulse_half_step(a.m, env_data(a, e));
+  kern::impulse_substep_half_step(a.m, env_data(a, e));
 }
 
 template <class Real>
-__global__ void __launch_bounds__(kBlockSize, kBlocksAt128Registers) impulse_smooth_kernel(const __grid_constant__ StagedArgs<Real> a) {
+__global__ void __launch_bounds__(kBlockSize, kBlocksAt128Registers) impulse_smooth_kernel(
+    const __grid_constant__ StagedArgs<Real> a) {
   const int e = stage_env(a);
   if (e < 0) return;
   kern::staged_impulse_smooth(a.m, env_data(a, e));
 }
 
 template <class Real>
-__global__ void __launch_bounds__(kBlockSize, kBlocksAt128Registers) impulse_rows_kernel(const __grid_constant__ StagedArgs<Real> a) {
+__global__ void __launch_bounds__(kBlockSize, kBlocksAt128Registers) impulse_rows_kernel(
+    const __grid_constant__ StagedArgs<Real> a) {
   const int e = stage_env(a);
   if (e < 0) return;
   a.raised[e] |= kern::staged_impulse_rows(a.m, env_data(a, e), env_view(a.slots, a, e));
@@ -113,14 +116,16 @@ __global__ void __launch_bounds__(kBlockSize, kBlocksAt128Registers) impulse_row
 
 // a warp per environment (kBlockSize / 32 environments per block)
 template <class Real>
-__global__ void __launch_bounds__(kBlockSize, kBlocksAt128Registers) impulse_solve_kernel(const __grid_constant__ StagedArgs<Real> a) {
+__global__ void __launch_bounds__(kBlockSize, kBlocksAt128Registers) impulse_solve_kernel(
+    const __grid_constant__ StagedArgs<Real> a) {
   const int e = stage_env_of_warp(a);
   if (e < 0) return;
-  kern::staged_impulse_solve(WarpTeam{}, a.m, env_data(a, e));
+  kern::impulse_substep_solve(WarpTeam{}, a.m, env_data(a, e));
 }
 
 template <class Real>
-__global__ void __launch_bounds__(kBlockSize, kBlocksAt128Registers) impulse_finish_kernel(const __grid_constant__ StagedArgs<Real> a) {
+__global__ void __launch_bounds__(kBlockSize, kBlocksAt128Registers) impulse_finish_kernel(
+    const __grid_constant__ StagedArgs<Real> a) {
   const int e = stage_env(a);
   if (e < 0) return;
   kern::staged_impulse_finish(a.m, env_data(a, e), env_view(a.stats, a, e));

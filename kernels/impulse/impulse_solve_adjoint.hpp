@@ -67,10 +67,12 @@ SG_HD SG_INLINE Real adj_impulse_block(View<Real, L> G, int gi, int n, const Rea
 // forward team's width W: m.team_width), so that y, hence the projection's branch, is the
 // forward's bit for bit.
 template <class Real, class L>
-SG_HD SG_OUTLINE void adj_impulse_solve(const SerialTeam& team, int K, View<Real, L> G, View<Real, L> c, View<Real, L> mu, View<Real, L> sigma,
-                             bool soft, View<Real, L> dim, int sweeps, View<Real, L> P, View<Real, L> record,
-                             View<Real, L> out_bar, View<Real, L> G_bar, View<Real, L> c_bar, View<Real, L> mu_bar,
-                             View<Real, L> sigma_bar, View<Real, L> P_bar, View<Real, L> step, View<Real, L> source) {
+SG_HD SG_OUTLINE void adj_impulse_solve(const SerialTeam& team, int K, View<Real, L> G, View<Real, L> c,
+                                        View<Real, L> mu, View<Real, L> sigma, bool soft, View<Real, L> dim, int sweeps,
+                                        View<Real, L> P, View<Real, L> record, View<Real, L> out_bar,
+                                        View<Real, L> G_bar, View<Real, L> c_bar, View<Real, L> mu_bar,
+                                        View<Real, L> sigma_bar, View<Real, L> P_bar, View<Real, L> step,
+                                        View<Real, L> source) {
   const int n = 3 * K;
   // out_i = σ_i P_i (soft) or P_i. The steps r_i (and which of the two formulas each took) are
   // those of every sweep: G is constant. impulse_step returns the cap 1 / tr G_ii itself unless

@@ -10,7 +10,7 @@
 //                                        the Euler solve and integration, statistics
 //   end          per environment         control_step_end (finite check, store)
 //
-// and the Impulse model (kernels/impulse/impulse_step.hpp), whose constraint stage is three:
+// and the Impulse model (kernels/impulse/impulse_step.hpp), whose substep is six stages:
 //     half step  per environment         impulse_substep_half_step (start state saved, q_mid)
 //     smooth     per environment         impulse_substep_kinematics, geom poses
 //     narrow     per (pair, environment) as above
@@ -33,10 +33,11 @@
 // impulse_rows, impulse_substep_solve, impulse_substep_finish), in the same order on the same
 // data, so a staged step equals control_step_env bit for bit (a team computes each item on one
 // lane with a single thread's code, and sums in the order of m.team_width, which the fused step's
-// SerialTeam{m.team_width} follows); the gather
-// appends the pairs' contacts in pair order with fwd_collision's overflow rule, which makes the
-// contact list MuJoCo 2.2.2's (deterministic: no atomics, fixed slots per pair). The adjoint
-// replays the fused substep, and the replay check (Rollout::replay_bitwise) compares the two.
+// SerialTeam{m.team_width} follows); the gather appends the pairs' contacts in pair order with
+// fwd_collision's overflow rule, which makes the contact list MuJoCo 2.2.2's (deterministic: no
+// atomics, fixed slots per pair). The adjoint replays the fused substep, and the replay check
+// (Rollout::replay_bitwise) compares the two. The Impulse half step and solve stages are
+// impulse_substep_half_step and impulse_substep_solve themselves.
 //
 // Per-environment slots (pair_slots_size Reals; environment-minor on the device):
 //   slots[c]                                       contacts pair c found this substep, c < ncpair
@@ -78,14 +79,10 @@ SG_HD void staged_smooth(const ModelView<Real>& m, const Data<Real, L>& d) {
   geom_poses(m, d);
 }
 
-// Stages half step and smooth of the Impulse model, kernels of their own (the split keeps each
-// within 128 registers without spilling, sm_90: the Euler smooth stage and this one in one kernel
-// took 152 registers in double, and the half step, kinematics and M̃'s factor in one kernel spilled
-// 12 to 32 bytes). M̃'s factor goes with the rows stage.
-template <class Real, class L>
-SG_HD void staged_impulse_half_step(const ModelView<Real>& m, const Data<Real, L>& d) {
-  impulse_substep_half_step(m, d);
-}
+// Stage smooth of the Impulse model, after its half step; kernels of their own (the split keeps
+// each within 128 registers without spilling, sm_90: the Euler smooth stage and this one in one
+// kernel took 152 registers in double, and the half step, kinematics and M̃'s factor in one
+// kernel spilled 12 to 32 bytes). M̃'s factor goes with the rows stage.
 template <class Real, class L>
 SG_HD void staged_impulse_smooth(const ModelView<Real>& m, const Data<Real, L>& d) {
   impulse_substep_kinematics(m, d);
@@ -153,13 +150,6 @@ SG_HD int staged_impulse_rows(const ModelView<Real>& m, const Data<Real, L>& d, 
   impulse_substep_smooth(m, d);
   const int status = staged_gather_contacts(m, d, slots);
   return status | impulse_rows(m, d, w.mu, w.sigma, w.dim);
-}
-
-// Stage solve (Impulse), by a team (kernels/base/team.hpp) of width m.team_width (a warp, or
-// SerialTeam{m.team_width}): every lane binds the same environment's Data.
-template <class Team, class Real, class L>
-SG_HD void staged_impulse_solve(const Team& team, const ModelView<Real>& m, const Data<Real, L>& d) {
-  impulse_substep_solve(team, m, d);
 }
 
 // Stage finish (Impulse): the rest of the substep; its statistics into stats.
