@@ -38,9 +38,10 @@ inline PairGroups make_pair_groups(const Model& m) {
 
 // One control step of the staged pipeline through `x`, which provides begin(), smooth(),
 // narrow(routine, first, count) (the pairs groups.pairs[first .. first + count)),
-// constraint() and end(); with the Impulse model (`impulse`, kern::staged_step_is_impulse),
-// impulse_half_step() and impulse_smooth() in place of smooth() and impulse_rows(),
-// impulse_solve() and impulse_finish() in place of constraint(). Pairs without a routine
+// constraint_rows(), constraint_solve(), constraint_finish() and end(); with the Impulse model
+// (`impulse`, kern::staged_step_is_impulse), impulse_half_step() and impulse_smooth() in place of
+// smooth() and impulse_rows(), impulse_solve() and impulse_finish() in place of the constraint
+// stages. Pairs without a routine
 // (kRoutineNone: never compiled into a model with constraints, kept for safety) go through the
 // run-time dispatch.
 template <class Exec>
@@ -61,7 +62,9 @@ void run_staged_control_step(Exec& x, const PairGroups& g, bool contact_enabled,
       x.impulse_solve();
       x.impulse_finish();
     } else {
-      x.constraint();
+      x.constraint_rows();
+      x.constraint_solve();
+      x.constraint_finish();
     }
   }
   x.end();

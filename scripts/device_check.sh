@@ -331,7 +331,7 @@ if [[ -x "$BENCH_GC" ]]; then
   fi
   if command -v ncu >/dev/null 2>&1; then
     phase "ncu" 90 "$OUT/profile.log" ncu --section WarpStateStats --section MemoryWorkloadAnalysis \
-      --section Occupancy -k regex:'constraint_kernel|narrow_kernel|smooth_kernel' -c 3 \
+      --section Occupancy -k regex:'constraint_solve_kernel|narrow_kernel|smooth_kernel' -c 3 \
       "$BENCH_GC" --nenv 1024 --steps 1 --rounds 1 --no-cpu --precision float --contact soft-staged
     note "ncu: see profile.log (warp state, memory workload, occupancy of the stage kernels)"
   else

@@ -4,7 +4,7 @@
 // Data and the pair slots interleaved across environments, kern::Strided{nenv}), item by item as
 // the kernels' threads would, and must equal the CPU backend's fused step bit for bit: state,
 // warm start, status and contact statistics after every control step, in double and float, with
-// soft constraints and with the Impulse model (whose Delassus stage runs a team: here one that
+// soft constraints and with the Impulse model (whose solve stages run a team: here one that
 // takes the items in a warp's lanes' order, last lane first).
 #include <gtest/gtest.h>
 
@@ -34,8 +34,11 @@ struct Reference {
 
 // A team whose lanes take their items as a warp's would (item i on lane i mod 32), lane 31
 // first and each lane's items last to first: a stage whose items read one another's outputs
-// within one pass would not equal the fused step.
+// within one pass would not equal the fused step. It reports a warp's 32 lanes, so the solves
+// take the loop orders they take on a warp (gathers per dof and per row of H where one thread
+// scatters row by row), which must give the fused step's bits.
 struct LastLaneFirstTeam : kern::SerialTeam {
+  int size() const { return kern::kMaxTeamWidth; }
   template <class F>
   void for_each(int n, F&& f) const {
     for (int l = kern::kMaxTeamWidth - 1; l >= 0; --l)
@@ -47,7 +50,7 @@ struct LastLaneFirstTeam : kern::SerialTeam {
 // Returns the contacts each routine found over the run. With a team width W > 1 (the CUDA
 // backend's 32: ModelView::team_width) the stages are compared bit for bit with the fused step
 // run here over the same view (what the CUDA backend's fused kernel and replay compute), and that
-// with the CPU backend's (W = 1): the widths differ in the Impulse solve's summation order only,
+// with the CPU backend's (W = 1): the widths differ in the solves' summation order only,
 // so after the first control step the states agree to rounding (`width_tol` relative to the
 // state's scale). Later steps amplify that as the dynamics do (measured: the all-routines scene's
 // tumbling boxes reach 4e-5 after 12 steps in double): printed, and bounded by 1e-2 only to catch
@@ -116,7 +119,7 @@ std::vector<long> check_staged(const std::shared_ptr<const Model>& model, const 
   const auto at = [&](std::vector<Real>& a, int e) { return V{a.data() + e, s}; };
   const auto live = [&](int e) { return (status[e] & kern::kEnvNonFinite) == 0; };
   struct HostExec {
-    std::function<void()> begin, smooth, constraint, impulse_half_step, impulse_smooth, impulse_rows, impulse_solve,
+    std::function<void()> begin, smooth, constraint_rows, constraint_solve, constraint_finish, impulse_half_step, impulse_smooth, impulse_rows, impulse_solve,
         impulse_finish, end;
     std::function<void(int, int, int)> narrow;
   } x;
@@ -144,9 +147,17 @@ std::vector<long> check_staged(const std::shared_ptr<const Model>& model, const 
       ++narrow_calls;
     });
   };
-  x.constraint = [&] {
+  x.constraint_rows = [&] {
     for (int e = 0; e < nenv; ++e)
-      if (live(e)) raised[e] |= kern::staged_constraint(m, data(e), at(slots, e), at(stats, e));
+      if (live(e)) raised[e] |= kern::staged_constraint_rows(m, data(e), at(slots, e));
+  };
+  x.constraint_solve = [&] {
+    for (int e = 0; e < nenv; ++e)
+      if (live(e)) kern::constraint_solve(LastLaneFirstTeam{{width}}, m, data(e));
+  };
+  x.constraint_finish = [&] {
+    for (int e = 0; e < nenv; ++e)
+      if (live(e)) kern::staged_constraint_finish(m, data(e), at(stats, e));
   };
   int impulse_calls = 0;
   x.impulse_half_step = [&] {
@@ -259,6 +270,21 @@ TEST(StagedStep, RobotsEqualFusedStepBitwise) {
     const auto model = load_mjcf(path);
     check_staged<double>(model, path, 5, 8, 4);
     check_staged<float>(model, path + " (float)", 5, 8, 4);
+  }
+}
+
+// The Newton solve of soft contact by a team (the warp per environment of the CUDA backend):
+// its rows, dofs and H's rows across the lanes, its sums in the order of width 32. Against the
+// CPU backend's width 1 after the first step (measured 2026-12-07): 6.6e-14 (double) and 7.2e-6
+// (float) of the state's scale at most: the Newton solve stops at its tolerance, so a last-bit
+// change of its sums can move the result by more than one rounding.
+TEST(StagedStep, SoftTeamSolveEqualsFusedStepBitwise) {
+  const auto model = load_mjcf_string(sgtest::kAllRoutinesXml, "all_routines.xml");
+  check_staged<double>(model, "all routines (team)", 4, 12, 3, ContactModel::Soft, 32, 1e-12);
+  for (const std::string& path : {sgtest::humanoid_xml(), sgtest::data_dir() + "/models/unitree_g1/scene_mjx.xml"}) {
+    const auto robot = load_mjcf(path);
+    check_staged<double>(robot, path + " (team)", 3, 6, 2, ContactModel::Soft, 32, 1e-12);
+    check_staged<float>(robot, path + " (team, float)", 3, 6, 2, ContactModel::Soft, 32, 5e-5);
   }
 }
 

@@ -84,10 +84,28 @@ __global__ void __launch_bounds__(kBlockSize, (narrow_min_blocks<Real, R>())) na
 }
 
 template <class Real>
-__global__ void __launch_bounds__(kBlockSize) constraint_kernel(const __grid_constant__ StagedArgs<Real> a) {
+__global__ void __launch_bounds__(kBlockSize, kBlocksAt128Registers) constraint_rows_kernel(
+    const __grid_constant__ StagedArgs<Real> a) {
   const int e = stage_env(a);
   if (e < 0) return;
-  a.raised[e] |= kern::staged_constraint(a.m, env_data(a, e), env_view(a.slots, a, e), env_view(a.stats, a, e));
+  a.raised[e] |= kern::staged_constraint_rows(a.m, env_data(a, e), env_view(a.slots, a, e));
+}
+
+// a warp per environment (kBlockSize / 32 environments per block)
+template <class Real>
+__global__ void __launch_bounds__(kBlockSize, kBlocksAt128Registers) constraint_solve_kernel(
+    const __grid_constant__ StagedArgs<Real> a) {
+  const int e = stage_env_of_warp(a);
+  if (e < 0) return;
+  kern::constraint_solve(WarpTeam{}, a.m, env_data(a, e));
+}
+
+template <class Real>
+__global__ void __launch_bounds__(kBlockSize, kBlocksAt128Registers) constraint_finish_kernel(
+    const __grid_constant__ StagedArgs<Real> a) {
+  const int e = stage_env(a);
+  if (e < 0) return;
+  kern::staged_constraint_finish(a.m, env_data(a, e), env_view(a.stats, a, e));
 }
 
 template <class Real>
@@ -159,7 +177,19 @@ struct Launcher {
       }
     });
   }
-  void constraint() const { constraint_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(a); check(); }
+  unsigned warp_blocks() const {
+    return static_cast<unsigned>((static_cast<long long>(a.nenv) * kern::kMaxTeamWidth + kBlockSize - 1) /
+                                 kBlockSize);
+  }
+  void constraint_rows() const { constraint_rows_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(a); check(); }
+  void constraint_solve() const {
+    constraint_solve_kernel<Real><<<warp_blocks(), kBlockSize, 0, stream>>>(a);
+    check();
+  }
+  void constraint_finish() const {
+    constraint_finish_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(a);
+    check();
+  }
   void impulse_half_step() const {
     impulse_half_step_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(a);
     check();
@@ -167,9 +197,7 @@ struct Launcher {
   void impulse_smooth() const { impulse_smooth_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(a); check(); }
   void impulse_rows() const { impulse_rows_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(a); check(); }
   void impulse_solve() const {
-    const unsigned warp_blocks = static_cast<unsigned>(
-        (static_cast<long long>(a.nenv) * kern::kMaxTeamWidth + kBlockSize - 1) / kBlockSize);
-    impulse_solve_kernel<Real><<<warp_blocks, kBlockSize, 0, stream>>>(a);
+    impulse_solve_kernel<Real><<<warp_blocks(), kBlockSize, 0, stream>>>(a);
     check();
   }
   void impulse_finish() const { impulse_finish_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(a); check(); }

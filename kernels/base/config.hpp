@@ -12,13 +12,17 @@
 // linearly with a function's size). Not for a stage that only one site calls (constraint_solve:
 // outlined, the staged constraint kernel's stack grew from 384 B to 1584 B). With -fmad=false an
 // inlining decision cannot change a result. Host compilers inline as they see fit.
+// SG_FORCE_INLINE: inlined by the host compiler too; for the teams' collective operations, whose
+// callers' arguments (a solver's flags) must reach the inlined body as constants.
 #if defined(__CUDACC__)
 #define SG_HD __host__ __device__
 #define SG_INLINE __forceinline__
+#define SG_FORCE_INLINE __forceinline__
 #define SG_OUTLINE __noinline__
 #else
 #define SG_HD
 #define SG_INLINE inline
+#define SG_FORCE_INLINE inline __attribute__((always_inline))
 #define SG_OUTLINE
 #endif
 

@@ -10,6 +10,7 @@
 #pragma once
 
 #include "kernels/base/data.hpp"
+#include "kernels/base/team.hpp"
 
 namespace stiffgrad::kern {
 
@@ -20,21 +21,36 @@ SG_HD SG_INLINE int ltdl_index(const ModelView<Real>& m, int k, int s, int col) 
 }
 
 // In place: on entry H's lower triangle (its tree pattern) holds the matrix, on exit its factor.
-template <bool kCompact, class Real, class L>
-SG_HD void ltdl_factor_in(const ModelView<Real>& m, View<Real, L> H) {
+// By a team: at each k (tip to base) the rows of k's ancestors ch[s], s >= 1, are items (row
+// ch[s] -= a_s · row k's tail, a_s = H(k, ch[s]) / D_k: each on its own lane, reading row k,
+// which no item writes), then row k is scaled to L's. Every entry receives the same updates in
+// the same order as in the serial elimination, so every team gives the same bits.
+template <bool kCompact, class Team, class Real, class L>
+SG_HD void ltdl_factor_in(const Team& team, const ModelView<Real>& m, View<Real, L> H) {
   const int nv = m.nv;
   for (int k = nv - 1; k >= 0; --k) {
     const Real inv_dk = Real(1) / H[ltdl_index<kCompact>(m, k, 0, k)];
     const int* ch = m.dof_chain + m.dof_chainadr[k];
     const int n = m.dof_chainnum[k];
-    for (int s = 1; s < n; ++s) {
-      const int i = ch[s];
+    team.for_each(n - 1, [&](int item) {
+      const int s = item + 1, i = ch[s];
       const Real a = H[ltdl_index<kCompact>(m, k, s, i)] * inv_dk;
       // row i's chain is k's from s on: entry (i, ch[t]) is row i's (t - s)-th
       for (int t = s; t < n; ++t) H[ltdl_index<kCompact>(m, i, t - s, ch[t])] -= H[ltdl_index<kCompact>(m, k, t, ch[t])] * a;
-      H[ltdl_index<kCompact>(m, k, s, i)] = a;
-    }
+    });
+    team.sync();
+    team.for_each(n - 1, [&](int item) {
+      const int s = item + 1;
+      H[ltdl_index<kCompact>(m, k, s, ch[s])] = H[ltdl_index<kCompact>(m, k, s, ch[s])] * inv_dk;
+    });
+    team.sync();
   }
+}
+
+// One thread.
+template <bool kCompact, class Real, class L>
+SG_HD SG_INLINE void ltdl_factor_in(const ModelView<Real>& m, View<Real, L> H) {
+  ltdl_factor_in<kCompact>(SerialTeam{1}, m, H);
 }
 
 // The second half of a solve with the factor: x <- L^-1 D^-1 x (diagonal, then base to tip).

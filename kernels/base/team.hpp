@@ -12,6 +12,9 @@
 //                    f(i, t) adds item i's terms into t[0 .. N−1] (`t[a] += ...`).
 //   sync()           after writes that other lanes read (a __syncwarp on the GPU).
 //   leader()         true on one lane: scalar results are written by it alone.
+//   size()           the lanes (1: one thread). A body may pick its loop order by it, e.g. a
+//                    gather per output on many lanes where one thread scatters, provided both
+//                    add the same terms in the same order to every output (the same bits).
 //
 // The summation order is a function of a width W (a power of two, 1 .. 32; the solvers take it
 // from the model view, ModelView::team_width, so that a replay sums as its forward did), never
@@ -65,19 +68,19 @@ struct SerialTeam {
   }
 
   template <int N, class Real, class F>
-  SG_HD SG_INLINE void sum(int n, Real acc[N], F&& f) const {
-    if (width <= 1) {
-      for (int i = 0; i < n; ++i) f(i, acc);
-      return;
-    }
-    const int bits = team_width_log2(width);
+  SG_HD SG_FORCE_INLINE void sum(int n, Real acc[N], F&& f) const {
+    // one loop for every width (at W = 1: one leaf, the serial sum), so that f has a single call
+    // site and the compiler inlines it, keeping the running partial p in registers
+    const int w = width > 1 ? width : 1;
+    const int bits = team_width_log2(w);
     Real stack[6][N];  // subtree sums awaiting their right sibling; depth <= log2(32) + 1
     int depth = 0;
-    for (int k = 0; k < width; ++k) {
+    for (int k = 0; k < w; ++k) {
       const int l = team_leaf_lane(k, bits);
-      Real* p = stack[depth];
+      Real p[N];
       for (int a = 0; a < N; ++a) p[a] = l == 0 ? acc[a] : Real(0);
-      for (int i = l; i < n; i += width) f(i, p);
+      for (int i = l; i < n; i += w) f(i, p);
+      for (int a = 0; a < N; ++a) stack[depth][a] = p[a];
       ++depth;
       // leaf k closes one subtree per trailing one bit of k: add each right sibling into its left
       for (int j = k; j & 1; j >>= 1, --depth)

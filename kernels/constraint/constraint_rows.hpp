@@ -313,9 +313,11 @@ SG_HD SG_INLINE Real contact_frame_row(const ModelView<Real>& m, const Data<Real
 }
 
 // Rows of contact k (facts §3-4), from row `nefc` on; returns the new row count (unchanged for
-// a contact outside includemargin), or -1 past the capacity. `jac` is 6 x nv scratch.
+// a contact outside includemargin), or -1 past the capacity. `jac` is 6 x nv scratch. Outlined
+// (SG_OUTLINE): inlined, the staged rows kernel took 168 registers in double (sm_90), or spilled
+// 40 B under the 128-register bound.
 template <class Real, class L>
-SG_HD int contact_rows(const ModelView<Real>& m, const Data<Real, L>& d, int k, int nefc, View<Real, L> jac) {
+SG_HD SG_OUTLINE int contact_rows(const ModelView<Real>& m, const Data<Real, L>& d, int k, int nefc, View<Real, L> jac) {
   const int nv = m.nv;
   const int c = sg_int(d.contact_pair[k]);
   const Real dist = d.contact_dist[k];

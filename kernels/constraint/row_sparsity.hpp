@@ -89,6 +89,16 @@ SG_HD SG_INLINE int row_slot(const ModelView<Real>& m, int chain, int dof) {
   return chain == kChainDense ? dof : m.dof_chainnum[chain] - m.dof_chainnum[dof];
 }
 
+// The slot of dof `dof` in a row with chain `chain`, or −1 when the row cannot hold it (O(1):
+// the dof lies on the chain exactly when the chain's entry at its would-be slot is the dof).
+template <class Real>
+SG_HD SG_INLINE int row_slot_if_held(const ModelView<Real>& m, int chain, int dof) {
+  if (chain == kChainDense) return dof;
+  if (chain < 0) return -1;
+  const int slot = m.dof_chainnum[chain] - m.dof_chainnum[dof];
+  return slot >= 0 && m.dof_chain[m.dof_chainadr[chain] + slot] == dof ? slot : -1;
+}
+
 // J_i · x.
 template <class Real, class L>
 SG_HD SG_INLINE Real row_dot(const ModelView<Real>& m, View<Real, L> J, int i, int chain, View<Real, L> x) {

@@ -20,6 +20,21 @@
 // dense Cholesky. Products with J and M visit the structural non-zeros only. Both give the
 // same Newton direction up to rounding.
 //
+// The solve runs on a team (kernels/base/team.hpp; issue 38: a warp per environment on the GPU):
+// rows (J a, J p, the row costs and forces) and dofs (Jᵀ f, the gradient) are its items, each
+// computed by one lane with a single thread's code; the sums over rows (the cost and the line
+// search's φ', φ'') and over dofs (the Gauss term, pᵀr, pᵀMp, ‖p‖², ‖g‖²) follow the team's
+// width, m.team_width (1 on the CPU: the plain loops, unchanged; 32 on CUDA, where every kernel
+// sums as the warp does). H is assembled and updated by rows of H, each entry summing its terms
+// in the order of a single thread; the tree factor's row updates run across the lanes
+// (ltdl_factor_in); a dense factor, the solves with the factor and M x run on the leader.
+// The pieces a warp runs (the row evaluation, the update, H's assembly, update and factor, the
+// line search, an elliptic cone's value) are SG_OUTLINE: inlined into one kernel they took 255
+// registers and spilled 252 B in double (sm_90); outlined, the warp kernel fits 128 registers in
+// float without spilling (docs/gpu.md, "Static resource figures").
+// Jᵀ f is gathered per dof over the rows in ascending order: the same sum, in the same order, as
+// the row-by-row scatter it replaced.
+//
 // Building blocks kept apart for the implicit adjoint (docs/architecture.md "Constraints"):
 //   constraint_rows_eval    row costs, forces f = −∂s/∂jar and states at jar (facts §5)
 //   newton_hessian_assemble H at the current states (quadratic rows + cone Hessians)
@@ -28,6 +43,7 @@
 
 #include "kernels/base/data.hpp"
 #include "kernels/base/ldl.hpp"
+#include "kernels/base/team.hpp"
 #include "kernels/constraint/row_sparsity.hpp"
 
 namespace stiffgrad::kern {
@@ -51,6 +67,8 @@ struct NewtonWorkspace {
   View<Real, L> Jsearch;  // nefc_max  J search
   View<Real, L> factor;   // 1  how chol holds H's factor: kFactorTree (LᵀDL) or kFactorDense (LLᵀ)
   View<Real, L> H_state;  // nefc_max  efc_state when H was last brought up to date
+  View<Real, L> group;    // nefc_max  rows of the group starting at this row (an elliptic contact's
+                          //           dim, else 1); 0 on an elliptic contact's later rows
 
   static SG_HD NewtonWorkspace bind(View<Real, L> ws, int nv, int nefc_max) {
     NewtonWorkspace w;
@@ -61,6 +79,7 @@ struct NewtonWorkspace {
     w.jar = take(nefc_max); w.Jsearch = take(nefc_max);
     w.factor = take(1);
     w.H_state = take(nefc_max);
+    w.group = take(nefc_max);
     return w;
   }
 };
@@ -150,7 +169,7 @@ SG_HD SG_INLINE ConeGeometry<Real> cone_geometry(int dim, const Real* jar, const
 }
 
 template <class Real>
-SG_HD SG_INLINE ConeValue<Real> cone_value(int dim, const Real* jar, const Real* fr, const Real* D,
+SG_HD SG_OUTLINE ConeValue<Real> cone_value(int dim, const Real* jar, const Real* fr, const Real* D,
                                            Real* force, const Real* v) {
   const ConeGeometry<Real> c = cone_geometry(dim, jar, fr, D[0]);
   const Real mu = fr[0];
@@ -203,62 +222,107 @@ SG_HD SG_INLINE void cone_hessian(int dim, const Real* jar, const Real* fr, Real
     }
 }
 
-// Copies the rows of the elliptic contact starting at row i (clamped to the rows present).
+// The rows of the elliptic contact starting at row i (its dim, clamped to the rows present).
 template <class Real, class L>
-SG_HD SG_INLINE int cone_rows(const Data<Real, L>& d, int i, int nefc, Real* fr, Real* D) {
+SG_HD SG_INLINE int cone_dim(const Data<Real, L>& d, int i, int nefc) {
   int dim = solver_int(d.efc_dim[i]);
   if (dim > 6) dim = 6;
   if (dim > nefc - i) dim = nefc - i;
   if (dim < 1) dim = 1;
+  return dim;
+}
+
+// Copies the rows of the elliptic contact starting at row i (clamped to the rows present).
+template <class Real, class L>
+SG_HD SG_INLINE int cone_rows(const Data<Real, L>& d, int i, int nefc, Real* fr, Real* D) {
+  const int dim = cone_dim(d, i, nefc);
   for (int k = 0; k < dim; ++k) { fr[k] = d.efc_mu[i + k]; D[k] = d.efc_D[i + k]; }
   return dim;
 }
 
-// Sum over rows of the costs at jar + t·v (v unused when `v_on` is false). When `write`, stores
-// efc_force and efc_state (the solver outputs, facts §5); with v_on, returns φ'(t), φ''(t) of
-// the row part of the line-search function.
+// The row groups (NewtonWorkspace::group) of rows 0 .. nefc−1: a walk from row 0, one elliptic
+// contact (cone_dim rows) or one scalar row at a time, so that a team can start each group on
+// its own lane.
+template <class Team, class Real, class L>
+SG_HD void solver_row_groups(const Team& team, const Data<Real, L>& d, View<Real, L> group, int nefc) {
+  if (team.leader())
+    for (int i = 0; i < nefc;) {
+      const int n = solver_int(d.efc_type[i]) == kCnstrContactElliptic ? cone_dim(d, i, nefc) : 1;
+      group[i] = Real(n);
+      for (int k = 1; k < n; ++k) group[i + k] = Real(0);
+      i += n;
+    }
+  team.sync();
+}
+
+// Sum over rows of the costs at jar + t·v (v unused when `v_on` is false), by a team over the
+// row groups (solver_row_groups). When `write`, stores efc_force and efc_state (the solver
+// outputs, facts §5); with v_on, returns φ'(t), φ''(t) of the row part of the line-search
+// function. On every lane.
 template <class Real>
 struct RowsTotal {
   Real cost, dphi, d2phi;
   bool hessian_changed;  // with `write`: a row changed state, or a cone is in its middle zone
 };
 
+// One row group's part of constraint_rows_eval (the group starting at row i, its first row of
+// type `type`): its cost, φ', φ'' and, with `write`, whether its Hessian changed, returned by
+// value so that the team's sum keeps its accumulators in registers.
+template <class Real>
+struct GroupValue {
+  Real cost, dphi, d2phi;
+  bool changed;
+};
+
 template <class Real, class L>
-SG_HD RowsTotal<Real> constraint_rows_eval(const Data<Real, L>& d, int nefc, View<Real, L> jar,
-                                           View<Real, L> v, bool v_on, Real t, bool write) {
-  RowsTotal<Real> tot{Real(0), Real(0), Real(0), false};
-  for (int i = 0; i < nefc;) {
-    const int type = solver_int(d.efc_type[i]);
-    if (type == kCnstrContactElliptic) {
-      Real fr[6], D[6], j6[6], v6[6], f6[6];
-      const int dim = cone_rows(d, i, nefc, fr, D);
-      for (int k = 0; k < dim; ++k) {
-        v6[k] = v_on ? v[i + k] : Real(0);
-        j6[k] = v_on ? jar[i + k] + t * v6[k] : jar[i + k];
-      }
-      const ConeValue<Real> c = cone_value(dim, j6, fr, D, f6, v_on ? v6 : nullptr);
-      tot.cost += c.cost; tot.dphi += c.dphi; tot.d2phi += c.d2phi;
-      if (write) {
-        // a middle-zone cone's Hessian moves with jar; any zone change changes H
-        tot.hessian_changed = tot.hessian_changed || c.state == kStateCone || solver_int(d.efc_state[i]) != c.state;
-        for (int k = 0; k < dim; ++k) { d.efc_force[i + k] = f6[k]; d.efc_state[i + k] = Real(c.state); }
-      }
-      i += dim;
-    } else {
-      const Real vi = v_on ? v[i] : Real(0);
-      const Real ji = v_on ? jar[i] + t * vi : jar[i];
-      const RowValue<Real> r = scalar_row_value(type, ji, d.efc_D[i], d.efc_R[i], d.efc_frictionloss[i]);
-      tot.cost += r.cost;
-      if (v_on) { tot.dphi -= r.force * vi; tot.d2phi += r.curv * vi * vi; }
-      if (write) {
-        tot.hessian_changed = tot.hessian_changed || solver_int(d.efc_state[i]) != r.state;
-        d.efc_force[i] = r.force;
-        d.efc_state[i] = Real(r.state);
-      }
-      ++i;
+SG_HD SG_INLINE GroupValue<Real> row_group_eval(const Data<Real, L>& d, int i, int type, int nefc, View<Real, L> jar,
+                                                View<Real, L> v, bool v_on, Real t, bool write) {
+  GroupValue<Real> g{Real(0), Real(0), Real(0), false};
+  if (type == kCnstrContactElliptic) {
+    Real fr[6], D[6], j6[6], v6[6], f6[6];
+    const int dim = cone_rows(d, i, nefc, fr, D);
+    for (int k = 0; k < dim; ++k) {
+      v6[k] = v_on ? v[i + k] : Real(0);
+      j6[k] = v_on ? jar[i + k] + t * v6[k] : jar[i + k];
+    }
+    const ConeValue<Real> c = cone_value(dim, j6, fr, D, f6, v_on ? v6 : nullptr);
+    g.cost = c.cost; g.dphi = c.dphi; g.d2phi = c.d2phi;
+    if (write) {
+      // a middle-zone cone's Hessian moves with jar; any zone change changes H
+      g.changed = c.state == kStateCone || solver_int(d.efc_state[i]) != c.state;
+      for (int k = 0; k < dim; ++k) { d.efc_force[i + k] = f6[k]; d.efc_state[i + k] = Real(c.state); }
+    }
+  } else {
+    const Real vi = v_on ? v[i] : Real(0);
+    const Real ji = v_on ? jar[i] + t * vi : jar[i];
+    const RowValue<Real> r = scalar_row_value(type, ji, d.efc_D[i], d.efc_R[i], d.efc_frictionloss[i]);
+    g.cost = r.cost;
+    // the sum subtracts r.force·vi (a − b = a + (−b) exactly) and adds r.curv·vi·vi
+    if (v_on) { g.dphi = -(r.force * vi); g.d2phi = r.curv * vi * vi; }
+    if (write) {
+      g.changed = solver_int(d.efc_state[i]) != r.state;
+      d.efc_force[i] = r.force;
+      d.efc_state[i] = Real(r.state);
     }
   }
-  return tot;
+  return g;
+}
+
+template <class Team, class Real, class L>
+SG_HD SG_OUTLINE RowsTotal<Real> constraint_rows_eval(const Team& team, const Data<Real, L>& d, int nefc, View<Real, L> group,
+                                           View<Real, L> jar, View<Real, L> v, bool v_on, Real t, bool write) {
+  // cost, φ', φ'', and (with `write`) a count of the groups whose Hessian changed, over the
+  // groups in the team's order; a group's terms are added on the lane of its first row
+  Real tot[4] = {Real(0), Real(0), Real(0), Real(0)};
+  team.template sum<4>(nefc, tot, [&](int i, Real* acc) {
+    const int type = solver_int(d.efc_type[i]);
+    if (type == kCnstrContactElliptic && solver_int(group[i]) == 0) return;  // a cone's later row
+    const GroupValue<Real> g = row_group_eval(d, i, type, nefc, jar, v, v_on, t, write);
+    acc[0] += g.cost; acc[1] += g.dphi; acc[2] += g.d2phi;
+    if (g.changed) acc[3] += Real(1);
+  });
+  if (write) team.sync();
+  return RowsTotal<Real>{tot[0], tot[1], tot[2], tot[3] > Real(0)};
 }
 
 // ---- dense linear algebra on nv x nv row-major blocks ----
@@ -298,72 +362,131 @@ SG_HD void dense_cholesky_solve(int n, View<Real, L> Lf, View<Real, L> x) {
 
 // ---- Newton pieces ----
 
+// (Jᵀ f)_c: column c of the rows off their satisfied state, in ascending row order (the order
+// and the terms of the row-by-row scatter y += f_i J_i that one thread runs; a satisfied row's
+// force is the constant 0, and any other row counts even at f = 0, whose tangent (dual numbers)
+// need not vanish).
+template <class Real, class L>
+SG_HD SG_INLINE Real constraint_force_on_dof(const ModelView<Real>& m, const Data<Real, L>& d, int nefc, int c) {
+  Real s(0);
+  for (int i = 0; i < nefc; ++i) {
+    if (solver_int(d.efc_state[i]) == kStateSatisfied) continue;
+    const int slot = row_slot_if_held(m, row_chain(d, i), c);
+    if (slot >= 0) s += d.efc_J[i * m.nv + slot] * d.efc_force[i];
+  }
+  return s;
+}
+
 // At a = d.qacc: jar = J a − aref, efc_force/efc_state, Ma = M a,
 // qfrc_constraint = Jᵀ f, g = M a − qfrc_smooth − Jᵀ f. Returns the total cost
 // ½(M a − qfrc_smooth)·(a − a_s) + Σ s_i (MuJoCo's Gauss term; its gradient is M a − qfrc_smooth).
 // When `hessian_changed` is given, it is set when H at the new states differs from H at the
 // states efc_state held before (some row changed zone, or a cone is in its middle zone, whose
 // Hessian depends on jar): otherwise the Hessian and its factor may be reused bit for bit.
-// newton_evaluate is the part after jar and Ma, which newton_update computes from a.
-template <class Real, class L>
-SG_HD Real newton_evaluate(const ModelView<Real>& m, const Data<Real, L>& d, const NewtonWorkspace<Real, L>& w,
-                           int nefc, bool* hessian_changed) {
-  const int nv = m.nv;
-  const RowsTotal<Real> rows = constraint_rows_eval(d, nefc, w.jar, w.jar, false, Real(0), true);
+// newton_evaluate is the part after jar and Ma, which newton_update computes from a. The row
+// groups (solver_row_groups) must be in the workspace.
+template <class Team, class Real, class L>
+SG_HD Real newton_evaluate(const Team& team, const ModelView<Real>& m, const Data<Real, L>& d,
+                           const NewtonWorkspace<Real, L>& w, int nefc, bool* hessian_changed) {
+  const RowsTotal<Real> rows = constraint_rows_eval(team, d, nefc, w.group, w.jar, w.jar, false, Real(0), true);
   if (hessian_changed) *hessian_changed = rows.hessian_changed;
-  for (int c = 0; c < nv; ++c) d.qfrc_constraint[c] = Real(0);
-  for (int i = 0; i < nefc; ++i) {
-    // a satisfied row's force is the constant 0; any other row counts even at f = 0, whose
-    // tangent (dual numbers) need not vanish
-    if (solver_int(d.efc_state[i]) == kStateSatisfied) continue;
-    row_axpy(m, d.efc_J, i, row_chain(d, i), d.efc_force[i], d.qfrc_constraint);
+  if (team.size() == 1) {
+    // one thread: the scatter row by row (O(nefc·depth), where the gather is O(nefc·nv)); the
+    // same terms in the same order for every dof, so the same bits
+    for (int c = 0; c < m.nv; ++c) d.qfrc_constraint[c] = Real(0);
+    for (int i = 0; i < nefc; ++i)
+      if (solver_int(d.efc_state[i]) != kStateSatisfied)
+        row_axpy(m, d.efc_J, i, row_chain(d, i), d.efc_force[i], d.qfrc_constraint);
   }
-  Real gauss(0);
-  for (int c = 0; c < nv; ++c) {
-    const Real r = w.Ma[c] - d.qfrc_smooth[c];
-    w.grad[c] = r - d.qfrc_constraint[c];
-    gauss += r * (d.qacc[c] - d.qacc_smooth[c]);
-  }
-  return Real(0.5) * gauss + rows.cost;
+  team.for_each(m.nv, [&](int c) {
+    if (team.size() > 1) d.qfrc_constraint[c] = constraint_force_on_dof(m, d, nefc, c);
+    w.grad[c] = (w.Ma[c] - d.qfrc_smooth[c]) - d.qfrc_constraint[c];
+  });
+  Real gauss[1] = {Real(0)};
+  team.template sum<1>(m.nv, gauss, [&](int c, Real* acc) {
+    acc[0] += (w.Ma[c] - d.qfrc_smooth[c]) * (d.qacc[c] - d.qacc_smooth[c]);
+  });
+  team.sync();
+  return Real(0.5) * gauss[0] + rows.cost;
 }
 
-template <class Real, class L>
-SG_HD Real newton_update(const ModelView<Real>& m, const Data<Real, L>& d, const NewtonWorkspace<Real, L>& w,
-                         int nefc, bool* hessian_changed = nullptr) {
-  for (int i = 0; i < nefc; ++i) w.jar[i] = row_dot(m, d.efc_J, i, row_chain(d, i), d.qacc) - d.efc_aref[i];
-  tree_matvec(m, d.qM, d.qacc, w.Ma);
-  return newton_evaluate(m, d, w, nefc, hessian_changed);
+// jar = J x − aref on rows 0 .. nefc−1, by the team.
+template <class Team, class Real, class L>
+SG_HD SG_INLINE void constraint_rows_residual(const Team& team, const ModelView<Real>& m, const Data<Real, L>& d,
+                                              int nefc, View<Real, L> x, View<Real, L> jar) {
+  team.for_each(nefc, [&](int i) { jar[i] = row_dot(m, d.efc_J, i, row_chain(d, i), x) - d.efc_aref[i]; });
 }
 
+// y = M x (tree_matvec) on the leader; the team waits for it.
+template <class Team, class Real, class L>
+SG_HD SG_INLINE void team_tree_matvec(const Team& team, const ModelView<Real>& m, const Data<Real, L>& d,
+                                      View<Real, L> x, View<Real, L> y) {
+  if (team.leader()) tree_matvec(m, d.qM, x, y);
+  team.sync();
+}
+
+template <class Team, class Real, class L>
+SG_HD SG_OUTLINE Real newton_update(const Team& team, const ModelView<Real>& m, const Data<Real, L>& d,
+                         const NewtonWorkspace<Real, L>& w, int nefc, bool* hessian_changed = nullptr) {
+  constraint_rows_residual(team, m, d, nefc, d.qacc, w.jar);
+  team_tree_matvec(team, m, d, d.qacc, w.Ma);  // its sync also publishes jar
+  return newton_evaluate(team, m, d, w, nefc, hessian_changed);
+}
 
 enum : int { kFactorDense = 0, kFactorTree = 1 };
 
-// H += Di J_iᵀ J_i (lower triangle) in the storage `tree` selects (see newton_hessian_assemble).
-// A chain row's entries in slots p <= q (dofs r = ch[p] below c = ch[q] on the chain) meet at
-// H(r, c), which is row r's (q − p)-th compact entry: the inner loop runs over contiguous slots.
+// Row r of H += Di J_iᵀ J_i (its lower-triangle entries (r, c), c <= r) in the storage `tree`
+// selects (see newton_hessian_assemble): what a row-by-row outer product adds to H's row r, term
+// for term. r is slot p of row i (a chain row: r = ch[p]; a dense row: p = r). A chain row's
+// entries in slots p <= q (dofs r = ch[p] below c = ch[q] on the chain) meet at H(r, c), which is
+// row r's (q − p)-th compact entry: the loop runs over contiguous slots.
 template <class Real, class L>
-SG_HD SG_INLINE void hessian_add_row(const ModelView<Real>& m, const Data<Real, L>& d, const NewtonWorkspace<Real, L>& w,
-                                     bool tree, int i, int chain, Real Di) {
+SG_HD SG_INLINE void hessian_row_add(const ModelView<Real>& m, const Data<Real, L>& d, const NewtonWorkspace<Real, L>& w,
+                                     bool tree, int r, int p, int i, int chain, Real Di) {
   const int nv = m.nv, o = i * nv;
   const auto J = d.efc_J;
   if (chain == kChainDense) {
-    for (int r = 0; r < nv; ++r) {
-      const Real jr = J[o + r];
-      if (jr == Real(0)) continue;
-      for (int c = 0; c <= r; ++c) w.H[r * nv + c] += Di * jr * J[o + c];
-    }
+    const Real jr = J[o + r];
+    if (jr == Real(0)) return;
+    for (int c = 0; c <= r; ++c) w.H[r * nv + c] += Di * jr * J[o + c];
   } else if (chain >= 0) {
     const DofChain<Real> ch = dof_chain(m, chain);
-    for (int p = 0; p < ch.n; ++p) {
-      const Real djp = Di * J[o + p];
-      if (tree) {
-        const int base = m.dof_chainadr[ch.dof[p]] - p;
-        for (int q = p; q < ch.n; ++q) w.H[base + q] += djp * J[o + q];
-      } else {
-        const int base = ch.dof[p] * nv;
-        for (int q = p; q < ch.n; ++q) w.H[base + ch.dof[q]] += djp * J[o + q];
-      }
+    const Real djp = Di * J[o + p];
+    if (tree) {
+      const int base = m.dof_chainadr[r] - p;
+      for (int q = p; q < ch.n; ++q) w.H[base + q] += djp * J[o + q];
+    } else {
+      for (int q = p; q < ch.n; ++q) w.H[r * nv + ch.dof[q]] += djp * J[o + q];
     }
+  }
+}
+
+// Row r of H += J_cᵀ Hc J_c for the middle-zone elliptic contact of rows i .. i+dim−1 (chain
+// `chain`, its cone Hessian Hc): H(r, c) += Σ_j J_j(r) y_j(c) with y(c) = Hc J(c), for the
+// columns c <= r the contact's rows can hold (a column whose y vanishes adds nothing).
+template <class Real, class L>
+SG_HD SG_INLINE void hessian_row_add_cone(const ModelView<Real>& m, const Data<Real, L>& d,
+                                          const NewtonWorkspace<Real, L>& w, bool tree, int r, int p, int i, int dim,
+                                          int chain, const Real* Hc) {
+  const int nv = m.nv;
+  const auto J = d.efc_J;
+  const bool dense_row = chain == kChainDense;
+  // dense: columns q = 0 .. r at (r, q); chain: r in slot p, columns in slots q >= p (ancestors)
+  const DofChain<Real> ch = dense_row ? DofChain<Real>{nullptr, nv} : dof_chain(m, chain);
+  const int q0 = dense_row ? 0 : p, q1 = dense_row ? r + 1 : ch.n;
+  for (int q = q0; q < q1; ++q) {
+    Real y[6];
+    bool any = false;
+    for (int j = 0; j < dim; ++j) {
+      Real sum(0);
+      for (int k = 0; k < dim; ++k) sum += Hc[j * dim + k] * J[(i + k) * nv + q];
+      y[j] = sum;
+      any = any || !(sum == Real(0));
+    }
+    if (!any) continue;
+    Real sum(0);
+    for (int j = 0; j < dim; ++j) sum += J[(i + j) * nv + p] * y[j];
+    w.H[dense_row ? r * nv + q : (tree ? m.dof_chainadr[r] - p + q : r * nv + ch.dof[q])] += sum;
   }
 }
 
@@ -378,81 +501,118 @@ SG_HD SG_INLINE bool hessian_is_tree(const Data<Real, L>& d, int nefc) {
   return true;
 }
 
+// The rows of the group starting at row i (an elliptic contact's cone_dim, else 1).
+template <class Real, class L>
+SG_HD SG_INLINE int hessian_group_rows(const Data<Real, L>& d, int i, int nefc) {
+  return solver_int(d.efc_type[i]) == kCnstrContactElliptic ? cone_dim(d, i, nefc) : 1;
+}
+
+// What the group of n rows starting at row i adds to the rows of H that `rows` visits at the
+// current states: D_i J_iᵀ J_i for a quadratic row (every row of an elliptic contact in its
+// bottom zone), J_cᵀ Hc J_c for an elliptic contact in its middle zone. rows(chain, f) calls
+// f(r, p) for each row r of H to update that the group reaches, p its slot in the group's rows:
+// the group's chain (one thread) or the lane's own row where the group reaches it (a team). The group is decoded and a cone's Hessian computed once
+// per call.
+template <class Real, class L, class Rows>
+SG_HD SG_INLINE void hessian_group_add(const ModelView<Real>& m, const Data<Real, L>& d,
+                                       const NewtonWorkspace<Real, L>& w, bool tree, int i, int n, Rows&& rows) {
+  const int state = solver_int(d.efc_state[i]);
+  const int chain = row_chain(d, i);  // contact_rows gives every row of a contact one chain
+  if (solver_int(d.efc_type[i]) == kCnstrContactElliptic) {
+    if (state == kStateQuadratic) {
+      rows(chain, [&](int r, int p) {
+        for (int k = 0; k < n; ++k) hessian_row_add(m, d, w, tree, r, p, i + k, chain, d.efc_D[i + k]);
+      });
+    } else if (state == kStateCone && chain != kChainEmpty) {
+      Real Hc[36];
+      bool have_hc = false;
+      rows(chain, [&](int r, int p) {
+        if (!have_hc) {
+          Real fr[6]{}, D[6]{}, j6[6]{};  // as cone_rows copies them (n >= 1)
+          for (int k = 0; k < n; ++k) { fr[k] = d.efc_mu[i + k]; D[k] = d.efc_D[i + k]; j6[k] = w.jar[i + k]; }
+          cone_hessian(n, j6, fr, D[0], Hc);
+          have_hc = true;
+        }
+        hessian_row_add_cone(m, d, w, tree, r, p, i, n, chain, Hc);
+      });
+    }
+  } else if (state == kStateQuadratic) {
+    rows(chain, [&](int r, int p) { hessian_row_add(m, d, w, tree, r, p, i, chain, d.efc_D[i]); });
+  }
+}
+
+// rows(chain, f) for one thread: every row of H a row of that chain reaches, with its slot.
+template <class Real>
+struct HessianChainRows {
+  const ModelView<Real>& m;
+  template <class F>
+  SG_HD SG_INLINE void operator()(int chain, F&& f) const {
+    if (chain == kChainDense) {
+      for (int r = 0; r < m.nv; ++r) f(r, r);
+    } else if (chain >= 0) {
+      const DofChain<Real> ch = dof_chain(m, chain);
+      for (int p = 0; p < ch.n; ++p) f(ch.dof[p], p);
+    }
+  }
+};
+
+// rows(chain, f) for a lane: its own row r of H, where a row of that chain reaches it.
+template <class Real>
+struct HessianOneRow {
+  const ModelView<Real>& m;
+  int r;
+  template <class F>
+  SG_HD SG_INLINE void operator()(int chain, F&& f) const {
+    const int p = row_slot_if_held(m, chain, r);
+    if (p >= 0) f(r, p);
+  }
+};
+
 // H = M + Σ_{quadratic rows} D_i J_iᵀ J_i + Σ_{middle-zone cones} J_cᵀ Hc J_c at the states in
 // efc_state and jar in the workspace (both from newton_update), lower triangle, in the storage
 // w.factor records: kFactorTree, H has M's tree pattern and is stored compactly (ldl.hpp: row
 // r's entries on r's chain at dof_chainadr[r] + s), or kFactorDense, nv x nv row-major.
-// A chain row's entries in slots p <= q (dofs r = ch[p] below c = ch[q] on the chain) meet at
-// H(r, c), which is row r's (q − p)-th compact entry: the inner loops run over contiguous slots.
-template <class Real, class L>
-SG_HD void newton_hessian_assemble(const ModelView<Real>& m, const Data<Real, L>& d,
+// By a team over H's rows: row r's lane walks the row groups in order and adds what each adds
+// to row r (hessian_group_add), so every entry sums the same terms in the same order whatever
+// the team; one thread (team.size() == 1) walks the groups once, visiting only their rows of H.
+template <class Team, class Real, class L>
+SG_HD SG_OUTLINE void newton_hessian_assemble(const Team& team, const ModelView<Real>& m, const Data<Real, L>& d,
                                    const NewtonWorkspace<Real, L>& w, int nefc) {
   const int nv = m.nv;
-  const auto J = d.efc_J;
   const bool tree = hessian_is_tree(d, nefc);
-  w.factor[0] = Real(tree ? kFactorTree : kFactorDense);
-  if (tree) {
-    for (int r = 0; r < nv; ++r) {
-      const DofChain<Real> ch = dof_chain(m, r);
-      for (int s = 0; s < ch.n; ++s) w.H[m.dof_chainadr[r] + s] = d.qM[r * nv + ch.dof[s]];
+  if (team.leader()) w.factor[0] = Real(tree ? kFactorTree : kFactorDense);
+  const auto init_row = [&](int r) {
+    const DofChain<Real> chr = dof_chain(m, r);
+    if (tree) {
+      for (int s = 0; s < chr.n; ++s) w.H[m.dof_chainadr[r] + s] = d.qM[r * nv + chr.dof[s]];
+    } else {
+      // M's entries on its tree pattern only (crb_mass_matrix writes no others)
+      for (int c = 0; c <= r; ++c) w.H[r * nv + c] = Real(0);
+      for (int s = 0; s < chr.n; ++s) w.H[r * nv + chr.dof[s]] = d.qM[r * nv + chr.dof[s]];
+    }
+  };
+  if (team.size() == 1) {
+    // one thread: group by group, each group's rows of H only (O(nefc·depth²), where a walk over
+    // every group for every row of H is O(nefc·nv)); every entry gets the same terms in the same
+    // order, so the same bits
+    for (int r = 0; r < nv; ++r) init_row(r);
+    for (int i = 0; i < nefc;) {
+      const int n = hessian_group_rows(d, i, nefc);
+      hessian_group_add(m, d, w, tree, i, n, HessianChainRows<Real>{m});
+      i += n;
     }
   } else {
-    // M's entries on its tree pattern only (crb_mass_matrix writes no others)
-    for (int r = 0; r < nv; ++r)
-      for (int c = 0; c <= r; ++c) w.H[r * nv + c] = Real(0);
-    for (int r = 0; r < nv; ++r) {
-      const DofChain<Real> ch = dof_chain(m, r);
-      for (int s = 0; s < ch.n; ++s) w.H[r * nv + ch.dof[s]] = d.qM[r * nv + ch.dof[s]];
-    }
-  }
-  // H(ch[p], ch[q]) for chain slots p <= q, and the offset that makes row ch[p] contiguous in q
-  const auto row_base = [&](const DofChain<Real>& ch, int p) {
-    return tree ? m.dof_chainadr[ch.dof[p]] - p : ch.dof[p] * nv;
-  };
-  const auto col_of = [&](const DofChain<Real>& ch, int q) { return tree ? q : ch.dof[q]; };
-  const auto add_outer = [&](int i, int chain, Real Di) { hessian_add_row(m, d, w, tree, i, chain, Di); };
-  for (int i = 0; i < nefc;) {
-    const int type = solver_int(d.efc_type[i]);
-    const int state = solver_int(d.efc_state[i]);
-    if (type == kCnstrContactElliptic) {
-      Real fr[6], D[6];
-      const int dim = cone_rows(d, i, nefc, fr, D);
-      const int chain = row_chain(d, i);  // contact_rows gives every row of a contact one chain
-      if (state == kStateQuadratic) {
-        for (int k = 0; k < dim; ++k) add_outer(i + k, chain, D[k]);
-      } else if (state == kStateCone && chain != kChainEmpty) {
-        Real j6[6], Hc[36];
-        for (int k = 0; k < dim; ++k) j6[k] = w.jar[i + k];
-        cone_hessian(dim, j6, fr, D[0], Hc);
-        // H(r, c) += Σ_j J_j(r) y_j(c), y(c) = Hc J(c): one column slot q at a time, rows r >= c
-        const bool dense_row = chain == kChainDense;
-        const DofChain<Real> ch = dense_row ? DofChain<Real>{nullptr, nv} : dof_chain(m, chain);
-        for (int q = 0; q < ch.n; ++q) {
-          Real y[6];
-          bool any = false;
-          for (int j = 0; j < dim; ++j) {
-            Real sum(0);
-            for (int k = 0; k < dim; ++k) sum += Hc[j * dim + k] * J[(i + k) * nv + q];
-            y[j] = sum;
-            any = any || !(sum == Real(0));
-          }
-          if (!any) continue;
-          // dense: rows r = q..nv-1 at (r, q); chain: slots p <= q, i.e. dofs at or below c
-          const int p0 = dense_row ? q : 0, p1 = dense_row ? nv : q + 1;
-          for (int p = p0; p < p1; ++p) {
-            Real sum(0);
-            for (int j = 0; j < dim; ++j) sum += J[(i + j) * nv + p] * y[j];
-            w.H[dense_row ? p * nv + q : row_base(ch, p) + col_of(ch, q)] += sum;
-          }
-        }
+    team.for_each(nv, [&](int r) {
+      init_row(r);
+      for (int i = 0; i < nefc;) {
+        const int n = hessian_group_rows(d, i, nefc);
+        hessian_group_add(m, d, w, tree, i, n, HessianOneRow<Real>{m, r});
+        i += n;
       }
-      i += dim;
-    } else {
-      if (state == kStateQuadratic) add_outer(i, row_chain(d, i), d.efc_D[i]);
-      ++i;
-    }
+    });
   }
-  for (int i = 0; i < nefc; ++i) w.H_state[i] = d.efc_state[i];
+  team.for_each(nefc, [&](int i) { w.H_state[i] = d.efc_state[i]; });
+  team.sync();
 }
 
 // Brings H (assembled at the states in w.H_state) up to the current efc_state by adding the
@@ -461,37 +621,57 @@ SG_HD void newton_hessian_assemble(const ModelView<Real>& m, const Data<Real, L>
 // storage would change, or an elliptic contact is or was in its middle zone, whose Hessian
 // depends on jar): then assemble afresh. Subtracting what was added leaves rounding-sized
 // residue in H, which only perturbs the Newton direction (the line search and the convergence
-// test use the exact gradient; the adjoint assembles H afresh at the solution).
-template <class Real, class L>
-SG_HD bool newton_hessian_update(const ModelView<Real>& m, const Data<Real, L>& d, const NewtonWorkspace<Real, L>& w,
-                                 int nefc) {
+// test use the exact gradient; the adjoint assembles H afresh at the solution). By a team over
+// H's rows, as newton_hessian_assemble; every lane returns the same answer.
+template <class Team, class Real, class L>
+SG_HD SG_OUTLINE bool newton_hessian_update(const Team& team, const ModelView<Real>& m, const Data<Real, L>& d,
+                                 const NewtonWorkspace<Real, L>& w, int nefc) {
   const bool tree = solver_int(w.factor[0]) == kFactorTree;
   if (hessian_is_tree(d, nefc) != tree) return false;
   for (int i = 0; i < nefc; ++i)
     if (solver_int(d.efc_type[i]) == kCnstrContactElliptic &&
         (solver_int(w.H_state[i]) == kStateCone || solver_int(d.efc_state[i]) == kStateCone))
       return false;
-  for (int i = 0; i < nefc; ++i) {
+  const auto changed_rows = [&](int i, auto&& rows) {
     const bool was = solver_int(w.H_state[i]) == kStateQuadratic, is = solver_int(d.efc_state[i]) == kStateQuadratic;
-    if (was != is) hessian_add_row(m, d, w, tree, i, row_chain(d, i), is ? d.efc_D[i] : -d.efc_D[i]);
-    w.H_state[i] = d.efc_state[i];
+    if (was == is) return;
+    const int chain = row_chain(d, i);
+    const Real Di = is ? d.efc_D[i] : -d.efc_D[i];
+    rows(chain, [&](int r, int p) { hessian_row_add(m, d, w, tree, r, p, i, chain, Di); });
+  };
+  if (team.size() == 1) {
+    // one thread: each changed row's rows of H only (as in newton_hessian_assemble)
+    for (int i = 0; i < nefc; ++i) changed_rows(i, HessianChainRows<Real>{m});
+  } else {
+    team.for_each(m.nv, [&](int r) {
+      for (int i = 0; i < nefc; ++i) changed_rows(i, HessianOneRow<Real>{m, r});
+    });
   }
+  team.sync();  // every lane has read H_state
+  team.for_each(nefc, [&](int i) { w.H_state[i] = d.efc_state[i]; });
+  team.sync();
   return true;
 }
 
 // chol = the factor of H: LᵀDL in the compact tree storage (kFactorTree) or a dense Cholesky of
 // the lower triangle (kFactorDense), as newton_hessian_assemble stored H.
-template <class Real, class L>
-SG_HD SG_INLINE void newton_hessian_factor(const ModelView<Real>& m, const NewtonWorkspace<Real, L>& w) {
+// By a team: the tree factor's row updates on the lanes (ltdl_factor_in), the dense Cholesky on
+// the leader.
+template <class Team, class Real, class L>
+SG_HD SG_OUTLINE void newton_hessian_factor(const Team& team, const ModelView<Real>& m, const NewtonWorkspace<Real, L>& w) {
   const int nv = m.nv;
   if (solver_int(w.factor[0]) == kFactorTree) {
     const int nnz = nv > 0 ? m.dof_chainadr[nv - 1] + m.dof_chainnum[nv - 1] : 0;
-    for (int k = 0; k < nnz; ++k) w.chol[k] = w.H[k];
-    ltdl_factor_in<true>(m, w.chol);
+    team.for_each(nnz, [&](int k) { w.chol[k] = w.H[k]; });
+    team.sync();
+    ltdl_factor_in<true>(team, m, w.chol);
   } else {
-    for (int r = 0; r < nv; ++r)
-      for (int c = 0; c <= r; ++c) w.chol[r * nv + c] = w.H[r * nv + c];
-    dense_cholesky(nv, w.chol);
+    if (team.leader()) {
+      for (int r = 0; r < nv; ++r)
+        for (int c = 0; c <= r; ++c) w.chol[r * nv + c] = w.H[r * nv + c];
+      dense_cholesky(nv, w.chol);
+    }
+    team.sync();
   }
 }
 
@@ -521,10 +701,11 @@ SG_HD SG_INLINE LinePoint<Real> line_point_of(const RowsTotal<Real>& rows, Real 
   return p;
 }
 
-template <class Real, class L>
-SG_HD SG_INLINE LinePoint<Real> line_point(const Data<Real, L>& d, const NewtonWorkspace<Real, L>& w, int nefc,
-                                           Real pr, Real pMp, Real cost0_rows, Real t) {
-  return line_point_of(constraint_rows_eval(d, nefc, w.jar, w.Jsearch, true, t, false), pr, pMp, cost0_rows, t);
+template <class Team, class Real, class L>
+SG_HD SG_INLINE LinePoint<Real> line_point(const Team& team, const Data<Real, L>& d, const NewtonWorkspace<Real, L>& w,
+                                           int nefc, Real pr, Real pMp, Real cost0_rows, Real t) {
+  return line_point_of(constraint_rows_eval(team, d, nefc, w.group, w.jar, w.Jsearch, true, t, false), pr, pMp,
+                       cost0_rows, t);
 }
 
 // Exact line search on the convex, piecewise-smooth φ (facts §5: MuJoCo's is Newton with
@@ -534,18 +715,18 @@ SG_HD SG_INLINE LinePoint<Real> line_point(const Data<Real, L>& d, const NewtonW
 // piece lands exactly on the minimiser. Stops when |φ'| < gtol (MuJoCo's
 // tolerance·0.01·‖search‖·meaninertia·max(1, nv)) or the bracket can no longer shrink; returns
 // the evaluated point with the smallest |φ'|, or 0 when the direction does not descend.
-template <class Real, class L>
-SG_HD Real newton_line_search(const ModelView<Real>& m, const Data<Real, L>& d, const NewtonWorkspace<Real, L>& w,
-                              int nefc, Real gtol) {
-  const int nv = m.nv;
-  for (int i = 0; i < nefc; ++i) w.Jsearch[i] = row_dot(m, d.efc_J, i, row_chain(d, i), w.search);
-  tree_matvec(m, d.qM, w.search, w.Msearch);
-  Real pr(0), pMp(0);
-  for (int c = 0; c < nv; ++c) {
-    pr += w.search[c] * (w.Ma[c] - d.qfrc_smooth[c]);
-    pMp += w.search[c] * w.Msearch[c];
-  }
-  const RowsTotal<Real> at0 = constraint_rows_eval(d, nefc, w.jar, w.Jsearch, true, Real(0), false);
+template <class Team, class Real, class L>
+SG_HD SG_OUTLINE Real newton_line_search(const Team& team, const ModelView<Real>& m, const Data<Real, L>& d,
+                              const NewtonWorkspace<Real, L>& w, int nefc, Real gtol) {
+  team.for_each(nefc, [&](int i) { w.Jsearch[i] = row_dot(m, d.efc_J, i, row_chain(d, i), w.search); });
+  team_tree_matvec(team, m, d, w.search, w.Msearch);  // its sync also publishes Jsearch
+  Real p[2] = {Real(0), Real(0)};  // pᵀ(M a − qfrc_smooth), pᵀMp
+  team.template sum<2>(m.nv, p, [&](int c, Real* acc) {
+    acc[0] += w.search[c] * (w.Ma[c] - d.qfrc_smooth[c]);
+    acc[1] += w.search[c] * w.Msearch[c];
+  });
+  const Real pr = p[0], pMp = p[1];
+  const RowsTotal<Real> at0 = constraint_rows_eval(team, d, nefc, w.group, w.jar, w.Jsearch, true, Real(0), false);
   const Real rows0 = at0.cost;
   const LinePoint<Real> p0 = line_point_of(at0, pr, pMp, rows0, Real(0));
   if (!(p0.d1 < Real(0)) || !(p0.d2 > Real(0))) return Real(0);
@@ -559,16 +740,16 @@ SG_HD Real newton_line_search(const ModelView<Real>& m, const Data<Real, L>& d, 
       if (!(next > lo && next < hi)) break;  // bracket at the resolution of Real
     }
     if (!(next > Real(0)) || next == cur.t) break;
-    const LinePoint<Real> p = line_point(d, w, nefc, pr, pMp, rows0, next);
-    if (sg_abs(p.d1) < sg_abs(best.d1)) best = p;
-    if (sg_abs(p.d1) < gtol) break;
-    if (p.d1 < Real(0)) {
-      lo = p.t;
+    const LinePoint<Real> at = line_point(team, d, w, nefc, pr, pMp, rows0, next);
+    if (sg_abs(at.d1) < sg_abs(best.d1)) best = at;
+    if (sg_abs(at.d1) < gtol) break;
+    if (at.d1 < Real(0)) {
+      lo = at.t;
     } else {
-      hi = p.t;
+      hi = at.t;
       bracketed = true;
     }
-    cur = p;
+    cur = at;
   }
   // Never return a step that raises the cost. Near the optimum the cost change (~|g|^2/H) falls
   // below the rounding of the cost itself (~|cost| eps), so the comparison alone would stop the
@@ -591,41 +772,53 @@ SG_HD Real newton_line_search(const ModelView<Real>& m, const Data<Real, L>& d, 
 // stops the solve early; without it the tangent is the implicit derivative at the returned
 // point, the same one the reverse mode (solver_adjoint.hpp) computes.
 // The value parts are left bitwise unchanged, so the dual run still replays the primal.
-template <class Real, class L>
-SG_HD void exact_solution_tangent(const ModelView<Real>& m, const Data<Real, L>& d, const NewtonWorkspace<Real, L>& w,
-                                  int nefc) {
+template <class Team, class Real, class L>
+SG_HD void exact_solution_tangent(const Team& team, const ModelView<Real>& m, const Data<Real, L>& d,
+                                  const NewtonWorkspace<Real, L>& w, int nefc) {
   const int nv = m.nv;
-  newton_update(m, d, w, nefc);  // gradient (tangent g') and the final row states
-  newton_hessian_assemble(m, d, w, nefc);
-  newton_hessian_factor(m, w);
-  for (int c = 0; c < nv; ++c) {
-    w.search[c] = w.grad[c];
-    w.search[c].v = 0;  // g' alone (see above)
+  newton_update(team, m, d, w, nefc);  // gradient (tangent g') and the final row states
+  newton_hessian_assemble(team, m, d, w, nefc);
+  newton_hessian_factor(team, m, w);
+  if (team.leader()) {
+    for (int c = 0; c < nv; ++c) {
+      w.search[c] = w.grad[c];
+      w.search[c].v = 0;  // g' alone (see above)
+    }
+    newton_hessian_solve(m, w, w.search);
+    constexpr int N = sizeof(w.search[0].d) / sizeof(w.search[0].d[0]);
+    for (int c = 0; c < nv; ++c)
+      for (int k = 0; k < N; ++k) d.qacc[c].d[k] -= w.search[c].d[k];
   }
-  newton_hessian_solve(m, w, w.search);
-  constexpr int N = sizeof(w.search[0].d) / sizeof(w.search[0].d[0]);
-  for (int c = 0; c < nv; ++c)
-    for (int k = 0; k < N; ++k) d.qacc[c].d[k] -= w.search[c].d[k];
-  newton_update(m, d, w, nefc);  // efc_force and qfrc_constraint tangents at the corrected a'
+  team.sync();
+  newton_update(team, m, d, w, nefc);  // efc_force and qfrc_constraint tangents at the corrected a'
 }
 
-// The solve (facts §5, §6): qacc, efc_force, efc_state, qfrc_constraint = Jᵀ efc_force and
-// solver_niter, from qM, qacc_smooth, qfrc_smooth and the rows (efc_type, J, D, R, aref,
-// frictionloss, mu, dim). Stops when the line search returns 0, when the scaled improvement or
-// the scaled ‖g‖ (scale 1/(meaninertia·max(1, nv))) falls below opt_tolerance, or after
-// opt_iterations Newton steps.
-template <class Real, class L>
-SG_HD void constraint_solve(const ModelView<Real>& m, const Data<Real, L>& d) {
+// The solve (facts §5, §6) by a team (see the header): qacc, efc_force, efc_state,
+// qfrc_constraint = Jᵀ efc_force and solver_niter, from qM, qacc_smooth, qfrc_smooth and the rows
+// (efc_type, J, D, R, aref, frictionloss, mu, dim). Stops when the line search returns 0, when
+// the scaled improvement or the scaled ‖g‖ (scale 1/(meaninertia·max(1, nv))) falls below
+// opt_tolerance, or after opt_iterations Newton steps. Every lane takes the same branches: the
+// scalars they decide on are the team's sums, equal on every lane.
+template <class Team, class Real, class L>
+SG_HD void constraint_solve(const Team& team, const ModelView<Real>& m, const Data<Real, L>& d) {
   const int nv = m.nv;
   const int nefc = solver_nefc(m, d);
-  for (int c = 0; c < nv; ++c) d.qacc[c] = d.qacc_smooth[c];
+  const auto set_qacc = [&](View<Real, L> from) {
+    team.for_each(nv, [&](int c) { d.qacc[c] = from[c]; });
+    team.sync();
+  };
+  set_qacc(d.qacc_smooth);
   if (nefc == 0) {
-    for (int c = 0; c < nv; ++c) d.qfrc_constraint[c] = Real(0);
-    for (int c = 0; c < nv; ++c) d.qacc_warmstart[c] = d.qacc[c];
-    d.solver_niter[0] = Real(0);
+    team.for_each(nv, [&](int c) {
+      d.qfrc_constraint[c] = Real(0);
+      d.qacc_warmstart[c] = d.qacc[c];
+    });
+    if (team.leader()) d.solver_niter[0] = Real(0);
+    team.sync();
     return;
   }
   const NewtonWorkspace<Real, L> w = newton_workspace(m, d);
+  solver_row_groups(team, d, w.group, nefc);
   const Real size_scale = m.stat_meaninertia * Real(nv > 1 ? nv : 1);
   const Real scale = Real(1) / (size_scale > Real(0) ? size_scale : Real(1));
   const Real tol = m.opt_tolerance;
@@ -633,17 +826,18 @@ SG_HD void constraint_solve(const ModelView<Real>& m, const Data<Real, L>& d) {
   if (m.opt_warmstart) {
     // the cost at a_s is its rows' part alone (the Gauss term vanishes there); the warm start
     // is kept unless a_s is strictly better, and dropped when its cost is not a number
-    for (int i = 0; i < nefc; ++i)
-      w.jar[i] = row_dot(m, d.efc_J, i, row_chain(d, i), d.qacc_smooth) - d.efc_aref[i];
-    const Real cost_smooth = constraint_rows_eval(d, nefc, w.jar, w.jar, false, Real(0), false).cost;
-    for (int c = 0; c < nv; ++c) d.qacc[c] = d.qacc_warmstart[c];
-    cost = newton_update(m, d, w, nefc);
+    constraint_rows_residual(team, m, d, nefc, d.qacc_smooth, w.jar);
+    team.sync();
+    const Real cost_smooth = constraint_rows_eval(team, d, nefc, w.group, w.jar, w.jar, false, Real(0), false).cost;
+    team.sync();  // every lane has read jar before newton_update rewrites it
+    set_qacc(d.qacc_warmstart);
+    cost = newton_update(team, m, d, w, nefc);
     if (!(cost <= cost_smooth)) {
-      for (int c = 0; c < nv; ++c) d.qacc[c] = d.qacc_smooth[c];
-      cost = newton_update(m, d, w, nefc);
+      set_qacc(d.qacc_smooth);
+      cost = newton_update(team, m, d, w, nefc);
     }
   } else {
-    cost = newton_update(m, d, w, nefc);
+    cost = newton_update(team, m, d, w, nefc);
   }
   // H depends on the row states only (and on jar for middle-zone cones): it is updated for the
   // rows that changed zone (newton_hessian_update) and factored again only when some did
@@ -651,32 +845,43 @@ SG_HD void constraint_solve(const ModelView<Real>& m, const Data<Real, L>& d) {
   int iter = 0;
   for (; iter < m.opt_iterations;) {
     if (hessian_changed) {
-      if (iter == 0 || !newton_hessian_update(m, d, w, nefc)) newton_hessian_assemble(m, d, w, nefc);
-      newton_hessian_factor(m, w);
+      if (iter == 0 || !newton_hessian_update(team, m, d, w, nefc)) newton_hessian_assemble(team, m, d, w, nefc);
+      newton_hessian_factor(team, m, w);
     }
-    Real snorm2(0);
-    for (int c = 0; c < nv; ++c) w.search[c] = -w.grad[c];
-    newton_hessian_solve(m, w, w.search);
-    for (int c = 0; c < nv; ++c) snorm2 += w.search[c] * w.search[c];
-    const Real gtol = tol * Real(0.01) * sg_sqrt(snorm2) / scale;
-    const Real alpha = newton_line_search(m, d, w, nefc, gtol);
+    if (team.leader()) {
+      for (int c = 0; c < nv; ++c) w.search[c] = -w.grad[c];
+      newton_hessian_solve(m, w, w.search);
+    }
+    team.sync();
+    Real snorm2[1] = {Real(0)};
+    team.template sum<1>(nv, snorm2, [&](int c, Real* acc) { acc[0] += w.search[c] * w.search[c]; });
+    const Real gtol = tol * Real(0.01) * sg_sqrt(snorm2[0]) / scale;
+    const Real alpha = newton_line_search(team, m, d, w, nefc, gtol);
     if (alpha == Real(0)) break;
-    for (int c = 0; c < nv; ++c) d.qacc[c] += alpha * w.search[c];
+    team.for_each(nv, [&](int c) { d.qacc[c] += alpha * w.search[c]; });
+    team.sync();
     const Real old_cost = cost;
     // jar and Ma recomputed from a, not carried along the step as MuJoCo does: carrying them
     // accumulates rounding that the solution keeps (measured: finite differences of the solve
     // three times noisier on an elliptic heap)
-    cost = newton_update(m, d, w, nefc, &hessian_changed);
+    cost = newton_update(team, m, d, w, nefc, &hessian_changed);
     ++iter;
-    Real g2(0);
-    for (int c = 0; c < nv; ++c) g2 += w.grad[c] * w.grad[c];
+    Real g2[1] = {Real(0)};
+    team.template sum<1>(nv, g2, [&](int c, Real* acc) { acc[0] += w.grad[c] * w.grad[c]; });
     const Real improvement = scale * (old_cost - cost);
-    const Real gradient = scale * sg_sqrt(g2);
+    const Real gradient = scale * sg_sqrt(g2[0]);
     if (improvement < tol || gradient < tol) break;
   }
-  d.solver_niter[0] = Real(iter);
-  if constexpr (is_dual_number<Real>::value) exact_solution_tangent(m, d, w, nefc);
-  for (int c = 0; c < nv; ++c) d.qacc_warmstart[c] = d.qacc[c];
+  if (team.leader()) d.solver_niter[0] = Real(iter);
+  if constexpr (is_dual_number<Real>::value) exact_solution_tangent(team, m, d, w, nefc);
+  team.for_each(nv, [&](int c) { d.qacc_warmstart[c] = d.qacc[c]; });
+  team.sync();
+}
+
+// The solve in one thread, summing in the order of m.team_width (the fused step, the replays).
+template <class Real, class L>
+SG_HD SG_INLINE void constraint_solve(const ModelView<Real>& m, const Data<Real, L>& d) {
+  constraint_solve(SerialTeam{m.team_width}, m, d);
 }
 
 // For the implicit adjoint: at a = d.qacc (normally constraint_solve's result) recomputes jar,
@@ -685,11 +890,13 @@ SG_HD void constraint_solve(const ModelView<Real>& m, const Data<Real, L>& d) {
 // its chol, so that H λ = ā is one newton_hessian_solve(m, w, λ).
 template <class Real, class L>
 SG_HD NewtonWorkspace<Real, L> newton_hessian_at_solution(const ModelView<Real>& m, const Data<Real, L>& d) {
+  const SerialTeam team{m.team_width};
   const NewtonWorkspace<Real, L> w = newton_workspace(m, d);
   const int nefc = solver_nefc(m, d);
-  newton_update(m, d, w, nefc);
-  newton_hessian_assemble(m, d, w, nefc);
-  newton_hessian_factor(m, w);
+  solver_row_groups(team, d, w.group, nefc);
+  newton_update(team, m, d, w, nefc);
+  newton_hessian_assemble(team, m, d, w, nefc);
+  newton_hessian_factor(team, m, w);
   return w;
 }
 

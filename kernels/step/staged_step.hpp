@@ -6,8 +6,11 @@
 //   per substep:
 //     smooth     per environment         kinematics .. qacc_smooth, geom poses
 //     narrow     per (pair, environment) one candidate pair's narrow phase into its slots
-//     constraint per environment         gather the slots in pair order, rows, Newton solve,
-//                                        the Euler solve and integration, statistics
+//     rows       per environment         gather the slots in pair order, the constraint rows
+//     solve      per environment, a team constraint_solve: the Newton solve with rows and dofs
+//                                        across the team's lanes and its sums in the order of
+//                                        m.team_width (a warp per environment on the GPU)
+//     finish     per environment         the Euler solve and integration, statistics
 //   end          per environment         control_step_end (finite check, store)
 //
 // and the Impulse model (kernels/impulse/impulse_step.hpp), whose substep is six stages:
@@ -28,7 +31,7 @@
 //
 // One source of physics: every stage calls the functions the fused substep calls
 // (fwd_position .. fwd_acceleration_smooth, collide_candidate_pair, append_pair_contacts,
-// fwd_constraint_from_contacts, fwd_acceleration_finish, integrate_euler;
+// fwd_constraint_rows, constraint_solve, fwd_acceleration_finish, integrate_euler;
 // impulse_substep_half_step, impulse_substep_kinematics, impulse_substep_smooth,
 // impulse_rows, impulse_substep_solve, impulse_substep_finish), in the same order on the same
 // data, so a staged step equals control_step_env bit for bit (a team computes each item on one
@@ -36,7 +39,7 @@
 // SerialTeam{m.team_width} follows); the gather appends the pairs' contacts in pair order with
 // fwd_collision's overflow rule, which makes the contact list MuJoCo 2.2.2's (deterministic: no
 // atomics, fixed slots per pair). The adjoint replays the fused substep, and the replay check
-// (Rollout::replay_bitwise) compares the two. The Impulse half step and solve stages are
+// (Rollout::replay_bitwise) compares the two. The solve stages are constraint_solve,
 // impulse_substep_half_step and impulse_substep_solve themselves.
 //
 // Per-environment slots (pair_slots_size Reals; environment-minor on the device):
@@ -129,17 +132,21 @@ SG_HD int staged_gather_contacts(const ModelView<Real>& m, const Data<Real, L>& 
   return status;
 }
 
-// Stage constraint (Euler family): the contact list, then the rest of the Euler substep; its
-// statistics into stats. Returns the status bits raised.
+// Stage rows (Euler family): the contact list, then the constraint rows (fwd_constraint_from_contacts
+// up to its solve). Returns the status bits raised.
 template <class Real, class L, class LS>
-SG_HD int staged_constraint(const ModelView<Real>& m, const Data<Real, L>& d, View<Real, LS> slots,
-                            View<Real, LS> stats) {
-  int status = staged_gather_contacts(m, d, slots);
-  status |= fwd_constraint_from_contacts(m, d);
+SG_HD int staged_constraint_rows(const ModelView<Real>& m, const Data<Real, L>& d, View<Real, LS> slots) {
+  const int status = staged_gather_contacts(m, d, slots);
+  return status | fwd_constraint_rows(m, d);
+}
+
+// Stage finish (Euler family): after constraint_solve, the rest of the Euler substep; its
+// statistics into stats.
+template <class Real, class L, class LS>
+SG_HD void staged_constraint_finish(const ModelView<Real>& m, const Data<Real, L>& d, View<Real, LS> stats) {
   fwd_acceleration_finish(m, d, m.timestep);
   integrate_euler(m, d);
   accumulate_substep_stats(m, d, stats);
-  return status;
 }
 
 // Stage rows (Impulse): M̃'s factor and qacc_smooth, the contact list, then the blocks. Returns
