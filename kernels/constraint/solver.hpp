@@ -32,8 +32,9 @@
 // line search, an elliptic cone's value) are SG_OUTLINE: inlined into one kernel they took 255
 // registers and spilled 252 B in double (sm_90); outlined, the warp kernel fits 128 registers in
 // float without spilling (docs/gpu.md, "Static resource figures").
-// Jᵀ f is gathered per dof over the rows in ascending order: the same sum, in the same order, as
-// the row-by-row scatter it replaced.
+// On a team of several lanes Jᵀ f is gathered per dof over the rows in ascending order and H is
+// built by its rows; one thread (team.size() == 1) scatters row by row and group by group, which
+// visits only each row's chain: the same terms in the same order either way, so the same bits.
 //
 // Building blocks kept apart for the implicit adjoint (docs/architecture.md "Constraints"):
 //   constraint_rows_eval    row costs, forces f = −∂s/∂jar and states at jar (facts §5)
