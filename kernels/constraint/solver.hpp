@@ -241,14 +241,19 @@ SG_HD SG_INLINE int cone_rows(const Data<Real, L>& d, int i, int nefc, Real* fr,
   return dim;
 }
 
-// The row groups (NewtonWorkspace::group) of rows 0 .. nefc−1: a walk from row 0, one elliptic
-// contact (cone_dim rows) or one scalar row at a time, so that a team can start each group on
-// its own lane.
+// The rows of the group starting at row i (an elliptic contact's cone_dim, else 1).
+template <class Real, class L>
+SG_HD SG_INLINE int row_group_rows(const Data<Real, L>& d, int i, int nefc) {
+  return solver_int(d.efc_type[i]) == kCnstrContactElliptic ? cone_dim(d, i, nefc) : 1;
+}
+
+// The row groups (NewtonWorkspace::group) of rows 0 .. nefc−1: a walk from row 0, one group
+// (row_group_rows) at a time, so that a team can start each group on its own lane.
 template <class Team, class Real, class L>
 SG_HD void solver_row_groups(const Team& team, const Data<Real, L>& d, View<Real, L> group, int nefc) {
   if (team.leader())
     for (int i = 0; i < nefc;) {
-      const int n = solver_int(d.efc_type[i]) == kCnstrContactElliptic ? cone_dim(d, i, nefc) : 1;
+      const int n = row_group_rows(d, i, nefc);
       group[i] = Real(n);
       for (int k = 1; k < n; ++k) group[i + k] = Real(0);
       i += n;
@@ -502,18 +507,12 @@ SG_HD SG_INLINE bool hessian_is_tree(const Data<Real, L>& d, int nefc) {
   return true;
 }
 
-// The rows of the group starting at row i (an elliptic contact's cone_dim, else 1).
-template <class Real, class L>
-SG_HD SG_INLINE int hessian_group_rows(const Data<Real, L>& d, int i, int nefc) {
-  return solver_int(d.efc_type[i]) == kCnstrContactElliptic ? cone_dim(d, i, nefc) : 1;
-}
-
 // What the group of n rows starting at row i adds to the rows of H that `rows` visits at the
 // current states: D_i J_iᵀ J_i for a quadratic row (every row of an elliptic contact in its
 // bottom zone), J_cᵀ Hc J_c for an elliptic contact in its middle zone. rows(chain, f) calls
 // f(r, p) for each row r of H to update that the group reaches, p its slot in the group's rows:
-// the group's chain (one thread) or the lane's own row where the group reaches it (a team). The group is decoded and a cone's Hessian computed once
-// per call.
+// the group's chain (one thread) or the lane's own row where the group reaches it (a team). The
+// group is decoded and a cone's Hessian computed once per call.
 template <class Real, class L, class Rows>
 SG_HD SG_INLINE void hessian_group_add(const ModelView<Real>& m, const Data<Real, L>& d,
                                        const NewtonWorkspace<Real, L>& w, bool tree, int i, int n, Rows&& rows) {
@@ -598,7 +597,7 @@ SG_HD SG_OUTLINE void newton_hessian_assemble(const Team& team, const ModelView<
     // order, so the same bits
     for (int r = 0; r < nv; ++r) init_row(r);
     for (int i = 0; i < nefc;) {
-      const int n = hessian_group_rows(d, i, nefc);
+      const int n = row_group_rows(d, i, nefc);
       hessian_group_add(m, d, w, tree, i, n, HessianChainRows<Real>{m});
       i += n;
     }
@@ -606,7 +605,7 @@ SG_HD SG_OUTLINE void newton_hessian_assemble(const Team& team, const ModelView<
     team.for_each(nv, [&](int r) {
       init_row(r);
       for (int i = 0; i < nefc;) {
-        const int n = hessian_group_rows(d, i, nefc);
+        const int n = row_group_rows(d, i, nefc);
         hessian_group_add(m, d, w, tree, i, n, HessianOneRow<Real>{m, r});
         i += n;
       }
