@@ -36,38 +36,69 @@ inline PairGroups make_pair_groups(const Model& m) {
   return g;
 }
 
-// One control step of the staged pipeline through `x`, which provides begin(), smooth(),
+// One substep of the staged pipeline through `x`, which provides smooth(),
 // narrow(routine, first, count) (the pairs groups.pairs[first .. first + count)),
-// constraint_rows(), constraint_solve(), constraint_finish() and end(); with the Impulse model
+// constraint_rows(), constraint_solve() and constraint_finish(); with the Impulse model
 // (`impulse`, kern::staged_step_is_impulse), impulse_half_step() and impulse_smooth() in place of
 // smooth() and impulse_rows(), impulse_solve() and impulse_finish() in place of the constraint
-// stages. Pairs without a routine
-// (kRoutineNone: never compiled into a model with constraints, kept for safety) go through the
-// run-time dispatch.
+// stages. Pairs without a routine (kRoutineNone: never compiled into a model with constraints,
+// kept for safety) go through the run-time dispatch.
+template <class Exec>
+void run_staged_substep(Exec& x, const PairGroups& g, bool contact_enabled, bool impulse) {
+  if (impulse) {
+    x.impulse_half_step();
+    x.impulse_smooth();
+  } else {
+    x.smooth();
+  }
+  if (contact_enabled)
+    for (int r = 0; r < kern::kPairRoutines; ++r)
+      if (g.count(r) > 0) x.narrow(r, g.begin[static_cast<std::size_t>(r)], g.count(r));
+  if (impulse) {
+    x.impulse_rows();
+    x.impulse_solve();
+    x.impulse_finish();
+  } else {
+    x.constraint_rows();
+    x.constraint_solve();
+    x.constraint_finish();
+  }
+}
+
+// One control step of the staged pipeline: x.begin(), the substeps (run_staged_substep), x.end().
 template <class Exec>
 void run_staged_control_step(Exec& x, const PairGroups& g, bool contact_enabled, bool impulse, int substeps) {
   x.begin();
+  for (int s = 0; s < substeps; ++s) run_staged_substep(x, g, contact_enabled, impulse);
+  x.end();
+}
+
+// The staged adjoint of one control step (kernels/step/staged_adjoint.hpp) through `x`, which
+// provides replay_begin(), replay_substep(s) (the staged substep's stages over tape slot s,
+// run_staged_substep), replay_carry(s), replay_check(), adjoint_begin(), per substep
+// adjoint_state(s), adjoint_solve(s), adjoint_rows(s), adjoint_pairs(s, routine, first, count)
+// (with contacts, one call per routine as narrow()), adjoint_collision(s), adjoint_finish(s),
+// and adjoint_end().
+template <class Exec>
+void run_staged_adjoint_step(Exec& x, const PairGroups& g, bool contact_enabled, int substeps) {
+  x.replay_begin();
   for (int s = 0; s < substeps; ++s) {
-    if (impulse) {
-      x.impulse_half_step();
-      x.impulse_smooth();
-    } else {
-      x.smooth();
-    }
+    x.replay_substep(s);
+    if (s + 1 < substeps) x.replay_carry(s);
+  }
+  x.replay_check();
+  x.adjoint_begin();
+  for (int s = substeps - 1; s >= 0; --s) {
+    x.adjoint_state(s);
+    x.adjoint_solve(s);
+    x.adjoint_rows(s);
     if (contact_enabled)
       for (int r = 0; r < kern::kPairRoutines; ++r)
-        if (g.count(r) > 0) x.narrow(r, g.begin[static_cast<std::size_t>(r)], g.count(r));
-    if (impulse) {
-      x.impulse_rows();
-      x.impulse_solve();
-      x.impulse_finish();
-    } else {
-      x.constraint_rows();
-      x.constraint_solve();
-      x.constraint_finish();
-    }
+        if (g.count(r) > 0) x.adjoint_pairs(s, r, g.begin[static_cast<std::size_t>(r)], g.count(r));
+    x.adjoint_collision(s);
+    x.adjoint_finish(s);
   }
-  x.end();
+  x.adjoint_end();
 }
 
 }  // namespace stiffgrad

@@ -21,6 +21,7 @@
 #include "kernels/step/staged_step.hpp"
 #include "stiffgrad/stiffgrad.hpp"
 #include "all_routines_scene.hpp"
+#include "last_lane_first_team.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -30,21 +31,6 @@ using namespace stiffgrad;
 struct Reference {
   std::vector<double> q, v, w, stats;
   std::vector<int> status;
-};
-
-// A team whose lanes take their items as a warp's would (item i on lane i mod 32), lane 31
-// first and each lane's items last to first: a stage whose items read one another's outputs
-// within one pass would not equal the fused step. It reports a warp's 32 lanes, so the solves
-// take the loop orders they take on a warp (gathers per dof and per row of H where one thread
-// scatters row by row), which must give the fused step's bits.
-struct LastLaneFirstTeam : kern::SerialTeam {
-  int size() const { return kern::kMaxTeamWidth; }
-  template <class F>
-  void for_each(int n, F&& f) const {
-    for (int l = kern::kMaxTeamWidth - 1; l >= 0; --l)
-      for (int i = l + kern::kMaxTeamWidth * ((n - 1 - l) / kern::kMaxTeamWidth); i >= l; i -= kern::kMaxTeamWidth)
-        if (i < n) f(i);
-  }
 };
 
 // Returns the contacts each routine found over the run. With a team width W > 1 (the CUDA
@@ -153,7 +139,7 @@ std::vector<long> check_staged(const std::shared_ptr<const Model>& model, const 
   };
   x.constraint_solve = [&] {
     for (int e = 0; e < nenv; ++e)
-      if (live(e)) kern::constraint_solve(LastLaneFirstTeam{{width}}, m, data(e));
+      if (live(e)) kern::constraint_solve(sgtest::LastLaneFirstTeam{{width}}, m, data(e));
   };
   x.constraint_finish = [&] {
     for (int e = 0; e < nenv; ++e)
@@ -175,7 +161,7 @@ std::vector<long> check_staged(const std::shared_ptr<const Model>& model, const 
   };
   x.impulse_solve = [&] {
     for (int e = 0; e < nenv; ++e)
-      if (live(e)) kern::impulse_substep_solve(LastLaneFirstTeam{{width}}, m, data(e));
+      if (live(e)) kern::impulse_substep_solve(sgtest::LastLaneFirstTeam{{width}}, m, data(e));
   };
   x.impulse_finish = [&] {
     for (int e = 0; e < nenv; ++e)

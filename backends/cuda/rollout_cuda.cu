@@ -11,6 +11,8 @@
 //   adjoint_ws_               DataLayout::size x nenv   adjoint Data per environment
 //   keep_ws_                  DataLayout::size x nenv   primal of the last replayed substep
 //   replay_                   kern::replay_size x nenv   replay buffer
+//   staged_adjoint_           the staged adjoint's tape, S x DataLayout::size x nenv, where it
+//                             applies (backends/cuda/staged_adjoint.cuh)
 // The primal Data of the replay reuses the backend's step workspace: backward runs on the
 // backend's stream, after every queued step, and no step runs during it.
 //
@@ -33,7 +35,8 @@
 #include "backends/cuda/backend_cuda.cuh"
 #include "backends/cuda/adjoint_launch.cuh"
 #include "backends/cuda/bundle_cuda.cuh"
-#include "kernels/step/batch_adjoint.hpp"
+#include "backends/cuda/staged_adjoint.cuh"
+#include "kernels/step/staged_adjoint.hpp"
 
 namespace stiffgrad {
 
@@ -86,6 +89,10 @@ class CudaRollout final : public RolloutImpl {
     keep_ws_ = DeviceArray<Real>(static_cast<std::size_t>(be_.layout_.size) * n, "kept primal workspace");
     replay_ = DeviceArray<Real>(replay * n, "replay buffer");
     replay_ok_ = DeviceArray<int>(n, "replay flags");
+    // the staged adjoint where the staged step runs and the adjoint's stages cover the model
+    // (kern::staged_adjoint_applies); a step with bundles keeps the fused adjoint kernel
+    if (be_.staged_ && kern::staged_adjoint_applies(be_.view_, be_.grad_view_))
+      staged_adjoint_ = std::make_unique<StagedAdjoint<Real>>(be_.view_, be_.layout_, nenv_, substeps);
     const std::size_t stage = std::max({(T + 1) * std::max(nq_, nv_), T * nu_, static_cast<std::size_t>(nq_ + nv_)}) * n;
     stage_ = PinnedArray<Real>(stage, "rollout staging");
     flags_host_ = PinnedArray<int>(n, "replay flags staging");
@@ -274,6 +281,7 @@ class CudaRollout final : public RolloutImpl {
                               adj_qpos_.bytes() + adj_qvel_.bytes() + adj_ctrl_.bytes() +
                               tangent_.bytes() + dl_qpos_.bytes() + dl_qvel_.bytes() +
                               adjoint_ws_.bytes() + keep_ws_.bytes() + replay_.bytes() +
+                              (staged_adjoint_ ? staged_adjoint_->bytes() : 0) +
                               replay_ok_.bytes() + pool_q_.bytes() + pool_v_.bytes() + pool_w_.bytes() +
                               pool_dq_.bytes() + pool_dv_.bytes() + start_q_.bytes() + start_v_.bytes() +
                               start_w_.bytes() + adj_qb_.bytes() + adj_vb_.bytes() + bundle_scratch_.bytes();
@@ -311,11 +319,33 @@ class CudaRollout final : public RolloutImpl {
     for (int t = T - 1; t >= 0; --t) {
       Real* q0 = ckpt_qpos_.get() + t * nq_ * n;
       Real* v0 = ckpt_qvel_.get() + t * nv_ * n;
+      const Real* dl_q = dL_dqpos && !(t == 0 && skip_row0) ? dl_qpos_.get() + t * nq_ * n : nullptr;
+      const Real* dl_v = dL_dqvel ? dl_qvel_.get() + t * nv_ * n : nullptr;
+      if (staged_adjoint_ && !bundle_opt_.enabled) {
+        StagedAdjointArgs<Real> a{};
+        a.q0 = q0;
+        a.v0 = v0;
+        a.u = ckpt_ctrl_.get() + t * nu_ * n;
+        a.w0 = ckpt_warm_.get() + t * nv_ * n;
+        a.q1 = q0 + nq_ * n;
+        a.v1 = v0 + nv_ * n;
+        a.adj_q = adj_qpos_.get();
+        a.adj_v = adj_qvel_.get();
+        a.adj_u = adj_ctrl_.get() + t * nu_ * n;
+        a.dl_q = dl_q;
+        a.dl_v = dl_v;
+        a.adjoint_ws = adjoint_ws_.get();
+        a.replay = replay_.get();
+        a.status = be_.status_.get();
+        a.replay_ok = replay_ok_.get();
+        staged_adjoint_->launch(st, *be_.staged_, a);
+        hook(t, st);
+        continue;
+      }
       launch_adjoint_step<Real>(
           be_.view_, be_.grad_view_, be_.layout_, q0, v0, ckpt_ctrl_.get() + t * nu_ * n,
           ckpt_warm_.get() + t * nv_ * n, q0 + nq_ * n, v0 + nv_ * n, adj_qpos_.get(), adj_qvel_.get(),
-          adj_ctrl_.get() + t * nu_ * n, dL_dqpos && !(t == 0 && skip_row0) ? dl_qpos_.get() + t * nq_ * n : nullptr,
-          dL_dqvel ? dl_qvel_.get() + t * nv_ * n : nullptr, be_.workspace_.get(), keep_ws_.get(),
+          adj_ctrl_.get() + t * nu_ * n, dl_q, dl_v, be_.workspace_.get(), keep_ws_.get(),
           adjoint_ws_.get(), replay_.get(), nenv_, substeps_, be_.status_.get(), replay_ok_.get(), pool_, t, st);
       hook(t, st);
     }
@@ -367,6 +397,7 @@ class CudaRollout final : public RolloutImpl {
   DeviceArray<Real> adj_qpos_, adj_qvel_, adj_ctrl_, tangent_;
   DeviceArray<Real> dl_qpos_, dl_qvel_;
   DeviceArray<Real> adjoint_ws_, keep_ws_, replay_;
+  std::unique_ptr<StagedAdjoint<Real>> staged_adjoint_;  // null: the fused adjoint kernel
   DeviceArray<int> replay_ok_;
   DeviceArray<Real> policy_qpos_, policy_qvel_;  // backward_policy: the host hook's state adjoints
   std::vector<double> host_ctrl_, host_qpos_, host_qvel_;  // its host arrays, environment-major

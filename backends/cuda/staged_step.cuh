@@ -33,7 +33,7 @@ struct StagedArgs {
   kern::ModelView<Real> m;
   kern::DataLayout layout;
   Real *qpos, *qvel, *ctrl, *warm, *workspace, *stats, *slots;
-  int* status;
+  int* status;       // null: every environment is live (the adjoint's replay)
   int* raised;
   const int* skip;   // nenv flags of environments stepped elsewhere (bundles), or null
   const int* pairs;  // PairGroups::pairs on the device
@@ -51,6 +51,13 @@ class StagedStep {
   // Captures the graph launch() would use for (substeps, skip) without launching it.
   void prepare(cudaStream_t stream, Real* qpos, Real* qvel, Real* ctrl, Real* warm, Real* workspace, Real* stats,
                int* status, const int* skip, int substeps);
+  // Enqueues the stages of one substep (smooth .. finish: run_staged_substep, soft constraints)
+  // over `workspace`, for every environment whatever its status: the staged adjoint's replay
+  // into a tape slot (backends/cuda/staged_adjoint.cuh). `stats` (kContactStats x nenv) is
+  // scratch; the status bits raised go to raised_, unused until the next step begins.
+  void launch_substep(cudaStream_t stream, Real* workspace, Real* stats);
+  const PairGroups& groups() const { return groups_; }
+  const int* pairs() const { return pairs_.get(); }  // groups().pairs on the device
   std::size_t bytes() const { return slots_.bytes() + raised_.bytes() + pairs_.bytes(); }
   ~StagedStep();
   StagedStep(const StagedStep&) = delete;

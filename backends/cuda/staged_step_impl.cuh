@@ -20,7 +20,7 @@ template <class Real>
 __device__ SG_INLINE int stage_env_if_live(const StagedArgs<Real>& a, int e) {
   if (e >= a.nenv) return -1;
   if (a.skip && a.skip[e]) return -1;
-  if (a.status[e] & kern::kEnvNonFinite) return -1;
+  if (a.status && (a.status[e] & kern::kEnvNonFinite)) return -1;
   return e;
 }
 
@@ -232,6 +232,14 @@ void StagedStep<Real>::enqueue(cudaStream_t stream, const StagedArgs<Real>& a, i
   const unsigned blocks = static_cast<unsigned>((nenv_ + kBlockSize - 1) / kBlockSize);
   const staged::Launcher<Real> x{a, stream, blocks};
   run_staged_control_step(x, groups_, m_.contact_enabled != 0, kern::staged_step_is_impulse(m_), substeps);
+}
+
+template <class Real>
+void StagedStep<Real>::launch_substep(cudaStream_t stream, Real* workspace, Real* stats) {
+  const StagedArgs<Real> a = args(nullptr, nullptr, nullptr, nullptr, workspace, stats, nullptr, nullptr);
+  const unsigned blocks = static_cast<unsigned>((nenv_ + kBlockSize - 1) / kBlockSize);
+  const staged::Launcher<Real> x{a, stream, blocks};
+  run_staged_substep(x, groups_, m_.contact_enabled != 0, /*impulse=*/false);
 }
 
 template <class Real>

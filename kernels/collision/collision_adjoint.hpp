@@ -91,18 +91,25 @@ SG_HD SG_OUTLINE int dual_pass(const GeomPose<D>& g1, const GeomPose<D>& g2, D m
   return collide_with<R>(g1, g2, margin, out);
 }
 
-// collide_geoms on Dual poses, through dual_pass: the same routine and arithmetic.
-template <class D>
+// collide_geoms on Dual poses, through dual_pass: the same routine and arithmetic. R: the pair's
+// routine when the caller knows it (the staged adjoint's per-routine kernels), kRoutineNone to
+// dispatch on the geom types.
+template <int R, class D>
 SG_HD SG_INLINE int dual_collide(const GeomPose<D>& g1, const GeomPose<D>& g2, D margin, Contact<D>* out) {
-  int n = 0;
-  with_pair_routine(pair_routine(g1.type, g2.type), [&](auto r) { n = dual_pass<decltype(r)::value>(g1, g2, margin, out); });
-  return n;
+  if constexpr (R != kRoutineNone) {
+    return dual_pass<R>(g1, g2, margin, out);
+  } else {
+    int n = 0;
+    with_pair_routine(pair_routine(g1.type, g2.type), [&](auto r) { n = dual_pass<decltype(r)::value>(g1, g2, margin, out); });
+    return n;
+  }
 }
 
 }  // namespace coll_adj
 
-// adj_collide_geoms with an explicit number K of directions per Dual pass (1 <= K <= 24).
-template <class Real, int K>
+// adj_collide_geoms with an explicit number K of directions per Dual pass (1 <= K <= 24), and the
+// pair's routine R (kRoutineNone: from the geom types).
+template <class Real, int K, int R = kRoutineNone>
 SG_HD void adj_collide_geoms_k(const GeomPose<Real>& g1, const GeomPose<Real>& g2, Real margin,
                                const Contact<Real>* contact_bar, int ncontacts, Real g1_pos_bar[3],
                                Real g1_mat_bar[9], Real g2_pos_bar[3], Real g2_mat_bar[9]) {
@@ -118,7 +125,7 @@ SG_HD void adj_collide_geoms_k(const GeomPose<Real>& g1, const GeomPose<Real>& g
     coll_adj::seed_pose(g1, 0, first, d1);
     coll_adj::seed_pose(g2, 12, first, d2);
     Contact<D> out[kMaxContactsPerPair];
-    const int n = coll_adj::dual_collide(d1, d2, D(margin), out);
+    const int n = coll_adj::dual_collide<R>(d1, d2, D(margin), out);
     const int m = n < ncontacts ? n : ncontacts;
     Real acc[K];
     for (int k = 0; k < K; ++k) acc[k] = Real(0);
@@ -142,12 +149,13 @@ SG_HD void adj_collide_geoms_k(const GeomPose<Real>& g1, const GeomPose<Real>& g
 // (c < ncontacts, in the order collide_geoms returned them) holds the adjoints of contact c's
 // dist, pos[3] and frame[9]; the products are ADDED to g1_pos_bar, g1_mat_bar, g2_pos_bar and
 // g2_mat_bar (mat entries as collide_geoms reads them, row-major). K = 8 directions per pass.
-template <class Real>
+// R: the pair's routine, or kRoutineNone (from the geom types); the result does not depend on it.
+template <class Real, int R = kRoutineNone>
 SG_HD void adj_collide_geoms(const GeomPose<Real>& g1, const GeomPose<Real>& g2, Real margin,
                              const Contact<Real>* contact_bar, int ncontacts, Real g1_pos_bar[3],
                              Real g1_mat_bar[9], Real g2_pos_bar[3], Real g2_mat_bar[9]) {
-  adj_collide_geoms_k<Real, 8>(g1, g2, margin, contact_bar, ncontacts, g1_pos_bar, g1_mat_bar,
-                               g2_pos_bar, g2_mat_bar);
+  adj_collide_geoms_k<Real, 8, R>(g1, g2, margin, contact_bar, ncontacts, g1_pos_bar, g1_mat_bar,
+                                  g2_pos_bar, g2_mat_bar);
 }
 
 }  // namespace stiffgrad::kern

@@ -236,6 +236,63 @@ SG_HD void adj_fwd_constraint_rows(const ModelView<Real>& m, const Data<Real, L>
   adj_joint_and_tendon_rows(m, d, a, first_contact_row);
 }
 
+// Adjoint of fwd_collision, pair by pair: the contact list holds each candidate pair's contacts
+// consecutively, pairs in increasing order (fwd_collision, staged_gather_contacts).
+//
+// adj_pair_contacts: the n contacts k .. k + n - 1 of pair c (contact adjoints a.contact_dist,
+// contact_pos, contact_frame) pulled back to its two geoms' poses, relative to the pair's
+// reference body (pos_bar[side], mat_bar[side]; side 0 geom1, 1 geom2), by routine R
+// (kRoutineNone: from the geom types).
+template <int R = kRoutineNone, class Real, class L>
+SG_HD void adj_pair_contacts(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a, int c, int k,
+                             int n, Real pos_bar[2][3], Real mat_bar[2][9]) {
+  const int g1 = m.cpair_geom1[c], g2 = m.cpair_geom2[c];
+  const int ref = contact_reference_body(m, c);
+  GeomPose<Real> p1, p2;
+  geom_pose_relative(m, d, g1, ref, p1);
+  geom_pose_relative(m, d, g2, ref, p2);
+  Contact<Real> bar[kMaxContactsPerPair];
+  for (int j = 0; j < n; ++j) {
+    bar[j].dist = a.contact_dist[k + j];
+    for (int i = 0; i < 3; ++i) bar[j].pos[i] = a.contact_pos[3 * (k + j) + i];
+    for (int i = 0; i < 9; ++i) bar[j].frame[i] = a.contact_frame[9 * (k + j) + i];
+  }
+  for (int side = 0; side < 2; ++side) {
+    for (int i = 0; i < 3; ++i) pos_bar[side][i] = Real(0);
+    for (int i = 0; i < 9; ++i) mat_bar[side][i] = Real(0);
+  }
+  adj_collide_geoms<Real, R>(p1, p2, m.cpair_margin[c], bar, n, pos_bar[0], mat_bar[0], pos_bar[1], mat_bar[1]);
+}
+
+// What adj_pair_contacts found for pair c into the geom pose and tree origin adjoints.
+template <class Real, class L>
+SG_HD void add_pair_pose_adjoint(const ModelView<Real>& m, const Data<Real, L>& a, int c, const Real pos_bar[2][3],
+                                 const Real mat_bar[2][9]) {
+  const int ref = contact_reference_body(m, c);
+  for (int side = 0; side < 2; ++side) {
+    const int g = side == 0 ? m.cpair_geom1[c] : m.cpair_geom2[c];
+    const int b = m.geom_bodyid[g];
+    for (int i = 0; i < 3; ++i) {
+      a.geom_xpos[3 * g + i] += pos_bar[side][i];
+      a.tree_origin[3 * b + i] += pos_bar[side][i];
+      a.tree_origin[3 * ref + i] -= pos_bar[side][i];
+    }
+    for (int i = 0; i < 9; ++i) a.geom_xmat[9 * g + i] += mat_bar[side][i];
+  }
+}
+
+// Pair c's contacts in the contact list: the first one's index, their count (0: none).
+template <class Real, class L>
+SG_HD SG_INLINE int pair_contacts_in_list(const Data<Real, L>& d, int c, int* count) {
+  const int ncon = sg_int(d.ncon[0]);
+  int k = 0;
+  while (k < ncon && sg_int(d.contact_pair[k]) != c) ++k;
+  int n = 0;
+  while (k + n < ncon && sg_int(d.contact_pair[k + n]) == c) ++n;
+  *count = n;
+  return k;
+}
+
 // Adjoint of fwd_collision: contact adjoints (a.contact_dist, contact_pos, contact_frame) ->
 // geom poses -> body frames and tree origins.
 template <class Real, class L>
@@ -245,29 +302,9 @@ SG_HD SG_OUTLINE void adj_fwd_collision(const ModelView<Real>& m, const Data<Rea
     const int c = sg_int(d.contact_pair[k]);
     int n = 1;
     while (k + n < ncon && sg_int(d.contact_pair[k + n]) == c) ++n;
-    const int g1 = m.cpair_geom1[c], g2 = m.cpair_geom2[c];
-    const int ref = contact_reference_body(m, c);
-    GeomPose<Real> p1, p2;
-    geom_pose_relative(m, d, g1, ref, p1);
-    geom_pose_relative(m, d, g2, ref, p2);
-    Contact<Real> bar[kMaxContactsPerPair];
-    for (int j = 0; j < n; ++j) {
-      bar[j].dist = a.contact_dist[k + j];
-      for (int i = 0; i < 3; ++i) bar[j].pos[i] = a.contact_pos[3 * (k + j) + i];
-      for (int i = 0; i < 9; ++i) bar[j].frame[i] = a.contact_frame[9 * (k + j) + i];
-    }
-    Real pos_bar[2][3] = {}, mat_bar[2][9] = {};
-    adj_collide_geoms(p1, p2, m.cpair_margin[c], bar, n, pos_bar[0], mat_bar[0], pos_bar[1], mat_bar[1]);
-    for (int side = 0; side < 2; ++side) {
-      const int g = side == 0 ? g1 : g2;
-      const int b = m.geom_bodyid[g];
-      for (int i = 0; i < 3; ++i) {
-        a.geom_xpos[3 * g + i] += pos_bar[side][i];
-        a.tree_origin[3 * b + i] += pos_bar[side][i];
-        a.tree_origin[3 * ref + i] -= pos_bar[side][i];
-      }
-      for (int i = 0; i < 9; ++i) a.geom_xmat[9 * g + i] += mat_bar[side][i];
-    }
+    Real pos_bar[2][3], mat_bar[2][9];
+    adj_pair_contacts(m, d, a, c, k, n, pos_bar, mat_bar);
+    add_pair_pose_adjoint(m, a, c, pos_bar, mat_bar);
     k += n;
   }
   adj_geom_poses(m, d, a);

@@ -43,9 +43,17 @@ SG_HD void clear_adjoint_scratch(const DataLayout& o, View<Real, L> adj_buffer) 
 // Without the Euler solve (`euler_solve` false: no damping, or h_damping = 0 as in the
 // Runge–Kutta stages) the step integrates a_c itself: a.qacc is then a_c's adjoint, handed to
 // the solve's adjoint directly, f has no adjoint of its own, and lambda_1 = 0 on return.
+//
+// In four parts, run in this order (adj_constraint_forces below; the staged adjoint,
+// kernels/step/staged_adjoint.hpp, runs them as stages of their own):
+//   adj_constraint_forces_begin   f_bar and J_bar; d.qacc <- a_c (a_hat kept in d.qacc_smooth)
+//   adj_constraint_solve          lambda_2 and the rows' adjoints
+//   adj_constraint_forces_rows    the optimality condition's RNEA adjoint, the rows' adjoint
+//   adj_fwd_collision             contacts -> geom poses -> bodies
+// and adj_constraint_forces_end, which the dynamics adjoint's tail begins with.
 template <class Real, class L>
-SG_HD void adj_constraint_forces(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a,
-                                 bool euler_solve) {
+SG_HD void adj_constraint_forces_begin(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a,
+                                       bool euler_solve) {
   const int nv = m.nv;
   const int nefc = sg_int(d.nefc[0]);
   if (euler_solve) {
@@ -63,10 +71,14 @@ SG_HD void adj_constraint_forces(const ModelView<Real>& m, const Data<Real, L>& 
   } else {
     for (int c = 0; c < nv; ++c) a.qacc_solver[c] = Real(0);  // lambda_1 = 0; a.qacc: a_c's adjoint
   }
-  for (int c = 0; c < nv; ++c) d.qacc_smooth[c] = d.qacc[c];  // a_hat, restored below
+  for (int c = 0; c < nv; ++c) d.qacc_smooth[c] = d.qacc[c];  // a_hat, restored by _end
   for (int c = 0; c < nv; ++c) d.qacc[c] = d.qacc_solver[c];  // the solver's a_c
-  adj_constraint_solve(m, d, a);  // lambda_2 -> a.qacc_smooth, += a.qfrc_smooth and rows
-  for (int c = 0; c < nv; ++c) {
+}
+
+// After adj_constraint_solve (lambda_2 in a.qacc_smooth, qfrc_smooth_bar in a.qfrc_smooth).
+template <class Real, class L>
+SG_HD void adj_constraint_forces_rows(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a) {
+  for (int c = 0; c < m.nv; ++c) {
     a.qfrc_passive[c] += a.qfrc_smooth[c];
     a.qfrc_actuator[c] += a.qfrc_smooth[c];
     a.qfrc_bias[c] = -a.qacc_smooth[c];
@@ -74,11 +86,25 @@ SG_HD void adj_constraint_forces(const ModelView<Real>& m, const Data<Real, L>& 
   rnea(m, d, /*use_qacc=*/true, d.qacc_solver, d.qfrc_bias);
   adj_rnea(m, d, a, d.qacc_solver, a.qfrc_bias);
   adj_fwd_constraint_rows(m, d, a);
-  adj_fwd_collision(m, d, a);
-  for (int c = 0; c < nv; ++c) {
+}
+
+// d.qacc <- a_hat, a.qacc <- lambda_1 (what adj_constraint_forces_begin moved aside).
+template <class Real, class L>
+SG_HD void adj_constraint_forces_end(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a) {
+  for (int c = 0; c < m.nv; ++c) {
     d.qacc[c] = d.qacc_smooth[c];
     a.qacc[c] = a.qacc_solver[c];
   }
+}
+
+template <class Real, class L>
+SG_HD void adj_constraint_forces(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a,
+                                 bool euler_solve) {
+  adj_constraint_forces_begin(m, d, a, euler_solve);
+  adj_constraint_solve(m, d, a);  // lambda_2 -> a.qacc_smooth, += a.qfrc_smooth and rows
+  adj_constraint_forces_rows(m, d, a);
+  adj_fwd_collision(m, d, a);
+  adj_constraint_forces_end(m, d, a);
 }
 
 // Adjoint of fwd_dynamics(m, d, h_damping): a.qacc holds the adjoint of d.qacc, every other
@@ -94,13 +120,19 @@ SG_HD SG_OUTLINE void adj_kinematics_tail(const ModelView<Real>& m, const Data<R
   adj_fwd_kinematics_base_to_tip(m, d, a);
 }
 
+// Whether fwd_dynamics(m, d, h_damping) ran the Euler solve after the constraint solve.
+template <class Real>
+SG_HD SG_INLINE bool adj_dynamics_euler_solve(const ModelView<Real>& m, Real h_damping) {
+  return h_damping != Real(0) && euler_solves_damping(m);
+}
+
+// adj_fwd_dynamics up to the constraint solve's adjoint: lambda = (M + h D)^-1 qacc_bar in
+// a.qacc; with constraints and without the Euler solve (no damping, or h_damping = 0) qacc is
+// the solver's own: qacc_bar goes to the solve's adjoint (adj_constraint_forces) and lambda = 0.
 template <class Real, class L>
-SG_HD SG_OUTLINE void adj_fwd_dynamics(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a,
-                                       Real h_damping) {
-  // lambda = (M + h D)^-1 qacc_bar, in a.qacc; with constraints and without the Euler solve
-  // (no damping, or h_damping = 0) qacc is the solver's own: qacc_bar goes to the solve's
-  // adjoint (adj_constraint_forces) and lambda = 0 here
-  const bool euler_solve = h_damping != Real(0) && euler_solves_damping(m);
+SG_HD void adj_fwd_dynamics_begin(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a,
+                                  Real h_damping) {
+  const bool euler_solve = adj_dynamics_euler_solve(m, h_damping);
   const bool direct = m.nefc_max > 0 && !euler_solve;
   if (!direct) adj_ltdl_solve(m, d.qLD, a.qacc);
 
@@ -109,15 +141,43 @@ SG_HD SG_OUTLINE void adj_fwd_dynamics(const ModelView<Real>& m, const Data<Real
     a.qfrc_passive[i] = direct ? Real(0) : a.qacc[i];
     a.qfrc_actuator[i] = direct ? Real(0) : a.qacc[i];
   }
-  if (m.nefc_max > 0) adj_constraint_forces(m, d, a, euler_solve);
+}
+
+// adj_fwd_dynamics after the constraints' adjoint: the passive and actuator forces, inverse
+// dynamics at fixed qacc with adjoint -lambda (RNEA recomputed with qacc: cacc, cfrc), the
+// kinematics.
+template <class Real, class L>
+SG_HD void adj_fwd_dynamics_end(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a) {
   adj_passive_forces(m, d, a);
   adj_actuator_forces(m, d, a);
-
-  // inverse dynamics at fixed qacc, adjoint -lambda: recompute RNEA with qacc (cacc, cfrc)
   rnea(m, d, /*use_qacc=*/true, d.qfrc_bias);
   for (int i = 0; i < m.nv; ++i) a.qfrc_bias[i] = -a.qacc[i];
   adj_rnea(m, d, a, a.qfrc_bias);
   adj_kinematics_tail(m, d, a);
+}
+
+template <class Real, class L>
+SG_HD SG_OUTLINE void adj_fwd_dynamics(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a,
+                                       Real h_damping) {
+  adj_fwd_dynamics_begin(m, d, a, h_damping);
+  if (m.nefc_max > 0) adj_constraint_forces(m, d, a, adj_dynamics_euler_solve(m, h_damping));
+  adj_fwd_dynamics_end(m, d, a);
+}
+
+// The start of adj_substep with d holding the substep's primal: through the integration to
+// a.qacc, then adj_fwd_dynamics_begin. The staged adjoint's first stage.
+template <class Real, class L>
+SG_HD void adj_substep_begin(const ModelView<Real>& m, const DataLayout& o, const Data<Real, L>& d,
+                             const Data<Real, L>& a, View<Real, L> adj_buffer) {
+  const Real h = m.timestep;
+  clear_adjoint_scratch(o, adj_buffer);
+  // integrate: qvel' = qvel + h qacc, qpos' = qpos (+) h qvel'
+  // qvel' in d.qfrc_bias, free until RNEA is recomputed below (qfrc_smooth is still read by
+  // the constraint solve's adjoint)
+  for (int i = 0; i < m.nv; ++i) d.qfrc_bias[i] = d.qvel[i] + h * d.qacc[i];
+  adj_integrate_pos(m, d.qpos, d.qfrc_bias, h, a.qpos, a.qvel);
+  for (int i = 0; i < m.nv; ++i) a.qacc[i] = h * a.qvel[i];
+  adj_fwd_dynamics_begin(m, d, a, h);
 }
 
 // Adjoint of euler_substep(). On entry: d.qpos, d.qvel, d.ctrl hold the state and control BEFORE
@@ -132,19 +192,11 @@ SG_HD SG_OUTLINE void adj_fwd_dynamics(const ModelView<Real>& m, const Data<Real
 template <class Real, class L>
 SG_HD SG_OUTLINE void adj_substep(const ModelView<Real>& m, const DataLayout& o, const Data<Real, L>& d,
                        const Data<Real, L>& a, View<Real, L> adj_buffer, bool recompute = true) {
-  const Real h = m.timestep;
-  clear_adjoint_scratch(o, adj_buffer);
-
   // the primal up to qacc (qfrc_bias then holds RNEA(q, v, qacc), see below)
-  if (recompute) fwd_dynamics(m, d, h);
-
-  // integrate: qvel' = qvel + h qacc, qpos' = qpos (+) h qvel'
-  // qvel' in d.qfrc_bias, free until RNEA is recomputed below (qfrc_smooth is still read by
-  // the constraint solve's adjoint)
-  for (int i = 0; i < m.nv; ++i) d.qfrc_bias[i] = d.qvel[i] + h * d.qacc[i];
-  adj_integrate_pos(m, d.qpos, d.qfrc_bias, h, a.qpos, a.qvel);
-  for (int i = 0; i < m.nv; ++i) a.qacc[i] = h * a.qvel[i];
-  adj_fwd_dynamics(m, d, a, h);
+  if (recompute) fwd_dynamics(m, d, m.timestep);
+  adj_substep_begin(m, o, d, a, adj_buffer);
+  if (m.nefc_max > 0) adj_constraint_forces(m, d, a, adj_dynamics_euler_solve(m, m.timestep));
+  adj_fwd_dynamics_end(m, d, a);
 }
 
 }  // namespace stiffgrad::kern

@@ -1,0 +1,56 @@
+// The staged adjoint on the device (kernels/step/staged_adjoint.hpp, core/staged_schedule.hpp
+// run_staged_adjoint_step): the replay runs the staged step's kernels (StagedStep::launch_substep)
+// over a tape of S Data per environment, then the adjoint substeps run in reverse, a kernel per
+// stage, none recomputing its primal. No physics here: every kernel binds one environment's
+// tape slot and adjoint Data and calls one kern:: stage. CudaRollout uses it where it applies
+// (kern::staged_adjoint_applies, the staged pipeline on, no bundles); elsewhere the fused adjoint
+// kernel (adjoint_launch.cuh).
+//
+// Device memory owned here (environment-minor like all of backends/cuda/):
+//   tape_     S x DataLayout::size x nenv   substep s's primal Data in slot s
+//   pair_slots_  adjoint_pair_slots_size x nenv   the pairs stage's geom pose adjoints
+//   stats_    kContactStats x nenv          the replay's statistics (scratch)
+// The adjoint Data and the replay buffer are the rollout's. Plain launches (no graph: the
+// checkpoint pointers change with the control step). The instantiations live in
+// staged_adjoint_float.cu and staged_adjoint_double.cu.
+#pragma once
+
+#include "backends/cuda/staged_step.cuh"
+
+namespace stiffgrad::cuda_detail {
+
+// One control step's arguments, by value (__grid_constant__).
+template <class Real>
+struct StagedAdjointArgs {
+  kern::ModelView<Real> m;
+  kern::DataLayout layout;
+  const Real *q0, *v0, *u, *w0;  // the checkpoint at the step's start, its control and warm start
+  const Real *q1, *v1;           // the next checkpoint (the replay's bitwise check)
+  Real *adj_q, *adj_v;           // nq / nv x nenv: in, the adjoint of the state after the step; out, before
+  Real* adj_u;                   // nu x nenv: out, the control's adjoint
+  const Real *dl_q, *dl_v;       // the loss gradient of the state at the step's start (may be null)
+  Real *tape, *adjoint_ws, *replay;
+  Real* pair_slots;              // kern::adjoint_pair_slots_size x nenv
+  const int* pairs;              // PairGroups::pairs on the device (StagedStep::pairs)
+  const int* status;             // the backend's status: a non-finite environment's check is not counted
+  int* replay_ok;                // cleared where the replay is not bitwise
+  int nenv;
+};
+
+template <class Real>
+class StagedAdjoint {
+ public:
+  StagedAdjoint(const kern::ModelView<Real>& m, const kern::DataLayout& layout, int nenv, int substeps);
+  // Enqueues the adjoint of one control step (a: everything but tape) on `stream`; the replay's
+  // substeps go through `step` (the backend's StagedStep). No host sync, no allocation.
+  void launch(cudaStream_t stream, StagedStep<Real>& step, StagedAdjointArgs<Real> a);
+  std::size_t bytes() const { return tape_.bytes() + pair_slots_.bytes() + stats_.bytes(); }
+
+ private:
+  kern::ModelView<Real> m_;
+  kern::DataLayout layout_;
+  int nenv_, substeps_;
+  DeviceArray<Real> tape_, pair_slots_, stats_;
+};
+
+}  // namespace stiffgrad::cuda_detail

@@ -1,0 +1,7 @@
+// The staged adjoint's kernels in double (backends/cuda/staged_adjoint.cuh; the other precision
+// compiles in its own translation unit, in parallel).
+#include "backends/cuda/staged_adjoint_impl.cuh"
+
+namespace stiffgrad::cuda_detail {
+template class StagedAdjoint<double>;
+}  // namespace stiffgrad::cuda_detail

@@ -1,0 +1,208 @@
+// Definitions of StagedAdjoint (backends/cuda/staged_adjoint.cuh), included by
+// staged_adjoint_float.cu and staged_adjoint_double.cu only.
+#pragma once
+
+#include "backends/cuda/staged_adjoint.cuh"
+#include "kernels/step/staged_adjoint.hpp"
+
+namespace stiffgrad::cuda_detail {
+
+namespace staged_adjoint {
+
+using L = kern::Strided;
+template <class Real> using V = kern::View<Real, L>;
+
+template <class Real>
+__device__ SG_INLINE int env_of_thread(const StagedAdjointArgs<Real>& a) {
+  const int e = static_cast<int>(blockIdx.x) * kBlockSize + static_cast<int>(threadIdx.x);
+  return e < a.nenv ? e : -1;
+}
+
+template <class Real>
+__device__ SG_INLINE V<Real> env_view(const Real* base, const StagedAdjointArgs<Real>& a, int e) {
+  return V<Real>{const_cast<Real*>(base) + e, L{a.nenv}};
+}
+
+// tape slot s of environment e
+template <class Real>
+__device__ SG_INLINE kern::Data<Real, L> slot(const StagedAdjointArgs<Real>& a, int s, int e) {
+  const std::size_t stride = static_cast<std::size_t>(a.layout.size) * static_cast<std::size_t>(a.nenv);
+  return kern::Data<Real, L>::bind(V<Real>{a.tape + s * stride + e, L{a.nenv}}, a.layout);
+}
+
+template <class Real>
+__device__ SG_INLINE kern::Data<Real, L> adjoint_data(const StagedAdjointArgs<Real>& a, int e) {
+  return kern::Data<Real, L>::bind(env_view(a.adjoint_ws, a, e), a.layout);
+}
+
+template <class Real>
+__global__ void __launch_bounds__(kBlockSize) replay_begin_kernel(const __grid_constant__ StagedAdjointArgs<Real> a) {
+  const int e = env_of_thread(a);
+  if (e < 0) return;
+  kern::staged_replay_begin(a.m, env_view(a.q0, a, e), env_view(a.v0, a, e), env_view(a.u, a, e),
+                            env_view(a.w0, a, e), slot(a, 0, e), env_view(a.replay, a, e));
+}
+
+template <class Real>
+__global__ void __launch_bounds__(kBlockSize) replay_carry_kernel(const __grid_constant__ StagedAdjointArgs<Real> a,
+                                                                  int s) {
+  const int e = env_of_thread(a);
+  if (e < 0) return;
+  kern::staged_replay_carry(a.m, slot(a, s, e), slot(a, s + 1, e), env_view(a.replay, a, e), s);
+}
+
+template <class Real>
+__global__ void __launch_bounds__(kBlockSize) replay_check_kernel(const __grid_constant__ StagedAdjointArgs<Real> a,
+                                                                  int last) {
+  const int e = env_of_thread(a);
+  if (e < 0) return;
+  if (!kern::staged_replay_matches(a.m, slot(a, last, e), env_view(a.q1, a, e), env_view(a.v1, a, e)) &&
+      a.status[e] == kern::kEnvOk)
+    a.replay_ok[e] = 0;
+}
+
+template <class Real>
+__global__ void __launch_bounds__(kBlockSize) adjoint_begin_kernel(const __grid_constant__ StagedAdjointArgs<Real> a) {
+  const int e = env_of_thread(a);
+  if (e < 0) return;
+  kern::staged_adjoint_begin(a.m, env_view(a.adj_q, a, e), env_view(a.adj_v, a, e), adjoint_data(a, e));
+}
+
+template <class Real>
+__global__ void __launch_bounds__(kBlockSize, kBlocksAt128Registers) adjoint_state_kernel(
+    const __grid_constant__ StagedAdjointArgs<Real> a, int s) {
+  const int e = env_of_thread(a);
+  if (e < 0) return;
+  kern::staged_adjoint_state(a.m, a.layout, env_view(a.replay, a, e), s, slot(a, s, e), adjoint_data(a, e),
+                             env_view(a.adjoint_ws, a, e));
+}
+
+template <class Real>
+__global__ void __launch_bounds__(kBlockSize, kBlocksAt128Registers) adjoint_solve_kernel(
+    const __grid_constant__ StagedAdjointArgs<Real> a, int s) {
+  const int e = env_of_thread(a);
+  if (e < 0) return;
+  kern::adj_constraint_solve(a.m, slot(a, s, e), adjoint_data(a, e));
+}
+
+template <class Real>
+__global__ void __launch_bounds__(kBlockSize, kBlocksAt128Registers) adjoint_rows_kernel(
+    const __grid_constant__ StagedAdjointArgs<Real> a, int s) {
+  const int e = env_of_thread(a);
+  if (e < 0) return;
+  kern::adj_constraint_forces_rows(a.m, slot(a, s, e), adjoint_data(a, e));
+}
+
+// blockIdx.y: the pair a.pairs[first + blockIdx.y], all of routine R (as the staged step's
+// narrow_kernel: the routine, the pair and its model data warp-uniform), and only that routine's
+// Dual narrow phase in the kernel
+template <class Real, int R>
+__global__ void __launch_bounds__(kBlockSize) adjoint_pair_kernel(const __grid_constant__ StagedAdjointArgs<Real> a,
+                                                                  int s, int first) {
+  const int e = env_of_thread(a);
+  if (e < 0) return;
+  const int c = a.pairs[first + static_cast<int>(blockIdx.y)];
+  kern::staged_adjoint_pair<R>(a.m, slot(a, s, e), adjoint_data(a, e), c, env_view(a.pair_slots, a, e));
+}
+
+template <class Real>
+__global__ void __launch_bounds__(kBlockSize, kBlocksAt128Registers) adjoint_collision_kernel(
+    const __grid_constant__ StagedAdjointArgs<Real> a, int s) {
+  const int e = env_of_thread(a);
+  if (e < 0) return;
+  kern::staged_adjoint_collision(a.m, slot(a, s, e), adjoint_data(a, e), env_view(a.pair_slots, a, e));
+}
+
+template <class Real>
+__global__ void __launch_bounds__(kBlockSize, kBlocksAt128Registers) adjoint_finish_kernel(
+    const __grid_constant__ StagedAdjointArgs<Real> a, int s) {
+  const int e = env_of_thread(a);
+  if (e < 0) return;
+  kern::staged_adjoint_finish(a.m, slot(a, s, e), adjoint_data(a, e));
+}
+
+// the adjoints out, then the loss gradient of the state at the step's start (as the fused
+// adjoint kernel adds it)
+template <class Real>
+__global__ void __launch_bounds__(kBlockSize) adjoint_end_kernel(const __grid_constant__ StagedAdjointArgs<Real> a) {
+  const int e = env_of_thread(a);
+  if (e < 0) return;
+  const V<Real> adj_q = env_view(a.adj_q, a, e), adj_v = env_view(a.adj_v, a, e);
+  kern::staged_adjoint_end(a.m, adjoint_data(a, e), adj_q, adj_v, env_view(a.adj_u, a, e));
+  if (a.dl_q)
+    for (int i = 0; i < a.m.nq; ++i) adj_q[i] += a.dl_q[i * a.nenv + e];
+  if (a.dl_v)
+    for (int i = 0; i < a.m.nv; ++i) adj_v[i] += a.dl_v[i * a.nenv + e];
+}
+
+// The launches of run_staged_adjoint_step on one stream.
+template <class Real>
+struct Launcher {
+  const StagedAdjointArgs<Real>& a;
+  StagedStep<Real>& step;
+  Real* stats;
+  int substeps;
+  cudaStream_t stream;
+  unsigned blocks;
+  void check() const { SG_CUDA_CHECK(cudaGetLastError()); }
+  Real* tape_slot(int s) const {
+    return a.tape + static_cast<std::size_t>(s) * static_cast<std::size_t>(a.layout.size) *
+                        static_cast<std::size_t>(a.nenv);
+  }
+  void replay_begin() const { replay_begin_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(a); check(); }
+  void replay_substep(int s) const { step.launch_substep(stream, tape_slot(s), stats); }
+  void replay_carry(int s) const { replay_carry_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(a, s); check(); }
+  void replay_check() const {
+    replay_check_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(a, substeps - 1);
+    check();
+  }
+  void adjoint_begin() const { adjoint_begin_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(a); check(); }
+  void adjoint_state(int s) const { adjoint_state_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(a, s); check(); }
+  void adjoint_solve(int s) const { adjoint_solve_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(a, s); check(); }
+  void adjoint_rows(int s) const { adjoint_rows_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(a, s); check(); }
+  void adjoint_pairs(int s, int routine, int first, int count) const {
+    kern::with_pair_routine(routine, [&](auto r) {
+      constexpr int R = decltype(r)::value;
+      for (int done = 0; done < count; done += 65535) {  // gridDim.y <= 65535
+        const unsigned n = static_cast<unsigned>(count - done < 65535 ? count - done : 65535);
+        adjoint_pair_kernel<Real, R><<<dim3(blocks, n), kBlockSize, 0, stream>>>(a, s, first + done);
+        check();
+      }
+    });
+  }
+  void adjoint_collision(int s) const {
+    adjoint_collision_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(a, s);
+    check();
+  }
+  void adjoint_finish(int s) const { adjoint_finish_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(a, s); check(); }
+  void adjoint_end() const { adjoint_end_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(a); check(); }
+};
+
+}  // namespace staged_adjoint
+
+template <class Real>
+StagedAdjoint<Real>::StagedAdjoint(const kern::ModelView<Real>& m, const kern::DataLayout& layout, int nenv,
+                                   int substeps)
+    : m_(m), layout_(layout), nenv_(nenv), substeps_(substeps) {
+  const std::size_t n = static_cast<std::size_t>(nenv);
+  tape_ = DeviceArray<Real>(static_cast<std::size_t>(substeps) * static_cast<std::size_t>(layout.size) * n,
+                            "the staged adjoint's tape (a Data per substep)");
+  pair_slots_ = DeviceArray<Real>(static_cast<std::size_t>(m.ncpair > 0 ? kern::adjoint_pair_slots_size(m) : 1) * n,
+                                  "the staged adjoint's pair slots");
+  stats_ = DeviceArray<Real>(static_cast<std::size_t>(kern::kContactStats) * n, "the staged replay's statistics");
+}
+
+template <class Real>
+void StagedAdjoint<Real>::launch(cudaStream_t stream, StagedStep<Real>& step, StagedAdjointArgs<Real> a) {
+  a.m = m_;
+  a.layout = layout_;
+  a.nenv = nenv_;
+  a.tape = tape_.get();
+  a.pair_slots = pair_slots_.get();
+  a.pairs = step.pairs();
+  const unsigned blocks = static_cast<unsigned>((nenv_ + kBlockSize - 1) / kBlockSize);
+  const staged_adjoint::Launcher<Real> x{a, step, stats_.get(), substeps_, stream, blocks};
+  run_staged_adjoint_step(x, step.groups(), m_.contact_enabled != 0, substeps_);
+}
+
+}  // namespace stiffgrad::cuda_detail

@@ -1,0 +1,192 @@
+// The staged adjoint of a control step: the replay keeps every substep's primal (a tape of S
+// Data, one per substep), so no adjoint substep recomputes its primal, and each adjoint substep
+// is cut into stages that a GPU runs as separate kernels. The Euler family with soft
+// constraints, without contacts from distance (staged_adjoint_applies); everything else keeps
+// adj_control_step_env (kernels/step/batch_adjoint.hpp).
+//
+//   replay
+//     begin       per environment   staged_replay_begin: the checkpoint into tape slot 0, saved
+//     substep s   the staged step's stages over slot s (kernels/step/staged_step.hpp: smooth,
+//                 narrow per (pair, environment), rows, solve a team per environment, finish)
+//     carry s     per environment   staged_replay_carry: slot s's result into slot s + 1, saved
+//     check       per environment   staged_replay_matches: slot S - 1's result against the next
+//                                   checkpoint, bit for bit (Rollout::replay_bitwise)
+//   adjoint
+//     begin       per environment   the running state adjoint into a, the control's zeroed
+//     per substep s = S - 1 .. 0, over slot s:
+//       state     per environment   staged_adjoint_state: slot s's state restored from the
+//                                   replay buffer (its finish integrated it), adj_substep_begin,
+//                                   adj_constraint_forces_begin
+//       solve     per environment   adj_constraint_solve
+//       rows      per environment   adj_constraint_forces_rows (the optimality condition's RNEA,
+//                                   the rows' adjoint)
+//       pairs     per (pair, environment), one launch per routine: staged_adjoint_pair, the
+//                                   pair's contacts pulled back to its geoms' poses (the Dual
+//                                   narrow phase of that routine only) into its adjoint slots
+//       collision per environment   staged_adjoint_collision: the slots added in pair order,
+//                                   then the geom poses' adjoint (adj_fwd_collision's order)
+//       finish    per environment   adj_constraint_forces_end, adj_fwd_dynamics_end
+//     end         per environment   the adjoints out (staged_adjoint_end)
+//
+// One source of physics: adj_substep is adj_substep_begin, adj_constraint_forces (begin, solve,
+// rows, collision (adj_pair_contacts per pair, then the poses), end) and adj_fwd_dynamics_end (kernels/step/step_adjoint.hpp), the stages call
+// the same functions in the same order, and the staged step equals the fused substep bit for bit,
+// so the staged adjoint equals adj_control_step_env bit for bit (tests/test_staged_adjoint.cpp).
+// What changes is the cost: S replayed substeps and S adjoint substeps, where the fused adjoint
+// replays S - 1 and recomputes S - 1 primals; and the memory: S Data per environment instead of
+// two.
+//
+// The tape slot s of an environment is a Data over its own DataLayout::size Reals; the replay
+// buffer (kernels/step/batch_adjoint.hpp replay_size) holds the state before each substep.
+#pragma once
+
+#include "kernels/step/batch_adjoint.hpp"
+#include "kernels/step/staged_step.hpp"
+
+namespace stiffgrad::kern {
+
+// The staged adjoint covers what the staged step covers with soft constraints, for the model
+// simulated m and the one differentiated mg (contacts from distance keep the fused adjoint:
+// their adjoint substep evaluates a second contact model at the replayed states).
+template <class Real>
+SG_HD SG_INLINE bool staged_adjoint_applies(const ModelView<Real>& m, const ModelView<Real>& mg) {
+  return staged_step_applies(m) && !staged_step_is_impulse(m) && !mg.cfd;
+}
+
+// Replay begin: the checkpoint (state, control, warm start) into slot 0, and its state saved
+// as the state before substep 0.
+template <class Real, class LS, class LW>
+SG_HD void staged_replay_begin(const ModelView<Real>& m, View<Real, LS> qpos, View<Real, LS> qvel,
+                               View<Real, LS> ctrl, View<Real, LS> warm, const Data<Real, LW>& slot0,
+                               View<Real, LW> replay) {
+  load_env(m, qpos, qvel, ctrl, slot0);
+  load_warmstart(m, warm, slot0);
+  save_replay_state(m, slot0, replay, 0);
+}
+
+// Replay carry: substep s's result (slot s, after its finish) is the state before substep s + 1:
+// into slot s + 1 with the control, and saved.
+// Each value is read once and written to both places (save_replay_state's layout): reading next
+// back after writing it made the device kernel spill (ptxas cannot rule out aliasing).
+template <class Real, class LW>
+SG_HD void staged_replay_carry(const ModelView<Real>& m, const Data<Real, LW>& slot, const Data<Real, LW>& next,
+                               View<Real, LW> replay, int s) {
+  const int base = (s + 1) * replay_state_size(m);
+  for (int i = 0; i < m.nq; ++i) {
+    const Real x = slot.qpos[i];
+    next.qpos[i] = x;
+    replay[base + i] = x;
+  }
+  for (int i = 0; i < m.nv; ++i) {
+    const Real x = slot.qvel[i];
+    next.qvel[i] = x;
+    replay[base + m.nq + i] = x;
+  }
+  for (int i = 0; i < m.nu; ++i) next.ctrl[i] = slot.ctrl[i];
+  if (has_warmstart(m))
+    for (int i = 0; i < m.nv; ++i) {
+      const Real x = slot.qacc_warmstart[i];
+      next.qacc_warmstart[i] = x;
+      replay[base + m.nq + m.nv + i] = x;
+    }
+}
+
+// Whether the last substep's result (its slot, after its finish) is the next checkpoint, bit for
+// bit.
+template <class Real, class LS, class LW>
+SG_HD bool staged_replay_matches(const ModelView<Real>& m, const Data<Real, LW>& last, View<Real, LS> next_qpos,
+                                 View<Real, LS> next_qvel) {
+  bool identical = true;
+  for (int i = 0; i < m.nq; ++i) identical = identical && last.qpos[i] == next_qpos[i];
+  for (int i = 0; i < m.nv; ++i) identical = identical && last.qvel[i] == next_qvel[i];
+  return identical;
+}
+
+// Adjoint begin: a holds the adjoint of the state at the end of the control step.
+template <class Real, class LS, class LW>
+SG_HD void staged_adjoint_begin(const ModelView<Real>& m, View<Real, LS> adj_qpos, View<Real, LS> adj_qvel,
+                                const Data<Real, LW>& a) {
+  for (int i = 0; i < m.nq; ++i) a.qpos[i] = adj_qpos[i];
+  for (int i = 0; i < m.nv; ++i) a.qvel[i] = adj_qvel[i];
+  for (int i = 0; i < m.nu; ++i) a.ctrl[i] = Real(0);
+}
+
+// Adjoint state stage of substep s: slot s holds the substep's primal with its state advanced
+// by the finish stage; the state before it comes back from the replay buffer (as
+// adj_control_step_env does for its kept substep), then adj_substep_begin and
+// adj_constraint_forces_begin (staged_adjoint_applies: the model has constraints).
+template <class Real, class LW>
+SG_HD void staged_adjoint_state(const ModelView<Real>& m, const DataLayout& o, View<Real, LW> replay, int s,
+                                const Data<Real, LW>& slot, const Data<Real, LW>& a, View<Real, LW> adj_buffer) {
+  load_replay_state(m, replay, s, slot);
+  adj_substep_begin(m, o, slot, a, adj_buffer);
+  adj_constraint_forces_begin(m, slot, a, adj_dynamics_euler_solve(m, m.timestep));
+}
+
+// Per-environment adjoint slots of the pairs stage (adjoint_pair_slots_size Reals;
+// environment-minor on the device):
+//   slots[c]                          pair c's contacts in the contact list (0: none)
+//   slots[ncpair + kPairAdjointReals c + j]   j < 12: geom1's pos (3) and mat (9) adjoints,
+//                                     j >= 12: geom2's
+constexpr int kPairAdjointReals = 24;
+
+template <class Real>
+SG_HD SG_INLINE int adjoint_pair_slots_size(const ModelView<Real>& m) {
+  return (1 + kPairAdjointReals) * m.ncpair;
+}
+
+// Adjoint pairs stage: candidate pair c's contacts (routine R) pulled back to its geoms' poses,
+// into its slots (adj_pair_contacts).
+template <int R, class Real, class L, class LS>
+SG_HD void staged_adjoint_pair(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a, int c,
+                               View<Real, LS> slots) {
+  int n = 0;
+  const int k = pair_contacts_in_list(d, c, &n);
+  slots[c] = Real(n);
+  if (n == 0) return;
+  Real pos_bar[2][3], mat_bar[2][9];
+  adj_pair_contacts<R>(m, d, a, c, k, n, pos_bar, mat_bar);
+  const int base = m.ncpair + kPairAdjointReals * c;
+  for (int side = 0; side < 2; ++side) {
+    for (int i = 0; i < 3; ++i) slots[base + 12 * side + i] = pos_bar[side][i];
+    for (int i = 0; i < 9; ++i) slots[base + 12 * side + 3 + i] = mat_bar[side][i];
+  }
+}
+
+// Adjoint collision stage: the pairs' slots added in pair order (the contact list's: the order
+// adj_fwd_collision adds them in), then the geom poses' adjoint. Without contacts (contact
+// disabled) the pairs stage did not run and the slots are not read.
+template <class Real, class L, class LS>
+SG_HD void staged_adjoint_collision(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a,
+                                    View<Real, LS> slots) {
+  if (sg_int(d.ncon[0]) > 0)
+    for (int c = 0; c < m.ncpair; ++c) {
+      if (sg_int(slots[c]) == 0) continue;
+      Real pos_bar[2][3], mat_bar[2][9];
+      const int base = m.ncpair + kPairAdjointReals * c;
+      for (int side = 0; side < 2; ++side) {
+        for (int i = 0; i < 3; ++i) pos_bar[side][i] = slots[base + 12 * side + i];
+        for (int i = 0; i < 9; ++i) mat_bar[side][i] = slots[base + 12 * side + 3 + i];
+      }
+      add_pair_pose_adjoint(m, a, c, pos_bar, mat_bar);
+    }
+  adj_geom_poses(m, d, a);
+}
+
+// Adjoint finish stage of substep s: the rest of adj_substep after the collision adjoint.
+template <class Real, class LW>
+SG_HD void staged_adjoint_finish(const ModelView<Real>& m, const Data<Real, LW>& slot, const Data<Real, LW>& a) {
+  adj_constraint_forces_end(m, slot, a);
+  adj_fwd_dynamics_end(m, slot, a);
+}
+
+// Adjoint end: the adjoint of the state at the start of the control step, and the control's.
+template <class Real, class LS, class LW>
+SG_HD void staged_adjoint_end(const ModelView<Real>& m, const Data<Real, LW>& a, View<Real, LS> adj_qpos,
+                              View<Real, LS> adj_qvel, View<Real, LS> adj_ctrl) {
+  for (int i = 0; i < m.nq; ++i) adj_qpos[i] = a.qpos[i];
+  for (int i = 0; i < m.nv; ++i) adj_qvel[i] = a.qvel[i];
+  for (int i = 0; i < m.nu; ++i) adj_ctrl[i] = a.ctrl[i];
+}
+
+}  // namespace stiffgrad::kern

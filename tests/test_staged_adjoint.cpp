@@ -1,0 +1,232 @@
+// The staged adjoint (kernels/step/staged_adjoint.hpp, core/staged_schedule.hpp
+// run_staged_adjoint_step) that the CUDA backend launches as one kernel per stage: a replay into
+// a tape of S Data per environment through the staged step's stages, then the adjoint substeps
+// in stages, none recomputing its primal. The host runs the stages in the schedule's order over
+// the device's layout (everything interleaved across environments, kern::Strided{nenv}), item by
+// item as the kernels' threads would, and must equal the fused adjoint (adj_control_step_env,
+// which the CPU backend and the fused CUDA kernel run) bit for bit: the state and control
+// adjoints after every control step and the replay check, in double and float, at the CPU's team
+// width 1 and the CUDA backend's 32 (the solve's team taking its items as a warp's lanes would).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/model_arrays.hpp"
+#include "core/staged_schedule.hpp"
+#include "kernels/step/staged_adjoint.hpp"
+#include "stiffgrad/stiffgrad.hpp"
+#include "all_routines_scene.hpp"
+#include "last_lane_first_team.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+using namespace stiffgrad;
+
+template <class Real>
+void check_staged_adjoint(const std::shared_ptr<const Model>& model, const std::string& name, int nenv, int T, int S,
+                          int width) {
+  const Model& M = *model;
+  SimulatorOptions opt;
+  opt.nenv = nenv;
+  opt.substeps = S;
+  opt.threads = 1;
+  opt.precision = std::is_same_v<Real, float> ? Precision::Float : Precision::Double;
+  Simulator sim(model, opt);
+  const ModelArrays<Real> arrays(M, sim.capacity());
+  const kern::ModelView<Real> m = with_team_width(simulation_view(arrays.host_view(), opt), width);
+  ASSERT_TRUE(kern::staged_adjoint_applies(m, m)) << name;
+  const kern::DataLayout layout = kern::DataLayout::make(m);
+  const PairGroups groups = make_pair_groups(M);
+  using V = kern::View<Real, kern::Strided>;
+  using D = kern::Data<Real, kern::Strided>;
+  const kern::Strided str{nenv};
+  const std::size_t n = static_cast<std::size_t>(nenv), size = static_cast<std::size_t>(layout.size);
+  const int nq = M.nq, nv = M.nv, nu = M.nu;
+
+  // the forward rollout's checkpoints (the fused step over the same view, as on the device)
+  std::mt19937_64 rng(11);
+  std::normal_distribution<double> n01;
+  std::vector<Real> q((T + 1) * nq * n), v((T + 1) * nv * n), w((T + 1) * nv * n, Real(0)), u(T * nu * n + 1);
+  for (int e = 0; e < nenv; ++e) {
+    for (int i = 0; i < nq; ++i) q[i * n + e] = static_cast<Real>(M.qpos0[i]);
+    for (int j = 0; j < M.njnt; ++j)
+      if (M.jnt_type[j] == JointType::Hinge) q[M.jnt_qposadr[j] * n + e] += static_cast<Real>(0.2 * n01(rng));
+    for (int i = 0; i < nv; ++i) v[i * n + e] = static_cast<Real>(0.3 * n01(rng));
+  }
+  for (Real& x : u) x = static_cast<Real>(0.3 * n01(rng));
+  std::vector<Real> fwd(size * n);
+  std::vector<int> status(n, 0);
+  int contacts = 0;
+  for (int t = 0; t < T; ++t) {
+    std::copy_n(q.begin() + t * nq * n, nq * n, q.begin() + (t + 1) * nq * n);
+    std::copy_n(v.begin() + t * nv * n, nv * n, v.begin() + (t + 1) * nv * n);
+    std::copy_n(w.begin() + t * nv * n, nv * n, w.begin() + (t + 1) * nv * n);
+    for (int e = 0; e < nenv; ++e) {
+      const D d = D::bind(V{fwd.data() + e, str}, layout);
+      kern::control_step_env(m, V{q.data() + (t + 1) * nq * n + e, str}, V{v.data() + (t + 1) * nv * n + e, str},
+                             V{u.data() + t * nu * n + e, str}, V{w.data() + (t + 1) * nv * n + e, str}, d, S,
+                             &status[e]);
+      contacts += static_cast<int>(d.ncon[0]);
+    }
+  }
+  for (int e = 0; e < nenv; ++e) ASSERT_EQ(status[e], kern::kEnvOk) << name << " env " << e;
+  EXPECT_GT(contacts, 0) << name;
+
+  // the adjoint of state T: random
+  std::vector<Real> adjq_fused(nq * n), adjv_fused(nv * n);
+  for (Real& x : adjq_fused) x = static_cast<Real>(n01(rng));
+  for (Real& x : adjv_fused) x = static_cast<Real>(n01(rng));
+  std::vector<Real> adjq_staged = adjq_fused, adjv_staged = adjv_fused;
+  const std::vector<Real> seed_v = adjv_fused;
+  std::vector<Real> adju_fused(nu * n + 1), adju_staged(nu * n + 1);
+
+  // fused: adj_control_step_env's workspaces
+  std::vector<Real> d_ws(size * n), keep_ws(size * n), adj_ws(size * n),
+      replay(static_cast<std::size_t>(kern::replay_size(m, S)) * n);
+  // staged: the tape, its adjoint Data and replay buffer, and the narrow phase's slots and stats
+  std::vector<Real> tape(S * size * n), adj_ws_s(size * n), replay_s(replay.size()),
+      slots(static_cast<std::size_t>(kern::pair_slots_size(m)) * n + 1), stats(kern::kContactStats * n);
+  const auto slot = [&](int s, int e) { return D::bind(V{tape.data() + s * size * n + e, str}, layout); };
+  const auto at = [&](std::vector<Real>& a, std::size_t offset, int e) { return V{a.data() + offset + e, str}; };
+  const auto adata = [&](int e) { return D::bind(V{adj_ws_s.data() + e, str}, layout); };
+
+  int t = 0;              // the control step being differentiated
+  std::vector<int> ok(n); // the staged replay's check
+  struct StageExec {      // the forward stages of one substep over tape slot `s`
+    std::function<void()> smooth, constraint_rows, constraint_solve, constraint_finish;
+    std::function<void(int, int, int)> narrow;
+    void impulse_half_step() {}
+    void impulse_smooth() {}
+    void impulse_rows() {}
+    void impulse_solve() {}
+    void impulse_finish() {}
+  } f;
+  int s_fwd = 0;
+  f.smooth = [&] { for (int e = 0; e < nenv; ++e) kern::staged_smooth(m, slot(s_fwd, e)); };
+  f.narrow = [&](int routine, int first, int count) {
+    kern::with_pair_routine(routine, [&](auto r) {
+      constexpr int R = decltype(r)::value;
+      for (int k = 0; k < count; ++k)
+        for (int e = 0; e < nenv; ++e) kern::staged_narrow<R>(m, slot(s_fwd, e), groups.pairs[first + k], at(slots, 0, e));
+    });
+  };
+  f.constraint_rows = [&] { for (int e = 0; e < nenv; ++e) kern::staged_constraint_rows(m, slot(s_fwd, e), at(slots, 0, e)); };
+  f.constraint_solve = [&] {
+    for (int e = 0; e < nenv; ++e) kern::constraint_solve(sgtest::LastLaneFirstTeam{{width}}, m, slot(s_fwd, e));
+  };
+  f.constraint_finish = [&] { for (int e = 0; e < nenv; ++e) kern::staged_constraint_finish(m, slot(s_fwd, e), at(stats, 0, e)); };
+
+  struct AdjointExec {
+    std::function<void()> replay_begin, replay_check, adjoint_begin, adjoint_end;
+    std::function<void(int)> replay_substep, replay_carry, adjoint_state, adjoint_solve, adjoint_rows,
+        adjoint_collision, adjoint_finish;
+    std::function<void(int, int, int, int)> adjoint_pairs;
+  } x;
+  int stage_calls = 0;
+  x.replay_begin = [&] {
+    for (int e = 0; e < nenv; ++e)
+      kern::staged_replay_begin(m, at(q, t * nq * n, e), at(v, t * nv * n, e), at(u, t * nu * n, e),
+                                at(w, t * nv * n, e), slot(0, e), at(replay_s, 0, e));
+  };
+  x.replay_substep = [&](int s) {
+    s_fwd = s;
+    run_staged_substep(f, groups, m.contact_enabled != 0, false);
+  };
+  x.replay_carry = [&](int s) {
+    for (int e = 0; e < nenv; ++e) kern::staged_replay_carry(m, slot(s, e), slot(s + 1, e), at(replay_s, 0, e), s);
+  };
+  x.replay_check = [&] {
+    for (int e = 0; e < nenv; ++e)
+      ok[e] = kern::staged_replay_matches(m, slot(S - 1, e), at(q, (t + 1) * nq * n, e), at(v, (t + 1) * nv * n, e));
+  };
+  x.adjoint_begin = [&] {
+    for (int e = 0; e < nenv; ++e) kern::staged_adjoint_begin(m, at(adjq_staged, 0, e), at(adjv_staged, 0, e), adata(e));
+  };
+  x.adjoint_state = [&](int s) {
+    ++stage_calls;
+    for (int e = 0; e < nenv; ++e)
+      kern::staged_adjoint_state(m, layout, at(replay_s, 0, e), s, slot(s, e), adata(e), at(adj_ws_s, 0, e));
+  };
+  x.adjoint_solve = [&](int s) { for (int e = 0; e < nenv; ++e) kern::adj_constraint_solve(m, slot(s, e), adata(e)); };
+  x.adjoint_rows = [&](int s) { for (int e = 0; e < nenv; ++e) kern::adj_constraint_forces_rows(m, slot(s, e), adata(e)); };
+  std::vector<Real> pair_slots(static_cast<std::size_t>(kern::adjoint_pair_slots_size(m)) * n + 1);
+  int pair_calls = 0;
+  x.adjoint_pairs = [&](int s, int routine, int first, int count) {
+    ++pair_calls;
+    kern::with_pair_routine(routine, [&](auto r) {
+      constexpr int R = decltype(r)::value;
+      for (int k = 0; k < count; ++k)  // blockIdx.y
+        for (int e = 0; e < nenv; ++e)  // the threads
+          kern::staged_adjoint_pair<R>(m, slot(s, e), adata(e), groups.pairs[first + k], at(pair_slots, 0, e));
+    });
+  };
+  x.adjoint_collision = [&](int s) {
+    for (int e = 0; e < nenv; ++e) kern::staged_adjoint_collision(m, slot(s, e), adata(e), at(pair_slots, 0, e));
+  };
+  x.adjoint_finish = [&](int s) { for (int e = 0; e < nenv; ++e) kern::staged_adjoint_finish(m, slot(s, e), adata(e)); };
+  x.adjoint_end = [&] {
+    for (int e = 0; e < nenv; ++e)
+      kern::staged_adjoint_end(m, adata(e), at(adjq_staged, 0, e), at(adjv_staged, 0, e), at(adju_staged, 0, e));
+  };
+
+  double scale = 0;
+  for (t = T - 1; t >= 0; --t) {
+    for (int e = 0; e < nenv; ++e) {
+      const bool same = kern::adj_control_step_env(
+          m, m, layout, at(q, t * nq * n, e), at(v, t * nv * n, e), at(u, t * nu * n, e), at(w, t * nv * n, e),
+          at(q, (t + 1) * nq * n, e), at(v, (t + 1) * nv * n, e), at(adjq_fused, 0, e), at(adjv_fused, 0, e),
+          at(adju_fused, 0, e), D::bind(V{d_ws.data() + e, str}, layout), D::bind(V{keep_ws.data() + e, str}, layout),
+          D::bind(V{adj_ws.data() + e, str}, layout), at(adj_ws, 0, e), at(replay, 0, e), S);
+      EXPECT_TRUE(same) << name << " step " << t << " env " << e << ": the fused replay is not bitwise";
+    }
+    run_staged_adjoint_step(x, groups, m.contact_enabled != 0, S);
+    for (int e = 0; e < nenv; ++e) {
+      EXPECT_EQ(ok[e], 1) << name << " step " << t << " env " << e << ": the staged replay is not bitwise";
+      for (int i = 0; i < nq; ++i)
+        ASSERT_EQ(adjq_staged[i * n + e], adjq_fused[i * n + e]) << name << " adj qpos " << i << " step " << t;
+      for (int i = 0; i < nv; ++i)
+        ASSERT_EQ(adjv_staged[i * n + e], adjv_fused[i * n + e]) << name << " adj qvel " << i << " step " << t;
+      for (int i = 0; i < nu; ++i)
+        ASSERT_EQ(adju_staged[i * n + e], adju_fused[i * n + e]) << name << " adj ctrl " << i << " step " << t;
+      // the gradient must move: the adjoint of the state before the step against after it
+      for (int i = 0; i < nv; ++i) scale = std::max(scale, std::abs(static_cast<double>(adjv_fused[i * n + e] - seed_v[i * n + e])));
+    }
+  }
+  EXPECT_EQ(stage_calls, S * T) << name;
+  int routines = 0;
+  for (int r = 0; r < kern::kPairRoutines; ++r) routines += groups.count(r) > 0;
+  EXPECT_EQ(pair_calls, routines * S * T) << name;
+  EXPECT_GT(scale, 1e-3) << name << ": the adjoint does not move through the steps";
+  for (Real x : adjq_fused) EXPECT_TRUE(std::isfinite(static_cast<double>(x))) << name;
+}
+
+TEST(StagedAdjoint, EveryRoutineEqualsFusedAdjointBitwise) {
+  const auto model = load_mjcf_string(sgtest::kAllRoutinesXml, "all_routines.xml");
+  for (int width : {1, 32}) {
+    check_staged_adjoint<double>(model, "all routines", 4, 6, 3, width);
+    check_staged_adjoint<float>(model, "all routines (float)", 4, 6, 3, width);
+  }
+}
+
+TEST(StagedAdjoint, RobotsEqualFusedAdjointBitwise) {
+  for (const std::string& path : {sgtest::humanoid_xml(), sgtest::data_dir() + "/models/unitree_g1/scene_mjx.xml"}) {
+    const auto model = load_mjcf(path);
+    for (int width : {1, 32}) {
+      check_staged_adjoint<double>(model, path, 3, 4, 3, width);
+      check_staged_adjoint<float>(model, path + " (float)", 3, 4, 3, width);
+    }
+  }
+}
+
+// One substep per control step: the fused adjoint then recomputes its one substep and keeps none.
+TEST(StagedAdjoint, OneSubstepEqualsFusedAdjointBitwise) {
+  const auto model = load_mjcf(sgtest::humanoid_xml());
+  check_staged_adjoint<double>(model, "humanoid S=1", 3, 4, 1, 32);
+}
+
+}  // namespace
