@@ -6,6 +6,7 @@
 //   bench_gpu_contact [--nenv 1024,4096,16384] [--steps 40] [--rounds 3] [--threads T]
 //                     [--precision float,double]
 //                     [--contact soft-staged,soft-fused,impulse-staged,impulse-fused] [--no-cpu]
+//                     [--backward]
 //
 // Rows: contact model (MuJoCo's soft constraints, or the Impulse model at κ 300) through the
 // staged pipeline or the fused kernel (SimulatorOptions::cuda_pipeline) x precision x nenv. Each point is the best of --rounds rounds of --steps control steps after
@@ -15,6 +16,14 @@
 // is filled on the staged rows). Staged and fused must agree: for each contact model measured,
 // the bench prints the largest |qpos|, |qvel| difference between them after --steps steps
 // (0: bitwise).
+//
+// --backward adds the gradient's cost: a Rollout of --steps control steps, forward and then
+// Rollout::backward with a random loss gradient on every checkpoint, against the forward
+// rollout alone: bwd/fwd = (fwd+bwd - forward) / forward (issue 38's target: <= 3 on the GPU),
+// on the CUDA backend (the staged pipeline's backward pass is the staged adjoint: a tape and
+// adjoint stages, backends/cuda/staged_adjoint.cuh; the fused pipeline's is the fused adjoint
+// kernel) and the CPU backend on all cores; the staged and fused gradients must be equal bit for
+// bit (printed for the first nenv).
 // Without a CUDA device it says so and exits 1.
 #include <omp.h>
 
@@ -39,7 +48,7 @@ const char* kUsage =
     "usage: bench_gpu_contact [--nenv 1024,4096,16384] [--steps 40] [--rounds 3] [--threads T]\n"
     "                         [--precision float,double]\n"
     "                         [--contact soft-staged,soft-fused,impulse-staged,impulse-fused]\n"
-    "                         [--no-cpu]\n";
+    "                         [--no-cpu] [--backward]\n";
 
 struct Args {
   std::vector<int> nenv{1024, 4096, 16384};
@@ -47,6 +56,7 @@ struct Args {
   std::vector<std::string> precisions{"float", "double"};
   std::vector<std::string> contacts{"soft-staged", "soft-fused", "impulse-staged", "impulse-fused"};
   bool cpu = true;
+  bool backward = false;
 };
 
 struct Start {
@@ -95,6 +105,100 @@ double time_steps(Simulator& sim, const Start& s, int steps) {
   return sb::seconds_since(t0) / steps;
 }
 
+// A rollout of `steps` control steps with the gradient of a fixed random loss: forward and
+// backward, and the forward rollout alone, seconds each; the gradient (qpos0, qvel0, controls)
+// of the last call in `grad`.
+struct RolloutTimes {
+  double forward = 1e300, forward_backward = 1e300;
+  bool bitwise = true;
+};
+void time_rollout(Simulator& sim, const Model& m, const Start& s, int nenv, int steps, RolloutTimes& out,
+                  std::vector<double>& grad) {
+  const std::size_t n = static_cast<std::size_t>(nenv);
+  Rollout ro(sim, steps);
+  std::vector<double> dlq((steps + 1) * n * m.nq), dlv((steps + 1) * n * m.nv);
+  std::mt19937_64 rng(11);
+  std::normal_distribution<double> n01;
+  for (double& x : dlq) x = 1e-2 * n01(rng);
+  for (double& x : dlv) x = 1e-2 * n01(rng);
+  std::vector<double> gq(n * m.nv), gv(n * m.nv), gu(steps * n * m.nu + 1);
+  const auto reset = [&] {
+    sim.set_state(s.qpos.data(), s.qvel.data());
+    sim.set_ctrl(s.ctrl.data());
+    sim.synchronize();
+  };
+  for (int pass = 0; pass < 2; ++pass) {  // the first: warm-up (first launches, graph captures)
+    reset();
+    auto t0 = sb::Clock::now();
+    for (int t = 0; t < steps; ++t) sim.step();
+    sim.synchronize();
+    if (pass) out.forward = std::min(out.forward, sb::seconds_since(t0));
+    reset();
+    t0 = sb::Clock::now();
+    ro.begin();
+    for (int t = 0; t < steps; ++t) ro.step();
+    ro.backward(dlq.data(), dlv.data(), gq.data(), gv.data(), gu.data());
+    if (pass) out.forward_backward = std::min(out.forward_backward, sb::seconds_since(t0));
+    out.bitwise = out.bitwise && ro.replay_bitwise();
+  }
+  grad = gq;
+  grad.insert(grad.end(), gv.begin(), gv.end());
+  grad.insert(grad.end(), gu.begin(), gu.end());
+}
+
+void bench_backward(const std::shared_ptr<const Model>& model, const Args& a) {
+  std::printf("\nthe gradient's cost: a Rollout of %d control steps, forward + backward against forward alone, best "
+              "of %d\n",
+              a.steps, a.rounds);
+  std::printf("| contact | precision | nenv | CUDA fwd+bwd env-steps/s | CUDA bwd/fwd | CPU bwd/fwd | replay bitwise |\n");
+  std::printf("|---|---|---|---|---|---|---|\n");
+  std::fflush(stdout);
+  for (const std::string& contact : a.contacts)
+    for (const std::string& prec : a.precisions)
+      for (int nenv : a.nenv) {
+        const Precision p = prec == "float" ? Precision::Float : Precision::Double;
+        const Start s = start_states(*model, nenv);
+        Simulator gpu(model, options_for(contact, Backend::Cuda, p, nenv, a.threads));
+        std::unique_ptr<Simulator> cpu;
+        if (a.cpu && contact.find("-fused") == std::string::npos)
+          cpu = std::make_unique<Simulator>(model, options_for(contact, Backend::Cpu, p, nenv, a.threads));
+        RolloutTimes g, c;
+        std::vector<double> grad;
+        for (int r = 0; r < a.rounds; ++r) {
+          time_rollout(gpu, *model, s, nenv, a.steps, g, grad);
+          if (cpu) time_rollout(*cpu, *model, s, nenv, a.steps, c, grad);
+        }
+        const double gb = (g.forward_backward - g.forward) / g.forward;
+        std::printf("| %s | %s | %d | %.3g | %.2f | ", contact.c_str(), prec.c_str(), nenv,
+                    nenv * a.steps / g.forward_backward, gb);
+        if (cpu) std::printf("%.2f", (c.forward_backward - c.forward) / c.forward);
+        std::printf(" | %s |\n", g.bitwise && c.bitwise ? "yes" : "NO");
+        std::fflush(stdout);
+      }
+  // staged vs fused: the same rollout must give the same gradient
+  for (const std::string model_name : {"soft", "impulse"}) {
+    const std::string staged = model_name + "-staged", fused = model_name + "-fused";
+    if (std::find(a.contacts.begin(), a.contacts.end(), staged) == a.contacts.end()) continue;
+    const int nenv = a.nenv.front();
+    const Start s = start_states(*model, nenv);
+    for (const std::string& prec : a.precisions) {
+      const Precision p = prec == "float" ? Precision::Float : Precision::Double;
+      std::vector<double> grad[2];
+      int k = 0;
+      for (const std::string& c : {staged, fused}) {
+        Simulator sim(model, options_for(c, Backend::Cuda, p, nenv, a.threads));
+        RolloutTimes unused;
+        time_rollout(sim, *model, s, nenv, a.steps, unused, grad[k++]);
+      }
+      double diff = 0;
+      for (std::size_t i = 0; i < grad[0].size(); ++i) diff = std::max(diff, std::abs(grad[0][i] - grad[1][i]));
+      std::printf("staged vs fused gradient (%s, %s, %d envs, %d steps): largest |difference| = %g%s\n",
+                  model_name.c_str(), prec.c_str(), nenv, a.steps, diff,
+                  diff == 0 ? " (bitwise equal)" : "  <-- NOT EQUAL");
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -108,8 +212,9 @@ int main(int argc, char** argv) {
     a.contacts = sb::name_list_option(o, "contact", a.contacts,
                                       {"soft-staged", "soft-fused", "impulse-staged", "impulse-fused"});
     a.cpu = !o.has("no-cpu");
+    a.backward = o.has("backward");
   };
-  if (const auto status = sb::read_command_line(argc, argv, "bench_gpu_contact", kUsage, {"no-cpu"},
+  if (const auto status = sb::read_command_line(argc, argv, "bench_gpu_contact", kUsage, {"no-cpu", "backward"},
                                                 {"nenv", "steps", "rounds", "threads", "precision", "contact"},
                                                 read_options))
     return *status;
@@ -179,5 +284,6 @@ int main(int argc, char** argv) {
                   diff == 0 ? " (bitwise equal)" : "  <-- NOT EQUAL");
     }
   }
+  if (a.backward) bench_backward(model, a);
   return 0;
 }

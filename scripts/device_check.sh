@@ -321,6 +321,12 @@ if [[ -x "$BENCH_GC" ]]; then
   phase "bench_gpu_contact" 110 "$OUT/bench.log" "$BENCH_GC" --steps 20 --rounds 2 --threads 16
   sed -n '/^=== bench_gpu_contact/,$p' "$OUT/bench.log" | grep -E '^\||staged vs fused' >>"$REPORT"
   grep -q "NOT EQUAL" "$OUT/bench.log" && { note "staged and fused steps differ: FAIL"; FAILED=1; }
+  # the gradient's cost with contact: the staged adjoint (tape + adjoint stages) against the fused
+  # adjoint kernel and the CPU backend; the staged and fused gradients must be bitwise equal
+  phase "bench_gpu_contact --backward" 90 "$OUT/bench.log" "$BENCH_GC" --backward --steps 10 \
+    --rounds 1 --threads 16 --nenv 1024,4096 --precision float --contact soft-staged,soft-fused
+  sed -n '/^the gradient/,$p' "$OUT/bench.log" >>"$REPORT"
+  grep -q "NOT EQUAL" "$OUT/bench.log" && { note "staged and fused gradients differ: FAIL"; FAILED=1; }
   if command -v nsys >/dev/null 2>&1; then
     phase "nsys" 60 "$OUT/profile.log" nsys profile --stats=true --force-overwrite=true -o /tmp/sg_nsys \
       "$BENCH_GC" --nenv 1024 --steps 40 --rounds 1 --no-cpu --precision float --contact soft-staged,impulse-staged
