@@ -105,6 +105,50 @@ double time_steps(Simulator& sim, const Start& s, int steps) {
   return sb::seconds_since(t0) / steps;
 }
 
+// Every (contact, precision, nenv) row: a CUDA simulator and, for the staged rows (the CPU
+// backend has no pipelines), a CPU one; f(contact, prec, nenv, start, gpu, cpu or null).
+template <class F>
+void for_each_row(const std::shared_ptr<const Model>& model, const Args& a, F&& f) {
+  for (const std::string& contact : a.contacts)
+    for (const std::string& prec : a.precisions)
+      for (int nenv : a.nenv) {
+        const Precision p = prec == "float" ? Precision::Float : Precision::Double;
+        const Start s = start_states(*model, nenv);
+        Simulator gpu(model, options_for(contact, Backend::Cuda, p, nenv, a.threads));
+        std::unique_ptr<Simulator> cpu;
+        if (a.cpu && contact.find("-fused") == std::string::npos)
+          cpu = std::make_unique<Simulator>(model, options_for(contact, Backend::Cpu, p, nenv, a.threads));
+        f(contact, prec, nenv, s, gpu, cpu.get());
+        std::fflush(stdout);
+      }
+}
+
+// Staged against fused for each contact model measured, at the first nenv: result(sim, start,
+// nenv) of each (the state after the steps, or a rollout's gradient) must be equal bit for bit.
+template <class F>
+void compare_staged_fused(const std::shared_ptr<const Model>& model, const Args& a, const char* what, F&& result) {
+  for (const std::string model_name : {"soft", "impulse"}) {
+    const std::string staged = model_name + "-staged", fused = model_name + "-fused";
+    if (std::find(a.contacts.begin(), a.contacts.end(), staged) == a.contacts.end()) continue;
+    const int nenv = a.nenv.front();
+    const Start s = start_states(*model, nenv);
+    for (const std::string& prec : a.precisions) {
+      const Precision p = prec == "float" ? Precision::Float : Precision::Double;
+      std::vector<double> r[2];
+      int k = 0;
+      for (const std::string& c : {staged, fused}) {
+        Simulator sim(model, options_for(c, Backend::Cuda, p, nenv, a.threads));
+        r[k++] = result(sim, s, nenv);
+      }
+      double diff = 0;
+      for (std::size_t i = 0; i < r[0].size(); ++i) diff = std::max(diff, std::abs(r[0][i] - r[1][i]));
+      std::printf("staged vs fused %s (%s, %s, %d envs, %d steps): largest |difference| = %g%s\n", what,
+                  model_name.c_str(), prec.c_str(), nenv, a.steps, diff,
+                  diff == 0 ? " (bitwise equal)" : "  <-- NOT EQUAL");
+    }
+  }
+}
+
 // A rollout of `steps` control steps with the gradient of a fixed random loss: forward and
 // backward, and the forward rollout alone, seconds each; the gradient (qpos0, qvel0, controls)
 // of the last call in `grad`.
@@ -153,50 +197,25 @@ void bench_backward(const std::shared_ptr<const Model>& model, const Args& a) {
   std::printf("| contact | precision | nenv | CUDA fwd+bwd env-steps/s | CUDA bwd/fwd | CPU bwd/fwd | replay bitwise |\n");
   std::printf("|---|---|---|---|---|---|---|\n");
   std::fflush(stdout);
-  for (const std::string& contact : a.contacts)
-    for (const std::string& prec : a.precisions)
-      for (int nenv : a.nenv) {
-        const Precision p = prec == "float" ? Precision::Float : Precision::Double;
-        const Start s = start_states(*model, nenv);
-        Simulator gpu(model, options_for(contact, Backend::Cuda, p, nenv, a.threads));
-        std::unique_ptr<Simulator> cpu;
-        if (a.cpu && contact.find("-fused") == std::string::npos)
-          cpu = std::make_unique<Simulator>(model, options_for(contact, Backend::Cpu, p, nenv, a.threads));
-        RolloutTimes g, c;
-        std::vector<double> grad;
-        for (int r = 0; r < a.rounds; ++r) {
-          time_rollout(gpu, *model, s, nenv, a.steps, g, grad);
-          if (cpu) time_rollout(*cpu, *model, s, nenv, a.steps, c, grad);
-        }
-        const double gb = (g.forward_backward - g.forward) / g.forward;
-        std::printf("| %s | %s | %d | %.3g | %.2f | ", contact.c_str(), prec.c_str(), nenv,
-                    nenv * a.steps / g.forward_backward, gb);
-        if (cpu) std::printf("%.2f", (c.forward_backward - c.forward) / c.forward);
-        std::printf(" | %s |\n", g.bitwise && c.bitwise ? "yes" : "NO");
-        std::fflush(stdout);
-      }
-  // staged vs fused: the same rollout must give the same gradient
-  for (const std::string model_name : {"soft", "impulse"}) {
-    const std::string staged = model_name + "-staged", fused = model_name + "-fused";
-    if (std::find(a.contacts.begin(), a.contacts.end(), staged) == a.contacts.end()) continue;
-    const int nenv = a.nenv.front();
-    const Start s = start_states(*model, nenv);
-    for (const std::string& prec : a.precisions) {
-      const Precision p = prec == "float" ? Precision::Float : Precision::Double;
-      std::vector<double> grad[2];
-      int k = 0;
-      for (const std::string& c : {staged, fused}) {
-        Simulator sim(model, options_for(c, Backend::Cuda, p, nenv, a.threads));
-        RolloutTimes unused;
-        time_rollout(sim, *model, s, nenv, a.steps, unused, grad[k++]);
-      }
-      double diff = 0;
-      for (std::size_t i = 0; i < grad[0].size(); ++i) diff = std::max(diff, std::abs(grad[0][i] - grad[1][i]));
-      std::printf("staged vs fused gradient (%s, %s, %d envs, %d steps): largest |difference| = %g%s\n",
-                  model_name.c_str(), prec.c_str(), nenv, a.steps, diff,
-                  diff == 0 ? " (bitwise equal)" : "  <-- NOT EQUAL");
+  for_each_row(model, a, [&](const std::string& contact, const std::string& prec, int nenv, const Start& s,
+                             Simulator& gpu, Simulator* cpu) {
+    RolloutTimes g, c;
+    std::vector<double> grad;
+    for (int r = 0; r < a.rounds; ++r) {
+      time_rollout(gpu, *model, s, nenv, a.steps, g, grad);
+      if (cpu) time_rollout(*cpu, *model, s, nenv, a.steps, c, grad);
     }
-  }
+    std::printf("| %s | %s | %d | %.3g | %.2f | ", contact.c_str(), prec.c_str(), nenv,
+                nenv * a.steps / g.forward_backward, (g.forward_backward - g.forward) / g.forward);
+    if (cpu) std::printf("%.2f", (c.forward_backward - c.forward) / c.forward);
+    std::printf(" | %s |\n", g.bitwise && c.bitwise ? "yes" : "NO");
+  });
+  compare_staged_fused(model, a, "gradient", [&](Simulator& sim, const Start& s, int nenv) {
+    RolloutTimes unused;
+    std::vector<double> grad;
+    time_rollout(sim, *model, s, nenv, a.steps, unused, grad);
+    return grad;
+  });
 }
 
 }  // namespace
@@ -234,56 +253,29 @@ int main(int argc, char** argv) {
   std::printf("| contact | precision | nenv | CUDA env-substeps/s | CPU env-substeps/s | CUDA / CPU |\n");
   std::printf("|---|---|---|---|---|---|\n");
   std::fflush(stdout);
-  for (const std::string& contact : a.contacts)
-    for (const std::string& prec : a.precisions)
-      for (int nenv : a.nenv) {
-        const Precision p = prec == "float" ? Precision::Float : Precision::Double;
-        const Start s = start_states(*model, nenv);
-        Simulator gpu(model, options_for(contact, Backend::Cuda, p, nenv, a.threads));
-        std::unique_ptr<Simulator> cpu;
-        if (a.cpu && contact.find("-fused") == std::string::npos)
-          cpu = std::make_unique<Simulator>(model, options_for(contact, Backend::Cpu, p, nenv, a.threads));
-        double best_gpu = 1e300, best_cpu = 1e300;
-        for (int r = 0; r < a.rounds; ++r) {
-          best_gpu = std::min(best_gpu, time_steps(gpu, s, a.steps));
-          if (cpu) best_cpu = std::min(best_cpu, time_steps(*cpu, s, a.steps));
-        }
-        const double g = nenv / best_gpu, c = cpu ? nenv / best_cpu : 0.0;
-        if (cpu)
-          std::printf("| %s | %s | %d | %.3g | %.3g | %.2f |\n", contact.c_str(), prec.c_str(), nenv, g, c, g / c);
-        else
-          std::printf("| %s | %s | %d | %.3g | | |\n", contact.c_str(), prec.c_str(), nenv, g);
-        std::fflush(stdout);
-      }
-
-  // staged vs fused: the same steps must give the same state
-  for (const std::string model_name : {"soft", "impulse"}) {
-    const std::string staged = model_name + "-staged", fused = model_name + "-fused";
-    if (std::find(a.contacts.begin(), a.contacts.end(), staged) == a.contacts.end()) continue;
-    const int nenv = a.nenv.front();
-    const Start s = start_states(*model, nenv);
-    for (const std::string& prec : a.precisions) {
-      const Precision p = prec == "float" ? Precision::Float : Precision::Double;
-      std::vector<double> q[2], v[2];
-      int k = 0;
-      for (const std::string& c : {staged, fused}) {
-        Simulator sim(model, options_for(c, Backend::Cuda, p, nenv, a.threads));
-        sim.set_state(s.qpos.data(), s.qvel.data());
-        sim.set_ctrl(s.ctrl.data());
-        for (int t = 0; t < a.steps; ++t) sim.step();
-        q[k].resize(static_cast<std::size_t>(nenv) * model->nq);
-        v[k].resize(static_cast<std::size_t>(nenv) * model->nv);
-        sim.get_state(q[k].data(), v[k].data());
-        ++k;
-      }
-      double diff = 0;
-      for (std::size_t i = 0; i < q[0].size(); ++i) diff = std::max(diff, std::abs(q[0][i] - q[1][i]));
-      for (std::size_t i = 0; i < v[0].size(); ++i) diff = std::max(diff, std::abs(v[0][i] - v[1][i]));
-      std::printf("staged vs fused (%s, %s, %d envs, %d steps): largest |difference| of qpos, qvel = %g%s\n",
-                  model_name.c_str(), prec.c_str(), nenv, a.steps, diff,
-                  diff == 0 ? " (bitwise equal)" : "  <-- NOT EQUAL");
+  for_each_row(model, a, [&](const std::string& contact, const std::string& prec, int nenv, const Start& s,
+                             Simulator& gpu, Simulator* cpu) {
+    double best_gpu = 1e300, best_cpu = 1e300;
+    for (int r = 0; r < a.rounds; ++r) {
+      best_gpu = std::min(best_gpu, time_steps(gpu, s, a.steps));
+      if (cpu) best_cpu = std::min(best_cpu, time_steps(*cpu, s, a.steps));
     }
-  }
+    const double g = nenv / best_gpu, c = cpu ? nenv / best_cpu : 0.0;
+    if (cpu)
+      std::printf("| %s | %s | %d | %.3g | %.3g | %.2f |\n", contact.c_str(), prec.c_str(), nenv, g, c, g / c);
+    else
+      std::printf("| %s | %s | %d | %.3g | | |\n", contact.c_str(), prec.c_str(), nenv, g);
+  });
+  // the same steps must give the same state
+  compare_staged_fused(model, a, "state", [&](Simulator& sim, const Start& s, int nenv) {
+    sim.set_state(s.qpos.data(), s.qvel.data());
+    sim.set_ctrl(s.ctrl.data());
+    for (int t = 0; t < a.steps; ++t) sim.step();
+    std::vector<double> q(static_cast<std::size_t>(nenv) * model->nq), v(static_cast<std::size_t>(nenv) * model->nv);
+    sim.get_state(q.data(), v.data());
+    q.insert(q.end(), v.begin(), v.end());
+    return q;
+  });
   if (a.backward) bench_backward(model, a);
   return 0;
 }
