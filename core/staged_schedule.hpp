@@ -75,12 +75,15 @@ void run_staged_control_step(Exec& x, const PairGroups& g, bool contact_enabled,
 
 // The staged adjoint of one control step (kernels/step/staged_adjoint.hpp) through `x`, which
 // provides replay_begin(), replay_substep(s) (the staged substep's stages over tape slot s,
-// run_staged_substep), replay_carry(s), replay_check(), adjoint_begin(), per substep
-// adjoint_state(s), adjoint_solve(s), adjoint_rows(s), adjoint_pairs(s, routine, first, count)
-// (with contacts, one call per routine as narrow()), adjoint_collision(s), adjoint_finish(s),
-// and adjoint_end().
+// run_staged_substep), replay_carry(s), replay_check(), adjoint_begin(), per substep (last to
+// first) the adjoint stages over slot s, and adjoint_end(). The adjoint stages of a substep:
+// with soft constraints adjoint_state(s), adjoint_solve(s), adjoint_rows(s); with the Impulse
+// model (`impulse`) impulse_adjoint_begin(s), impulse_adjoint_solve(s),
+// impulse_adjoint_delassus(s), impulse_adjoint_rows(s); then adjoint_pairs(s, routine, first,
+// count) (with contacts, one call per routine as narrow()) and adjoint_collision(s); last
+// adjoint_finish(s), or impulse_adjoint_finish(s).
 template <class Exec>
-void run_staged_adjoint_step(Exec& x, const PairGroups& g, bool contact_enabled, int substeps) {
+void run_staged_adjoint_step(Exec& x, const PairGroups& g, bool contact_enabled, bool impulse, int substeps) {
   x.replay_begin();
   for (int s = 0; s < substeps; ++s) {
     x.replay_substep(s);
@@ -89,14 +92,22 @@ void run_staged_adjoint_step(Exec& x, const PairGroups& g, bool contact_enabled,
   x.replay_check();
   x.adjoint_begin();
   for (int s = substeps - 1; s >= 0; --s) {
-    x.adjoint_state(s);
-    x.adjoint_solve(s);
-    x.adjoint_rows(s);
+    if (impulse) {
+      x.impulse_adjoint_begin(s);
+      x.impulse_adjoint_solve(s);
+      x.impulse_adjoint_delassus(s);
+      x.impulse_adjoint_rows(s);
+    } else {
+      x.adjoint_state(s);
+      x.adjoint_solve(s);
+      x.adjoint_rows(s);
+    }
     if (contact_enabled)
       for (int r = 0; r < kern::kPairRoutines; ++r)
         if (g.count(r) > 0) x.adjoint_pairs(s, r, g.begin[static_cast<std::size_t>(r)], g.count(r));
     x.adjoint_collision(s);
-    x.adjoint_finish(s);
+    if (impulse) x.impulse_adjoint_finish(s);
+    else x.adjoint_finish(s);
   }
   x.adjoint_end();
 }

@@ -76,10 +76,11 @@ rows=$(paste <(cut -f1-7 <<<"$rows") <(printf '%s\n' "$names"))
 
 echo "| object | arch | registers | stack frame (B) | cumulative stack (B) | spill stores (B) | spill loads (B) | kernel |"
 echo "|---|---|---|---|---|---|---|---|"
-# The table names each kernel without "void" and its parameter list (the allow-list matches the
-# whole demangled name).
+# The table names each kernel without "void", its parameter list and its template arguments'
+# namespaces (the allow-list matches the whole demangled name).
 sort -t$'\t' -k3,3nr -k5,5nr <<<"$rows" | awk -F'\t' '{ name = $8; sub(/^void /, "", name); gsub(/\(anonymous namespace\)/, "{anonymous}", name)
   cut = index(name, "("); if (cut > 0) name = substr(name, 1, cut - 1)
+  gsub(/, stiffgrad::([a-z_]+::)*/, ", ", name)  # template arguments without their namespaces
   if (length(name) > 110) name = substr(name, 1, 107) "..."
   printf "| %s | %s | %s | %s | %s | %s | %s | `%s` |\n", $1, $2, $3, $4, $5, $6, $7, name }'
 
@@ -89,7 +90,7 @@ patterns=()
 if [ -f "$allow_file" ]; then
   while IFS= read -r line; do
     [[ -z "$line" || "$line" == \#* ]] && continue
-    patterns+=("$(sed 's/ *|.*$//' <<<"$line")")
+    patterns+=("$(sed 's/ | .*$//' <<<"$line")")  # the first " | " ends the pattern
   done < "$allow_file"
 fi
 over=$(awk -F'\t' -v r=$kMaxRegisters -v s=$kMaxStack '$3 > r || $5 > s || $6 > 0' <<<"$rows")

@@ -6,7 +6,8 @@
 // item as the kernels' threads would, and must equal the fused adjoint (adj_control_step_env,
 // which the CPU backend and the fused CUDA kernel run) bit for bit: the state and control
 // adjoints after every control step and the replay check, in double and float, at the CPU's team
-// width 1 and the CUDA backend's 32 (the solve's team taking its items as a warp's lanes would).
+// width 1 and the CUDA backend's 32 (the solve's team taking its items as a warp's lanes would),
+// with soft constraints and with the Impulse model.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -29,17 +30,22 @@ using namespace stiffgrad;
 
 template <class Real>
 void check_staged_adjoint(const std::shared_ptr<const Model>& model, const std::string& name, int nenv, int T, int S,
-                          int width) {
+                          int width, ContactModel contact_model = ContactModel::Soft) {
   const Model& M = *model;
   SimulatorOptions opt;
+  opt.contact_model = contact_model;
   opt.nenv = nenv;
   opt.substeps = S;
   opt.threads = 1;
   opt.precision = std::is_same_v<Real, float> ? Precision::Float : Precision::Double;
   Simulator sim(model, opt);
-  const ModelArrays<Real> arrays(M, sim.capacity());
+  // the Impulse model steps a copy with wider margins
+  const std::unique_ptr<Model> impulse_model = impulse_model_for(M, opt.contact_model, opt.impulse);
+  const ModelArrays<Real> arrays(impulse_model ? *impulse_model : M, sim.capacity());
   const kern::ModelView<Real> m = with_team_width(simulation_view(arrays.host_view(), opt), width);
   ASSERT_TRUE(kern::staged_adjoint_applies(m, m)) << name;
+  const bool impulse = kern::staged_step_is_impulse(m);
+  ASSERT_EQ(impulse, contact_model == ContactModel::Impulse) << name;
   const kern::DataLayout layout = kern::DataLayout::make(m);
   const PairGroups groups = make_pair_groups(M);
   using V = kern::View<Real, kern::Strided>;
@@ -98,13 +104,9 @@ void check_staged_adjoint(const std::shared_ptr<const Model>& model, const std::
   int t = 0;              // the control step being differentiated
   std::vector<int> ok(n); // the staged replay's check
   struct StageExec {      // the forward stages of one substep over tape slot `s`
-    std::function<void()> smooth, constraint_rows, constraint_solve, constraint_finish;
+    std::function<void()> smooth, constraint_rows, constraint_solve, constraint_finish, impulse_half_step,
+        impulse_smooth, impulse_rows, impulse_solve, impulse_finish;
     std::function<void(int, int, int)> narrow;
-    void impulse_half_step() {}
-    void impulse_smooth() {}
-    void impulse_rows() {}
-    void impulse_solve() {}
-    void impulse_finish() {}
   } f;
   int s_fwd = 0;
   f.smooth = [&] { for (int e = 0; e < nenv; ++e) kern::staged_smooth(m, slot(s_fwd, e)); };
@@ -120,11 +122,19 @@ void check_staged_adjoint(const std::shared_ptr<const Model>& model, const std::
     for (int e = 0; e < nenv; ++e) kern::constraint_solve(sgtest::LastLaneFirstTeam{{width}}, m, slot(s_fwd, e));
   };
   f.constraint_finish = [&] { for (int e = 0; e < nenv; ++e) kern::staged_constraint_finish(m, slot(s_fwd, e), at(stats, 0, e)); };
+  f.impulse_half_step = [&] { for (int e = 0; e < nenv; ++e) kern::impulse_substep_half_step(m, slot(s_fwd, e)); };
+  f.impulse_smooth = [&] { for (int e = 0; e < nenv; ++e) kern::staged_impulse_smooth(m, slot(s_fwd, e)); };
+  f.impulse_rows = [&] { for (int e = 0; e < nenv; ++e) kern::staged_impulse_rows(m, slot(s_fwd, e), at(slots, 0, e)); };
+  f.impulse_solve = [&] {
+    for (int e = 0; e < nenv; ++e) kern::impulse_substep_solve(sgtest::LastLaneFirstTeam{{width}}, m, slot(s_fwd, e));
+  };
+  f.impulse_finish = [&] { for (int e = 0; e < nenv; ++e) kern::staged_impulse_finish(m, slot(s_fwd, e), at(stats, 0, e)); };
 
   struct AdjointExec {
     std::function<void()> replay_begin, replay_check, adjoint_begin, adjoint_end;
     std::function<void(int)> replay_substep, replay_carry, adjoint_state, adjoint_solve, adjoint_rows,
-        adjoint_collision, adjoint_finish;
+        adjoint_collision, adjoint_finish, impulse_adjoint_begin, impulse_adjoint_solve, impulse_adjoint_delassus,
+        impulse_adjoint_rows, impulse_adjoint_finish;
     std::function<void(int, int, int, int)> adjoint_pairs;
   } x;
   int stage_calls = 0;
@@ -135,7 +145,7 @@ void check_staged_adjoint(const std::shared_ptr<const Model>& model, const std::
   };
   x.replay_substep = [&](int s) {
     s_fwd = s;
-    run_staged_substep(f, groups, m.contact_enabled != 0, false);
+    run_staged_substep(f, groups, m.contact_enabled != 0, impulse);
   };
   x.replay_carry = [&](int s) {
     for (int e = 0; e < nenv; ++e) kern::staged_replay_carry(m, slot(s, e), slot(s + 1, e), at(replay_s, 0, e), s);
@@ -152,6 +162,14 @@ void check_staged_adjoint(const std::shared_ptr<const Model>& model, const std::
     for (int e = 0; e < nenv; ++e)
       kern::staged_adjoint_state(m, layout, at(replay_s, 0, e), s, slot(s, e), adata(e), at(adj_ws_s, 0, e));
   };
+  x.impulse_adjoint_begin = [&](int s) {
+    ++stage_calls;
+    for (int e = 0; e < nenv; ++e) kern::adj_impulse_begin(m, layout, slot(s, e), adata(e), at(adj_ws_s, 0, e));
+  };
+  x.impulse_adjoint_solve = [&](int s) { for (int e = 0; e < nenv; ++e) kern::adj_impulse_solve_out(m, slot(s, e), adata(e)); };
+  x.impulse_adjoint_delassus = [&](int s) { for (int e = 0; e < nenv; ++e) kern::adj_impulse_delassus(m, slot(s, e), adata(e)); };
+  x.impulse_adjoint_rows = [&](int s) { for (int e = 0; e < nenv; ++e) kern::adj_impulse_rows(m, slot(s, e), adata(e)); };
+  x.impulse_adjoint_finish = [&](int s) { for (int e = 0; e < nenv; ++e) kern::adj_impulse_end(m, slot(s, e), adata(e)); };
   x.adjoint_solve = [&](int s) { for (int e = 0; e < nenv; ++e) kern::adj_constraint_solve(m, slot(s, e), adata(e)); };
   x.adjoint_rows = [&](int s) { for (int e = 0; e < nenv; ++e) kern::adj_constraint_forces_rows(m, slot(s, e), adata(e)); };
   std::vector<Real> pair_slots(static_cast<std::size_t>(kern::adjoint_pair_slots_size(m)) * n + 1);
@@ -184,7 +202,7 @@ void check_staged_adjoint(const std::shared_ptr<const Model>& model, const std::
           D::bind(V{adj_ws.data() + e, str}, layout), at(adj_ws, 0, e), at(replay, 0, e), S);
       EXPECT_TRUE(same) << name << " step " << t << " env " << e << ": the fused replay is not bitwise";
     }
-    run_staged_adjoint_step(x, groups, m.contact_enabled != 0, S);
+    run_staged_adjoint_step(x, groups, m.contact_enabled != 0, impulse, S);
     for (int e = 0; e < nenv; ++e) {
       EXPECT_EQ(ok[e], 1) << name << " step " << t << " env " << e << ": the staged replay is not bitwise";
       for (int i = 0; i < nq; ++i)
@@ -221,6 +239,21 @@ TEST(StagedAdjoint, RobotsEqualFusedAdjointBitwise) {
       check_staged_adjoint<float>(model, path + " (float)", 3, 4, 3, width);
     }
   }
+}
+
+// The Impulse model: the replay through its six stages (the Delassus assembly and the
+// Gauss–Seidel sweeps by the team), its adjoint from the tape's record in five stages.
+TEST(StagedAdjoint, ImpulseEqualsFusedAdjointBitwise) {
+  const auto model = load_mjcf_string(sgtest::kAllRoutinesXml, "all_routines.xml");
+  for (int width : {1, 32}) {
+    check_staged_adjoint<double>(model, "all routines (impulse)", 4, 6, 3, width, ContactModel::Impulse);
+    check_staged_adjoint<float>(model, "all routines (impulse, float)", 4, 6, 3, width, ContactModel::Impulse);
+  }
+  // the G1 on its floor (the humanoid starts above it and touches nothing within these steps)
+  const std::string g1 = sgtest::data_dir() + "/models/unitree_g1/scene_mjx.xml";
+  const auto robot = load_mjcf(g1);
+  check_staged_adjoint<double>(robot, g1 + " (impulse)", 2, 3, 2, 32, ContactModel::Impulse);
+  check_staged_adjoint<float>(robot, g1 + " (impulse, float)", 2, 3, 2, 1, ContactModel::Impulse);
 }
 
 // One substep per control step: the fused adjoint then recomputes its one substep and keeps none.

@@ -35,67 +35,123 @@ __device__ SG_INLINE kern::Data<Real, L> adjoint_data(const StagedAdjointArgs<Re
   return kern::Data<Real, L>::bind(env_view(a.adjoint_ws, a, e), a.layout);
 }
 
-template <class Real>
-__global__ void __launch_bounds__(kBlockSize) replay_begin_kernel(const __grid_constant__ StagedAdjointArgs<Real> a) {
-  const int e = env_of_thread(a);
-  if (e < 0) return;
-  kern::staged_replay_begin(a.m, env_view(a.q0, a, e), env_view(a.v0, a, e), env_view(a.u, a, e),
-                            env_view(a.w0, a, e), slot(a, 0, e), env_view(a.replay, a, e));
-}
-
-template <class Real>
-__global__ void __launch_bounds__(kBlockSize) replay_carry_kernel(const __grid_constant__ StagedAdjointArgs<Real> a,
-                                                                  int s) {
-  const int e = env_of_thread(a);
-  if (e < 0) return;
-  kern::staged_replay_carry(a.m, slot(a, s, e), slot(a, s + 1, e), env_view(a.replay, a, e), s);
-}
-
-template <class Real>
-__global__ void __launch_bounds__(kBlockSize) replay_check_kernel(const __grid_constant__ StagedAdjointArgs<Real> a,
-                                                                  int last) {
-  const int e = env_of_thread(a);
-  if (e < 0) return;
-  if (!kern::staged_replay_matches(a.m, slot(a, last, e), env_view(a.q1, a, e), env_view(a.v1, a, e)) &&
-      a.status[e] == kern::kEnvOk)
-    a.replay_ok[e] = 0;
-}
-
-template <class Real>
-__global__ void __launch_bounds__(kBlockSize) adjoint_begin_kernel(const __grid_constant__ StagedAdjointArgs<Real> a) {
-  const int e = env_of_thread(a);
-  if (e < 0) return;
-  kern::staged_adjoint_begin(a.m, env_view(a.adj_q, a, e), env_view(a.adj_v, a, e), adjoint_data(a, e));
-}
-
-template <class Real>
-__global__ void __launch_bounds__(kBlockSize, kBlocksAt128Registers) adjoint_state_kernel(
+// The per-environment stages: Stage::run(a, e, s) for environment e (thread e) at substep s
+// (-1 for the per-step stages). One kernel template, one instantiation per stage; the occupancy
+// bound of 128 registers fits them all (the biggest spill at it instead: see the allow-list).
+template <class Real, class Stage>
+__global__ void __launch_bounds__(kBlockSize, kBlocksAt128Registers) stage_kernel(
     const __grid_constant__ StagedAdjointArgs<Real> a, int s) {
   const int e = env_of_thread(a);
   if (e < 0) return;
-  kern::staged_adjoint_state(a.m, a.layout, env_view(a.replay, a, e), s, slot(a, s, e), adjoint_data(a, e),
-                             env_view(a.adjoint_ws, a, e));
+  Stage::run(a, e, s);
 }
 
-template <class Real>
-__global__ void __launch_bounds__(kBlockSize, kBlocksAt128Registers) adjoint_solve_kernel(
-    const __grid_constant__ StagedAdjointArgs<Real> a, int s) {
-  const int e = env_of_thread(a);
-  if (e < 0) return;
-  kern::adj_constraint_solve(a.m, slot(a, s, e), adjoint_data(a, e));
-}
+// The stages, each one kern:: call (kernels/step/staged_adjoint.hpp, the adjoint functions).
+struct ReplayBegin {
+  template <class Real>
+  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int) {
+    kern::staged_replay_begin(a.m, env_view(a.q0, a, e), env_view(a.v0, a, e), env_view(a.u, a, e),
+                              env_view(a.w0, a, e), slot(a, 0, e), env_view(a.replay, a, e));
+  }
+};
+struct ReplayCarry {
+  template <class Real>
+  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s) {
+    kern::staged_replay_carry(a.m, slot(a, s, e), slot(a, s + 1, e), env_view(a.replay, a, e), s);
+  }
+};
+struct ReplayCheck {  // s: the last substep
+  template <class Real>
+  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s) {
+    if (!kern::staged_replay_matches(a.m, slot(a, s, e), env_view(a.q1, a, e), env_view(a.v1, a, e)) &&
+        a.status[e] == kern::kEnvOk)
+      a.replay_ok[e] = 0;
+  }
+};
+struct AdjointBegin {
+  template <class Real>
+  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int) {
+    kern::staged_adjoint_begin(a.m, env_view(a.adj_q, a, e), env_view(a.adj_v, a, e), adjoint_data(a, e));
+  }
+};
+struct AdjointState {
+  template <class Real>
+  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s) {
+    kern::staged_adjoint_state(a.m, a.layout, env_view(a.replay, a, e), s, slot(a, s, e), adjoint_data(a, e),
+                               env_view(a.adjoint_ws, a, e));
+  }
+};
+struct AdjointSolve {
+  template <class Real>
+  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s) {
+    kern::adj_constraint_solve(a.m, slot(a, s, e), adjoint_data(a, e));
+  }
+};
+struct AdjointRows {
+  template <class Real>
+  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s) {
+    kern::adj_constraint_forces_rows(a.m, slot(a, s, e), adjoint_data(a, e));
+  }
+};
+struct AdjointCollision {
+  template <class Real>
+  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s) {
+    kern::staged_adjoint_collision(a.m, slot(a, s, e), adjoint_data(a, e), env_view(a.pair_slots, a, e));
+  }
+};
+struct AdjointFinish {
+  template <class Real>
+  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s) {
+    kern::staged_adjoint_finish(a.m, slot(a, s, e), adjoint_data(a, e));
+  }
+};
+struct ImpulseAdjointBegin {
+  template <class Real>
+  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s) {
+    kern::adj_impulse_begin(a.m, a.layout, slot(a, s, e), adjoint_data(a, e), env_view(a.adjoint_ws, a, e));
+  }
+};
+struct ImpulseAdjointSolve {
+  template <class Real>
+  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s) {
+    kern::adj_impulse_solve_out(a.m, slot(a, s, e), adjoint_data(a, e));
+  }
+};
+struct ImpulseAdjointDelassus {
+  template <class Real>
+  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s) {
+    kern::adj_impulse_delassus(a.m, slot(a, s, e), adjoint_data(a, e));
+  }
+};
+struct ImpulseAdjointRows {
+  template <class Real>
+  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s) {
+    kern::adj_impulse_rows(a.m, slot(a, s, e), adjoint_data(a, e));
+  }
+};
+struct ImpulseAdjointFinish {
+  template <class Real>
+  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s) {
+    kern::adj_impulse_end(a.m, slot(a, s, e), adjoint_data(a, e));
+  }
+};
+// the adjoints out, then the loss gradient of the state at the step's start (as the fused
+// adjoint kernel adds it)
+struct AdjointEnd {
+  template <class Real>
+  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int) {
+    const V<Real> adj_q = env_view(a.adj_q, a, e), adj_v = env_view(a.adj_v, a, e);
+    kern::staged_adjoint_end(a.m, adjoint_data(a, e), adj_q, adj_v, env_view(a.adj_u, a, e));
+    if (a.dl_q)
+      for (int i = 0; i < a.m.nq; ++i) adj_q[i] += a.dl_q[i * a.nenv + e];
+    if (a.dl_v)
+      for (int i = 0; i < a.m.nv; ++i) adj_v[i] += a.dl_v[i * a.nenv + e];
+  }
+};
 
-template <class Real>
-__global__ void __launch_bounds__(kBlockSize, kBlocksAt128Registers) adjoint_rows_kernel(
-    const __grid_constant__ StagedAdjointArgs<Real> a, int s) {
-  const int e = env_of_thread(a);
-  if (e < 0) return;
-  kern::adj_constraint_forces_rows(a.m, slot(a, s, e), adjoint_data(a, e));
-}
-
-// blockIdx.y: the pair a.pairs[first + blockIdx.y], all of routine R (as the staged step's
-// narrow_kernel: the routine, the pair and its model data warp-uniform), and only that routine's
-// Dual narrow phase in the kernel
+// The pairs stage: blockIdx.y is the pair a.pairs[first + blockIdx.y], all of routine R (as the
+// staged step's narrow_kernel: the routine, the pair and its model data warp-uniform), and only
+// that routine's Dual narrow phase in the kernel.
 template <class Real, int R>
 __global__ void __launch_bounds__(kBlockSize) adjoint_pair_kernel(const __grid_constant__ StagedAdjointArgs<Real> a,
                                                                   int s, int first) {
@@ -103,36 +159,6 @@ __global__ void __launch_bounds__(kBlockSize) adjoint_pair_kernel(const __grid_c
   if (e < 0) return;
   const int c = a.pairs[first + static_cast<int>(blockIdx.y)];
   kern::staged_adjoint_pair<R>(a.m, slot(a, s, e), adjoint_data(a, e), c, env_view(a.pair_slots, a, e));
-}
-
-template <class Real>
-__global__ void __launch_bounds__(kBlockSize, kBlocksAt128Registers) adjoint_collision_kernel(
-    const __grid_constant__ StagedAdjointArgs<Real> a, int s) {
-  const int e = env_of_thread(a);
-  if (e < 0) return;
-  kern::staged_adjoint_collision(a.m, slot(a, s, e), adjoint_data(a, e), env_view(a.pair_slots, a, e));
-}
-
-template <class Real>
-__global__ void __launch_bounds__(kBlockSize, kBlocksAt128Registers) adjoint_finish_kernel(
-    const __grid_constant__ StagedAdjointArgs<Real> a, int s) {
-  const int e = env_of_thread(a);
-  if (e < 0) return;
-  kern::staged_adjoint_finish(a.m, slot(a, s, e), adjoint_data(a, e));
-}
-
-// the adjoints out, then the loss gradient of the state at the step's start (as the fused
-// adjoint kernel adds it)
-template <class Real>
-__global__ void __launch_bounds__(kBlockSize) adjoint_end_kernel(const __grid_constant__ StagedAdjointArgs<Real> a) {
-  const int e = env_of_thread(a);
-  if (e < 0) return;
-  const V<Real> adj_q = env_view(a.adj_q, a, e), adj_v = env_view(a.adj_v, a, e);
-  kern::staged_adjoint_end(a.m, adjoint_data(a, e), adj_q, adj_v, env_view(a.adj_u, a, e));
-  if (a.dl_q)
-    for (int i = 0; i < a.m.nq; ++i) adj_q[i] += a.dl_q[i * a.nenv + e];
-  if (a.dl_v)
-    for (int i = 0; i < a.m.nv; ++i) adj_v[i] += a.dl_v[i * a.nenv + e];
 }
 
 // The launches of run_staged_adjoint_step on one stream.
@@ -144,38 +170,41 @@ struct Launcher {
   int substeps;
   cudaStream_t stream;
   unsigned blocks;
-  void check() const { SG_CUDA_CHECK(cudaGetLastError()); }
+  template <class Stage>
+  void launch(int s = -1) const {
+    stage_kernel<Real, Stage><<<blocks, kBlockSize, 0, stream>>>(a, s);
+    SG_CUDA_CHECK(cudaGetLastError());
+  }
   Real* tape_slot(int s) const {
     return a.tape + static_cast<std::size_t>(s) * static_cast<std::size_t>(a.layout.size) *
                         static_cast<std::size_t>(a.nenv);
   }
-  void replay_begin() const { replay_begin_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(a); check(); }
+  void replay_begin() const { launch<ReplayBegin>(); }
   void replay_substep(int s) const { step.launch_substep(stream, tape_slot(s), stats); }
-  void replay_carry(int s) const { replay_carry_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(a, s); check(); }
-  void replay_check() const {
-    replay_check_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(a, substeps - 1);
-    check();
-  }
-  void adjoint_begin() const { adjoint_begin_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(a); check(); }
-  void adjoint_state(int s) const { adjoint_state_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(a, s); check(); }
-  void adjoint_solve(int s) const { adjoint_solve_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(a, s); check(); }
-  void adjoint_rows(int s) const { adjoint_rows_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(a, s); check(); }
+  void replay_carry(int s) const { launch<ReplayCarry>(s); }
+  void replay_check() const { launch<ReplayCheck>(substeps - 1); }
+  void adjoint_begin() const { launch<AdjointBegin>(); }
+  void adjoint_state(int s) const { launch<AdjointState>(s); }
+  void adjoint_solve(int s) const { launch<AdjointSolve>(s); }
+  void adjoint_rows(int s) const { launch<AdjointRows>(s); }
   void adjoint_pairs(int s, int routine, int first, int count) const {
     kern::with_pair_routine(routine, [&](auto r) {
       constexpr int R = decltype(r)::value;
       for (int done = 0; done < count; done += 65535) {  // gridDim.y <= 65535
         const unsigned n = static_cast<unsigned>(count - done < 65535 ? count - done : 65535);
         adjoint_pair_kernel<Real, R><<<dim3(blocks, n), kBlockSize, 0, stream>>>(a, s, first + done);
-        check();
+        SG_CUDA_CHECK(cudaGetLastError());
       }
     });
   }
-  void adjoint_collision(int s) const {
-    adjoint_collision_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(a, s);
-    check();
-  }
-  void adjoint_finish(int s) const { adjoint_finish_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(a, s); check(); }
-  void adjoint_end() const { adjoint_end_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(a); check(); }
+  void adjoint_collision(int s) const { launch<AdjointCollision>(s); }
+  void adjoint_finish(int s) const { launch<AdjointFinish>(s); }
+  void impulse_adjoint_begin(int s) const { launch<ImpulseAdjointBegin>(s); }
+  void impulse_adjoint_solve(int s) const { launch<ImpulseAdjointSolve>(s); }
+  void impulse_adjoint_delassus(int s) const { launch<ImpulseAdjointDelassus>(s); }
+  void impulse_adjoint_rows(int s) const { launch<ImpulseAdjointRows>(s); }
+  void impulse_adjoint_finish(int s) const { launch<ImpulseAdjointFinish>(s); }
+  void adjoint_end() const { launch<AdjointEnd>(); }
 };
 
 }  // namespace staged_adjoint
@@ -202,7 +231,7 @@ void StagedAdjoint<Real>::launch(cudaStream_t stream, StagedStep<Real>& step, St
   a.pairs = step.pairs();
   const unsigned blocks = static_cast<unsigned>((nenv_ + kBlockSize - 1) / kBlockSize);
   const staged_adjoint::Launcher<Real> x{a, step, stats_.get(), substeps_, stream, blocks};
-  run_staged_adjoint_step(x, step.groups(), m_.contact_enabled != 0, substeps_);
+  run_staged_adjoint_step(x, step.groups(), m_.contact_enabled != 0, kern::staged_step_is_impulse(m_), substeps_);
 }
 
 }  // namespace stiffgrad::cuda_detail

@@ -51,7 +51,7 @@ class StagedStep {
   // Captures the graph launch() would use for (substeps, skip) without launching it.
   void prepare(cudaStream_t stream, Real* qpos, Real* qvel, Real* ctrl, Real* warm, Real* workspace, Real* stats,
                int* status, const int* skip, int substeps);
-  // Enqueues the stages of one substep (smooth .. finish: run_staged_substep, soft constraints)
+  // Enqueues the stages of one substep (run_staged_substep: soft constraints or the Impulse model)
   // over `workspace`, for every environment whatever its status: the staged adjoint's replay
   // into a tape slot (backends/cuda/staged_adjoint.cuh). `stats` (kContactStats x nenv) is
   // scratch; the status bits raised go to raised_, unused until the next step begins.

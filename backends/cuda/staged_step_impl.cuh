@@ -239,7 +239,7 @@ void StagedStep<Real>::launch_substep(cudaStream_t stream, Real* workspace, Real
   const StagedArgs<Real> a = args(nullptr, nullptr, nullptr, nullptr, workspace, stats, nullptr, nullptr);
   const unsigned blocks = static_cast<unsigned>((nenv_ + kBlockSize - 1) / kBlockSize);
   const staged::Launcher<Real> x{a, stream, blocks};
-  run_staged_substep(x, groups_, m_.contact_enabled != 0, /*impulse=*/false);
+  run_staged_substep(x, groups_, m_.contact_enabled != 0, kern::staged_step_is_impulse(m_));
 }
 
 template <class Real>

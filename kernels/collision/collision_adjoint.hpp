@@ -91,18 +91,12 @@ SG_HD SG_OUTLINE int dual_pass(const GeomPose<D>& g1, const GeomPose<D>& g2, D m
   return collide_with<R>(g1, g2, margin, out);
 }
 
-// collide_geoms on Dual poses, through dual_pass: the same routine and arithmetic. R: the pair's
-// routine when the caller knows it (the staged adjoint's per-routine kernels), kRoutineNone to
-// dispatch on the geom types.
-template <int R, class D>
+// collide_geoms on Dual poses, through dual_pass: the same routine and arithmetic.
+template <class D>
 SG_HD SG_INLINE int dual_collide(const GeomPose<D>& g1, const GeomPose<D>& g2, D margin, Contact<D>* out) {
-  if constexpr (R != kRoutineNone) {
-    return dual_pass<R>(g1, g2, margin, out);
-  } else {
-    int n = 0;
-    with_pair_routine(pair_routine(g1.type, g2.type), [&](auto r) { n = dual_pass<decltype(r)::value>(g1, g2, margin, out); });
-    return n;
-  }
+  int n = 0;
+  with_pair_routine(pair_routine(g1.type, g2.type), [&](auto r) { n = dual_pass<decltype(r)::value>(g1, g2, margin, out); });
+  return n;
 }
 
 }  // namespace coll_adj
@@ -125,7 +119,11 @@ SG_HD void adj_collide_geoms_k(const GeomPose<Real>& g1, const GeomPose<Real>& g
     coll_adj::seed_pose(g1, 0, first, d1);
     coll_adj::seed_pose(g2, 12, first, d2);
     Contact<D> out[kMaxContactsPerPair];
-    const int n = coll_adj::dual_collide<R>(d1, d2, D(margin), out);
+    // the pair's routine R when the caller knows it (the staged adjoint's per-routine kernels),
+    // else the dispatch on the geom types
+    int n = 0;
+    if constexpr (R == kRoutineNone) n = coll_adj::dual_collide(d1, d2, D(margin), out);
+    else n = coll_adj::dual_pass<R>(d1, d2, D(margin), out);
     const int m = n < ncontacts ? n : ncontacts;
     Real acc[K];
     for (int k = 0; k < K; ++k) acc[k] = Real(0);

@@ -57,27 +57,35 @@ SG_HD void clear_impulse_adjoint_scratch(const ModelView<Real>& m, const DataLay
   for (int i = o.imp_ws + size; i < o.rk_y0; ++i) adj_buffer[i] = Real(0);
 }
 
-// Adjoint of impulse_substep(), with the contract of adj_substep (kernels/step/step_adjoint.hpp): on
-// entry d holds the state and control before the substep, a.qpos / a.qvel the adjoints of the
-// state after it; on exit a.qpos / a.qvel hold the adjoints of the state before, a.ctrl has
-// accumulated the control adjoint, and d.qpos / d.qvel hold the state before again.
+// The adjoint of impulse_substep in stages, each reading the substep's primal from d (the
+// staged adjoint, kernels/step/staged_adjoint.hpp, runs them as kernels of their own over its
+// tape; adj_impulse_substep below runs them in a row after recomputing the primal):
+//   adj_impulse_begin      the integration's adjoint, λ = M̃⁻¹ qacc_bar, out̄ and J̄ of qacc's line
+//   adj_impulse_solve_out  the Gauss–Seidel solve's adjoint (adj_impulse_solve), the activations'
+//   adj_impulse_delassus   G's and c's adjoints -> J̄, Ȳ, v̄, qacc_smooth̄; the columns' Λ_s and
+//                          mass terms; μ = M̃⁻¹ qacc_smooth̄
+//   adj_impulse_rows       the blocks' rows -> contact frames (above)
+//   adj_fwd_collision      contacts -> geom poses -> bodies
+//   adj_impulse_end        τ̄ -> passive and actuator forces, the two RNEAs, the kinematics, q_mid's
+// Each recomputes the workspace views and the live row count n (cheap).
+
+// First stage: a's scratch cleared; q' = q_mid ⊕ (h/2) v', v' = v + h qacc (a.qpos becomes q_mid's
+// adjoint, a.qvel v's); d.qpos, d.qvel <- the state the dynamics saw (q_mid, v); then qacc =
+// M̃⁻¹ (τ + Jᵀ out / h): λ = M̃⁻¹ qacc_bar (in a.qacc), τ̄ = λ, out̄ = J λ / h, J̄ += out λᵀ / h.
 template <class Real, class L>
-SG_HD SG_OUTLINE void adj_impulse_substep(const ModelView<Real>& m, const DataLayout& o, const Data<Real, L>& d,
-                               const Data<Real, L>& a, View<Real, L> adj_buffer) {
+SG_HD void adj_impulse_begin(const ModelView<Real>& m, const DataLayout& o, const Data<Real, L>& d,
+                             const Data<Real, L>& a, View<Real, L> adj_buffer) {
   const int nq = m.nq, nv = m.nv;
   const Real h = m.timestep, half = Real(0.5) * m.timestep;
-  impulse_substep(m, d);
   const ImpulseWorkspace<Real, L> w = impulse_workspace(m, d), wb = impulse_workspace(m, a);
   const int n = sg_int(d.nefc[0]);
   clear_impulse_adjoint_scratch(m, o, adj_buffer, wb, n);
 
-  // q' = q_mid ⊕ (h/2) v', v' = v + h qacc: a.qpos becomes q_mid's adjoint, a.qvel v's
   adj_integrate_pos(m, w.qmid, w.v1, half, a.qpos, a.qvel);
   for (int i = 0; i < nv; ++i) a.qacc[i] = h * a.qvel[i];
   for (int i = 0; i < nq; ++i) d.qpos[i] = w.qmid[i];  // the state the dynamics saw
   for (int i = 0; i < nv; ++i) d.qvel[i] = w.v0[i];
 
-  // qacc = M̃⁻¹ (τ + Jᵀ out / h): λ = M̃⁻¹ qacc_bar (in a.qacc); τ̄ = λ, out̄ = J λ / h, J̄ += out λᵀ / h
   adj_ltdl_solve(m, d.qLD, a.qacc);
   for (int i = 0; i < nv; ++i) a.qfrc_smooth[i] = a.qacc[i];
   for (int r = 0; r < n; ++r) {
@@ -86,8 +94,13 @@ SG_HD SG_OUTLINE void adj_impulse_substep(const ModelView<Real>& m, const DataLa
     const Real f = w.out[r] / h;
     for_each_row_entry(m, chain, [&](int slot, int col) { a.efc_J[r * nv + slot] += f * a.qacc[col]; });
   }
+}
 
-  // out = impulse_solve(G, c, mu, σ); σ_b = σ(−κ dist_k) of each contact block
+// out = impulse_solve(G, c, mu, σ); σ_b = σ(−κ dist_k) of each contact block.
+template <class Real, class L>
+SG_HD void adj_impulse_solve_out(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a) {
+  const ImpulseWorkspace<Real, L> w = impulse_workspace(m, d), wb = impulse_workspace(m, a);
+  const int n = sg_int(d.nefc[0]);
   adj_impulse_solve(SerialTeam{m.team_width}, n / 3, w.G, w.c, w.mu, w.sigma, /*soft=*/true, w.dim, m.impulse_sweeps, w.P, w.record, wb.out,
                     wb.G, wb.c, wb.mu, wb.sigma, wb.P, w.step, wb.step);  // wb.step: which steps are the source's
   for (int b = 0; b < n / 3; ++b) {
@@ -95,10 +108,19 @@ SG_HD SG_OUTLINE void adj_impulse_substep(const ModelView<Real>& m, const DataLa
     const int k = sg_int(d.efc_id[3 * b]);
     a.contact_dist[k] -= adj_impulse_activation(-d.contact_dist[k], m.impulse_kappa, wb.sigma[b]);
   }
+}
 
-  // G_rs = J_r · Y_s (the pads are constants), c_r = J_r · (v + h qacc_smooth):
-  //   J̄_r += Σ_s Ḡ_rs Y_s + c̄_r (v + h qacc_smooth),  Ȳ_s += Σ_r Ḡ_rs J_r,
-  //   v̄ += Jᵀ c̄,  qacc_smooth̄ = h Jᵀ c̄
+// G_rs = J_r · Y_s (the pads are constants), c_r = J_r · (v + h qacc_smooth):
+//   J̄_r += Σ_s Ḡ_rs Y_s + c̄_r (v + h qacc_smooth),  Ȳ_s += Σ_r Ḡ_rs J_r,
+//   v̄ += Jᵀ c̄,  qacc_smooth̄ = h Jᵀ c̄;
+// Y_s = M̃⁻¹ J_sᵀ: Λ_s = M̃⁻¹ Ȳ_s, J̄_s += Λ_s, and the mass term of (Y_s, −Λ_s);
+// qacc_smooth = M̃⁻¹ τ: μ = M̃⁻¹ qacc_smooth̄ (in a.qacc_smooth), τ̄ += μ.
+template <class Real, class L>
+SG_HD void adj_impulse_delassus(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a) {
+  const int nv = m.nv;
+  const Real h = m.timestep;
+  const ImpulseWorkspace<Real, L> w = impulse_workspace(m, d), wb = impulse_workspace(m, a);
+  const int n = sg_int(d.nefc[0]);
   for (int r = 0; r < n; ++r) {
     const int chain = row_chain(d, r);
     if (chain == kChainEmpty) continue;
@@ -130,7 +152,6 @@ SG_HD SG_OUTLINE void adj_impulse_substep(const ModelView<Real>& m, const DataLa
       a.qacc_smooth[col] += h * cb * J;
     });
   }
-  // Y_s = M̃⁻¹ J_sᵀ: Λ_s = M̃⁻¹ Ȳ_s, J̄_s += Λ_s, and the mass term of (Y_s, −Λ_s)
   for (int s = 0; s < n; ++s) {
     const int chain = row_chain(d, s);
     if (chain == kChainEmpty) continue;
@@ -140,23 +161,24 @@ SG_HD SG_OUTLINE void adj_impulse_substep(const ModelView<Real>& m, const DataLa
     for (int c = 0; c < nv; ++c) lam[c] = -lam[c];
     adj_mass_product(m, d, a, w.Y.at(s * nv), lam, wb.bodies);
   }
-  // qacc_smooth = M̃⁻¹ τ: μ = M̃⁻¹ qacc_smooth̄ (in a.qacc_smooth), τ̄ += μ
   adj_ltdl_solve(m, d.qLD, a.qacc_smooth);
   for (int i = 0; i < nv; ++i) a.qfrc_smooth[i] += a.qacc_smooth[i];
+}
 
-  // rows and contacts -> geometry -> bodies
-  adj_impulse_rows(m, d, a);
-  adj_fwd_collision(m, d, a);
-
-  // τ = passive + actuator − bias
+// Last stage: τ = passive + actuator − bias; M̃ qacc = τ + Jᵀ out / h and M̃ qacc_smooth = τ at
+// fixed accelerations: RNEA(q, v, x) = M x + bias, adjoints −λ and −μ (together the bias's −τ̄);
+// the kinematics; q_mid = q ⊕ (h/2) v. d.qpos <- the state before the substep.
+template <class Real, class L>
+SG_HD void adj_impulse_end(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a) {
+  const int nq = m.nq, nv = m.nv;
+  const Real half = Real(0.5) * m.timestep;
+  const ImpulseWorkspace<Real, L> w = impulse_workspace(m, d);
   for (int i = 0; i < nv; ++i) {
     a.qfrc_passive[i] = a.qfrc_smooth[i];
     a.qfrc_actuator[i] = a.qfrc_smooth[i];
   }
   adj_passive_forces(m, d, a);
   adj_actuator_forces(m, d, a);
-  // M̃ qacc = τ + Jᵀ out / h and M̃ qacc_smooth = τ at fixed accelerations: RNEA(q, v, x) = M x +
-  // bias, adjoints −λ and −μ (together the bias's −τ̄)
   rnea(m, d, /*use_qacc=*/true, d.qacc, d.qfrc_bias);
   for (int i = 0; i < nv; ++i) a.qfrc_bias[i] = -a.qacc[i];
   adj_rnea(m, d, a, d.qacc, a.qfrc_bias);
@@ -164,10 +186,25 @@ SG_HD SG_OUTLINE void adj_impulse_substep(const ModelView<Real>& m, const DataLa
   for (int i = 0; i < nv; ++i) a.qfrc_bias[i] = -a.qacc_smooth[i];
   adj_rnea(m, d, a, d.qacc_smooth, a.qfrc_bias);
   adj_kinematics_tail(m, d, a);
-
-  // q_mid = q ⊕ (h/2) v
   adj_integrate_pos(m, w.q0, w.v0, half, a.qpos, a.qvel);
   for (int i = 0; i < nq; ++i) d.qpos[i] = w.q0[i];
+}
+
+// Adjoint of impulse_substep(), with the contract of adj_substep (kernels/step/step_adjoint.hpp): on
+// entry d holds the state and control before the substep, a.qpos / a.qvel the adjoints of the
+// state after it; on exit a.qpos / a.qvel hold the adjoints of the state before, a.ctrl has
+// accumulated the control adjoint, and d.qpos / d.qvel hold the state before again.
+template <class Real, class L>
+SG_HD SG_OUTLINE void adj_impulse_substep(const ModelView<Real>& m, const DataLayout& o, const Data<Real, L>& d,
+                               const Data<Real, L>& a, View<Real, L> adj_buffer) {
+  impulse_substep(m, d);
+  adj_impulse_begin(m, o, d, a, adj_buffer);
+  adj_impulse_solve_out(m, d, a);
+  adj_impulse_delassus(m, d, a);
+  // rows and contacts -> geometry -> bodies
+  adj_impulse_rows(m, d, a);
+  adj_fwd_collision(m, d, a);
+  adj_impulse_end(m, d, a);
 }
 
 }  // namespace stiffgrad::kern

@@ -1,8 +1,9 @@
 // The staged adjoint of a control step: the replay keeps every substep's primal (a tape of S
 // Data, one per substep), so no adjoint substep recomputes its primal, and each adjoint substep
-// is cut into stages that a GPU runs as separate kernels. The Euler family with soft
-// constraints, without contacts from distance (staged_adjoint_applies); everything else keeps
-// adj_control_step_env (kernels/step/batch_adjoint.hpp).
+// is cut into stages that a GPU runs as separate kernels. Where the staged step runs (the Euler
+// family with soft constraints, and the Impulse model), without contacts from distance
+// (staged_adjoint_applies); everything else keeps adj_control_step_env
+// (kernels/step/batch_adjoint.hpp).
 //
 //   replay
 //     begin       per environment   staged_replay_begin: the checkpoint into tape slot 0, saved
@@ -26,15 +27,22 @@
 //       collision per environment   staged_adjoint_collision: the slots added in pair order,
 //                                   then the geom poses' adjoint (adj_fwd_collision's order)
 //       finish    per environment   adj_constraint_forces_end, adj_fwd_dynamics_end
+//     with the Impulse model the state, solve and rows stages are four
+//     (kernels/impulse/impulse_step_adjoint.hpp): begin (adj_impulse_begin: the integration's
+//     and qacc's adjoint; the state the dynamics saw is in the workspace, nothing is restored),
+//     solve (adj_impulse_solve_out: the Gauss–Seidel sweeps' adjoint from the tape's record),
+//     Delassus (adj_impulse_delassus) and rows (adj_impulse_rows), and finish is adj_impulse_end
 //     end         per environment   the adjoints out (staged_adjoint_end)
 //
 // One source of physics: adj_substep is adj_substep_begin, adj_constraint_forces (begin, solve,
-// rows, collision (adj_pair_contacts per pair, then the poses), end) and adj_fwd_dynamics_end (kernels/step/step_adjoint.hpp), the stages call
-// the same functions in the same order, and the staged step equals the fused substep bit for bit,
-// so the staged adjoint equals adj_control_step_env bit for bit (tests/test_staged_adjoint.cpp).
+// rows, collision (adj_pair_contacts per pair, then the poses), end) and adj_fwd_dynamics_end
+// (kernels/step/step_adjoint.hpp), adj_impulse_substep is the primal and its five stages; the
+// staged adjoint calls the same functions in the same order, and the staged step equals the
+// fused substep bit for bit (the Gauss–Seidel record included), so the staged adjoint equals
+// adj_control_step_env bit for bit (tests/test_staged_adjoint.cpp).
 // What changes is the cost: S replayed substeps and S adjoint substeps, where the fused adjoint
-// replays S - 1 and recomputes S - 1 primals; and the memory: S Data per environment instead of
-// two.
+// replays S - 1 and recomputes S - 1 primals (the Impulse model: replays S and recomputes S); and
+// the memory: S Data per environment instead of two.
 //
 // The tape slot s of an environment is a Data over its own DataLayout::size Reals; the replay
 // buffer (kernels/step/batch_adjoint.hpp replay_size) holds the state before each substep.
@@ -50,7 +58,7 @@ namespace stiffgrad::kern {
 // their adjoint substep evaluates a second contact model at the replayed states).
 template <class Real>
 SG_HD SG_INLINE bool staged_adjoint_applies(const ModelView<Real>& m, const ModelView<Real>& mg) {
-  return staged_step_applies(m) && !staged_step_is_impulse(m) && !mg.cfd;
+  return staged_step_applies(m) && !mg.cfd;
 }
 
 // Replay begin: the checkpoint (state, control, warm start) into slot 0, and its state saved

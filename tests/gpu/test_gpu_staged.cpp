@@ -2,9 +2,9 @@
 // pipeline and the fused kernel give the same steps bit for bit (state, warm start, status and
 // contact statistics), through the CUDA graph and through plain launches (the legacy default
 // stream cannot be captured), and a Rollout recorded with the staged step replays bitwise and
-// gives the fused recording's gradient exactly (with soft constraints its backward pass is the
-// staged adjoint, backends/cuda/staged_adjoint.cuh: the tape replay through the staged kernels
-// and the adjoint stages, against the fused adjoint kernel); with soft constraints and with the Impulse model
+// gives the fused recording's gradient exactly (its backward pass is the staged adjoint,
+// backends/cuda/staged_adjoint.cuh: the tape replay through the staged kernels and the adjoint
+// stages, against the fused adjoint kernel); with soft constraints and with the Impulse model
 // (whose solve stage runs a warp per environment, and whose fused kernel and replay sum in the
 // warp's order: ModelView::team_width = 32). The host emulation of the same stages runs without a
 // device (tests/test_staged_step.cpp).
