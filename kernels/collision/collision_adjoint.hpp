@@ -64,16 +64,19 @@ template <class T> SG_HD SG_INLINE T finite_or_zero(T x) { return (x - x == T(0)
 
 // Dual copy of a pose whose pos/mat entry j (0..11: pos 0..2, mat 3..11) carries tangent lane
 // k = (base + j) - first when that lies in [0, K).
+// (Two loops: one loop over the 12 entries choosing pos[j] or mat[j - 3] made GCC form pos[j]'s
+// address for j >= 3 once the routine was known at compile time: -Waggressive-loop-optimizations.)
+template <class Real, int K>
+SG_HD SG_INLINE void seed_entry(Real value, int k, Dual<Real, K>& x) {
+  x = Dual<Real, K>(value);
+  if (k >= 0 && k < K) x.d[k] = Real(1);
+}
 template <class Real, int K>
 SG_HD SG_INLINE void seed_pose(const GeomPose<Real>& g, int base, int first, GeomPose<Dual<Real, K>>& gd) {
   gd.type = g.type;
   for (int i = 0; i < 3; ++i) gd.size[i] = Dual<Real, K>(g.size[i]);
-  for (int j = 0; j < 12; ++j) {
-    Dual<Real, K>& x = j < 3 ? gd.pos[j] : gd.mat[j - 3];
-    x = Dual<Real, K>(j < 3 ? g.pos[j] : g.mat[j - 3]);
-    const int k = base + j - first;
-    if (k >= 0 && k < K) x.d[k] = Real(1);
-  }
+  for (int j = 0; j < 3; ++j) seed_entry(g.pos[j], base + j - first, gd.pos[j]);
+  for (int j = 0; j < 9; ++j) seed_entry(g.mat[j], base + 3 + j - first, gd.mat[j]);
 }
 
 // acc[k] += bar * tangent lane k of x, skipping non-finite lanes (see the header comment).
