@@ -53,9 +53,10 @@
 
 namespace stiffgrad::kern {
 
-// The staged adjoint covers what the staged step covers with soft constraints, for the model
-// simulated m and the one differentiated mg (contacts from distance keep the fused adjoint:
-// their adjoint substep evaluates a second contact model at the replayed states).
+// The staged adjoint covers what the staged step covers (soft constraints with the Euler family,
+// the Impulse model), for the model simulated m and the one differentiated mg (contacts from
+// distance keep the fused adjoint: their adjoint substep evaluates a second contact model at the
+// replayed states).
 template <class Real>
 SG_HD SG_INLINE bool staged_adjoint_applies(const ModelView<Real>& m, const ModelView<Real>& mg) {
   return staged_step_applies(m) && !mg.cfd;
