@@ -38,10 +38,10 @@ struct HostRun {
 
   // qpos (nq), qvel (nv) and, when given, ctrl (nu)
   void load(const double* qpos, const double* qvel, const double* ctrl = nullptr) {
-    for (int i = 0; i < view.nq; ++i) d.qpos[i] = E(qpos[i]);
-    for (int i = 0; i < view.nv; ++i) d.qvel[i] = E(qvel[i]);
+    for (int i = 0; i < view.nq; ++i) d.qpos()[i] = E(qpos[i]);
+    for (int i = 0; i < view.nv; ++i) d.qvel()[i] = E(qvel[i]);
     if (ctrl)
-      for (int i = 0; i < view.nu; ++i) d.ctrl[i] = E(ctrl[i]);
+      for (int i = 0; i < view.nu; ++i) d.ctrl()[i] = E(ctrl[i]);
   }
 };
 

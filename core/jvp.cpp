@@ -32,7 +32,7 @@ void host_rollout(HostRun<E>& run, const double* ctrl, int T, int substeps, Afte
   const auto& m = run.view;
   const auto& d = run.d;
   for (int t = 0; t < T; ++t) {
-    for (int i = 0; i < m.nu; ++i) d.ctrl[i] = E(ctrl[t * m.nu + i]);
+    for (int i = 0; i < m.nu; ++i) d.ctrl()[i] = E(ctrl[t * m.nu + i]);
     for (int s = 0; s < substeps; ++s) {
       kern::substep(m, d);
       after_substep();
@@ -51,18 +51,24 @@ std::vector<double> rollout_jvp_in(const Model& model, const double* qpos, const
   const auto& m = run.view;
   const auto& d = run.d;
   const auto S = [](double x) { return static_cast<Scalar>(x); };
-  for (int i = 0; i < m.nq; ++i) { d.qpos[i] = S(qpos[i]); d.qpos[i].d[0] = S(dqpos[i]); }
-  for (int i = 0; i < m.nv; ++i) { d.qvel[i] = S(qvel[i]); d.qvel[i].d[0] = S(dqvel[i]); }
+  for (int i = 0; i < m.nq; ++i) {
+    d.qpos()[i] = S(qpos[i]);
+    d.qpos()[i].d[0] = S(dqpos[i]);
+  }
+  for (int i = 0; i < m.nv; ++i) {
+    d.qvel()[i] = S(qvel[i]);
+    d.qvel()[i].d[0] = S(dqvel[i]);
+  }
   for (int t = 0; t < T; ++t) {
     for (int i = 0; i < m.nu; ++i) {
-      d.ctrl[i] = S(ctrl[t * m.nu + i]);
-      d.ctrl[i].d[0] = S(dctrl[t * m.nu + i]);
+      d.ctrl()[i] = S(ctrl[t * m.nu + i]);
+      d.ctrl()[i].d[0] = S(dctrl[t * m.nu + i]);
     }
     for (int s = 0; s < substeps; ++s) kern::substep(m, d);
   }
   std::vector<double> out(static_cast<std::size_t>(m.nq + m.nv));
-  for (int i = 0; i < m.nq; ++i) out[i] = d.qpos[i].d[0];
-  for (int i = 0; i < m.nv; ++i) out[m.nq + i] = d.qvel[i].d[0];
+  for (int i = 0; i < m.nq; ++i) out[i] = d.qpos()[i].d[0];
+  for (int i = 0; i < m.nv; ++i) out[m.nq + i] = d.qvel()[i].d[0];
   return out;
 }
 
@@ -93,8 +99,8 @@ long double rollout_loss_extended(const Model& model, const double* qpos, const 
   run.load(qpos, qvel);
   host_rollout(run, ctrl, T, substeps, [] {});
   E L = 0;
-  for (int i = 0; i < m.nq; ++i) L += w[i] * d.qpos[i];
-  for (int i = 0; i < m.nv; ++i) L += w[m.nq + i] * d.qvel[i];
+  for (int i = 0; i < m.nq; ++i) L += w[i] * d.qpos()[i];
+  for (int i = 0; i < m.nv; ++i) L += w[m.nq + i] * d.qvel()[i];
   return L;
 }
 
@@ -110,9 +116,9 @@ void rollout_solver_iterations(const Model& model, const double* qpos, const dou
   const auto& d = run.d;
   run.load(qpos, qvel);
   host_rollout(run, ctrl, T, substeps, [&] {
-    if (m.nefc_max == 0 || d.nefc[0] == 0) return;
+    if (m.nefc_max == 0 || d.nefc()[0] == 0) return;
     ++*solves;
-    *at_cap += static_cast<int>(d.solver_niter[0]) >= m.opt_iterations;
+    *at_cap += static_cast<int>(d.solver_niter()[0]) >= m.opt_iterations;
   });
 }
 

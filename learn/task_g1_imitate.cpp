@@ -139,15 +139,15 @@ DataC G1ImitateTask::bind(std::vector<double>& buf) const {
 void G1ImitateTask::prepare_reference(int e, int t, Work& w) const {
   reference_state(e, t, w.ref_qpos.data(), w.ref_qvel.data());
   const DataC r = bind(w.r);
-  for (int i = 0; i < model_->nq; ++i) r.qpos[i] = w.ref_qpos[sz(i)];
+  for (int i = 0; i < model_->nq; ++i) r.qpos()[i] = w.ref_qpos[sz(i)];
   kern::fwd_kinematics_base_to_tip(view_, r);
   kern::imitation_key_positions(r, spec_, w.ref_key.data());
 }
 
 DataC G1ImitateTask::load_state(Work& w, const double* qpos, const double* qvel) const {
   const DataC d = bind(w.d);
-  for (int i = 0; i < model_->nq; ++i) d.qpos[i] = qpos[i];
-  for (int i = 0; i < model_->nv; ++i) d.qvel[i] = qvel[i];
+  for (int i = 0; i < model_->nq; ++i) d.qpos()[i] = qpos[i];
+  for (int i = 0; i < model_->nv; ++i) d.qvel()[i] = qvel[i];
   return d;
 }
 
@@ -164,11 +164,11 @@ void G1ImitateTask::adj_observe(int e, int t, const double* qpos, const double* 
   prepare_reference(e, t + 1, w);
   const DataC d = load_state(w, qpos, qvel);
   const DataC a = bind(w.a);
-  for (int i = 0; i < model_->nq; ++i) a.qpos[i] = 0.0;
-  for (int i = 0; i < model_->nv; ++i) a.qvel[i] = 0.0;
+  for (int i = 0; i < model_->nq; ++i) a.qpos()[i] = 0.0;
+  for (int i = 0; i < model_->nv; ++i) a.qvel()[i] = 0.0;
   kern::adj_imitation_observe(view_, d, a, spec_, w.ref_qpos.data(), w.ref_key.data(), adj_obs);
-  for (int i = 0; i < model_->nq; ++i) adj_qpos[i] += a.qpos[i];
-  for (int i = 0; i < model_->nv; ++i) adj_qvel[i] += a.qvel[i];
+  for (int i = 0; i < model_->nq; ++i) adj_qpos[i] += a.qpos()[i];
+  for (int i = 0; i < model_->nv; ++i) adj_qvel[i] += a.qvel()[i];
 }
 
 kern::tasks::TaskKernel G1ImitateTask::action_kernel() const {
@@ -241,12 +241,12 @@ void G1ImitateTask::adj_reward(int e, int t, const double* qpos, const double* q
   prepare_reference(e, t, w);
   const DataC d = load_state(w, qpos, qvel);
   const DataC a = bind(w.a);
-  for (int i = 0; i < model_->nq; ++i) a.qpos[i] = 0.0;
-  for (int i = 0; i < model_->nv; ++i) a.qvel[i] = 0.0;
+  for (int i = 0; i < model_->nq; ++i) a.qpos()[i] = 0.0;
+  for (int i = 0; i < model_->nv; ++i) a.qvel()[i] = 0.0;
   kern::adj_imitation_reward_state(view_, d, a, spec_, w.ref_qpos.data(), w.ref_qvel.data(), w.ref_key.data(),
                                    adj_r);
-  for (int i = 0; i < model_->nq; ++i) adj_qpos[i] += a.qpos[i];
-  for (int i = 0; i < model_->nv; ++i) adj_qvel[i] += a.qvel[i];
+  for (int i = 0; i < model_->nq; ++i) adj_qpos[i] += a.qpos()[i];
+  for (int i = 0; i < model_->nv; ++i) adj_qvel[i] += a.qvel()[i];
   // the reward does not depend on the action: adj_action unchanged
 }
 
@@ -280,11 +280,11 @@ void G1ImitateTask::adj_add_delta(int e, int, const double* qpos, const double* 
   Work& w = work(e);  // Δ is affine in the state's features: the reference does not enter the adjoint
   const DataC d = load_state(w, qpos, qvel);
   const DataC a = bind(w.a);
-  for (int i = 0; i < model_->nq; ++i) a.qpos[i] = 0.0;
-  for (int i = 0; i < model_->nv; ++i) a.qvel[i] = 0.0;
+  for (int i = 0; i < model_->nq; ++i) a.qpos()[i] = 0.0;
+  for (int i = 0; i < model_->nv; ++i) a.qvel()[i] = 0.0;
   kern::adj_imitation_add_delta_state(view_, d, a, spec_, adj_delta);
-  for (int i = 0; i < model_->nq; ++i) adj_qpos[i] += a.qpos[i];
-  for (int i = 0; i < model_->nv; ++i) adj_qvel[i] += a.qvel[i];
+  for (int i = 0; i < model_->nq; ++i) adj_qpos[i] += a.qpos()[i];
+  for (int i = 0; i < model_->nv; ++i) adj_qvel[i] += a.qvel()[i];
 }
 
 std::string G1ImitateTask::mujoco_model_file() const {

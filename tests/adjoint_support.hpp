@@ -232,18 +232,18 @@ inline DotTest reverse_substeps_dot_test(const kern::ModelView<double>& m, const
                                          const std::vector<double>& wv, const std::vector<double>& uq,
                                          const std::vector<double>& uv, const std::vector<double>& uc) {
   const auto sz = [](int i) { return static_cast<std::size_t>(i); };
-  for (int i = 0; i < m.nq; ++i) a.d.qpos[i] = wq[sz(i)];
-  for (int i = 0; i < m.nv; ++i) a.d.qvel[i] = wv[sz(i)];
+  for (int i = 0; i < m.nq; ++i) a.d.qpos()[i] = wq[sz(i)];
+  for (int i = 0; i < m.nv; ++i) a.d.qvel()[i] = wv[sz(i)];
   for (int s = static_cast<int>(before.size()) - 1; s >= 0; --s) {
     std::copy(before[sz(s)].begin(), before[sz(s)].end(), d.v.begin() + o.qpos);
     kern::adj_substep(m, o, d.d, a.d, a.view());
   }
   DotTest t;
-  for (int i = 0; i < m.nq; ++i) t.out(wq[sz(i)], bD.d.qpos[i].d[0]);
-  for (int i = 0; i < m.nv; ++i) t.out(wv[sz(i)], bD.d.qvel[i].d[0]);
-  for (int i = 0; i < m.nq; ++i) t.in(a.d.qpos[i], uq[sz(i)]);
-  for (int i = 0; i < m.nv; ++i) t.in(a.d.qvel[i], uv[sz(i)]);
-  for (int i = 0; i < m.nu; ++i) t.in(a.d.ctrl[i], uc[sz(i)]);
+  for (int i = 0; i < m.nq; ++i) t.out(wq[sz(i)], bD.d.qpos()[i].d[0]);
+  for (int i = 0; i < m.nv; ++i) t.out(wv[sz(i)], bD.d.qvel()[i].d[0]);
+  for (int i = 0; i < m.nq; ++i) t.in(a.d.qpos()[i], uq[sz(i)]);
+  for (int i = 0; i < m.nv; ++i) t.in(a.d.qvel()[i], uv[sz(i)]);
+  for (int i = 0; i < m.nu; ++i) t.in(a.d.ctrl()[i], uc[sz(i)]);
   return t;
 }
 
@@ -335,13 +335,16 @@ inline ClampStats clamp_stats(const kern::ModelView<double>& m, const kern::Data
   for (int u = 0; u < m.nu; ++u) {
     const int j = m.actuator_trnid[u];
     const double gear = m.actuator_gear[u];
-    note(d.ctrl[u], m.actuator_ctrllimited[u], m.actuator_ctrlrange + 2 * u, s.ctrl_active, s.ctrl_inactive);
+    note(d.ctrl()[u], m.actuator_ctrllimited[u], m.actuator_ctrlrange + 2 * u, s.ctrl_active,
+         s.ctrl_inactive);
     bool unused;
-    double f = m.actuator_gainprm[3 * u] *
-               kern::actuator_clamp(d.ctrl[u], m.actuator_ctrllimited[u], m.actuator_ctrlrange + 2 * u, &unused);
+    double f =
+        m.actuator_gainprm[3 * u] * kern::actuator_clamp(d.ctrl()[u], m.actuator_ctrllimited[u],
+                                                         m.actuator_ctrlrange + 2 * u, &unused);
     if (m.actuator_biastype[u] == kern::kBiasAffine) {
       const double* bp = m.actuator_biasprm + 3 * u;
-      f += bp[0] + bp[1] * gear * d.qpos[m.jnt_qposadr[j]] + bp[2] * gear * d.qvel[m.jnt_dofadr[j]];
+      f += bp[0] + bp[1] * gear * d.qpos()[m.jnt_qposadr[j]] +
+           bp[2] * gear * d.qvel()[m.jnt_dofadr[j]];
     }
     note(f, m.actuator_forcelimited[u], m.actuator_forcerange + 2 * u, s.force_active, s.force_inactive);
     total[static_cast<std::size_t>(m.jnt_dofadr[j])] +=

@@ -420,12 +420,12 @@ void random_data(const Kit& k, Rng& rng, int seed, const DataT& d, double ctrl_s
   s.quat_norm = seed % 3 == 2 ? 1.25 : 1.0;
   random_state(md, rng, s, q.data(), v.data());
   random_ctrl(md, rng, ctrl_spread, c.data());
-  for (int i = 0; i < md.nq; ++i) d.qpos[i] = q[static_cast<std::size_t>(i)];
+  for (int i = 0; i < md.nq; ++i) d.qpos()[i] = q[static_cast<std::size_t>(i)];
   for (int i = 0; i < md.nv; ++i) {
-    d.qvel[i] = v[static_cast<std::size_t>(i)];
-    d.qacc[i] = 3.0 * rng.normal();
+    d.qvel()[i] = v[static_cast<std::size_t>(i)];
+    d.qacc()[i] = 3.0 * rng.normal();
   }
-  for (int i = 0; i < md.nu; ++i) d.ctrl[i] = c[static_cast<std::size_t>(i)];
+  for (int i = 0; i < md.nu; ++i) d.ctrl()[i] = c[static_cast<std::size_t>(i)];
 }
 
 using DD = kern::Data<double, LC>;
@@ -551,10 +551,10 @@ TEST(AdjointStages, RneaWithQacc) {
             random_data(k, rng, seed, d);
             kern::fwd_position(m, d);
             kern::com_velocity_base_to_tip(m, d);
-            kern::rnea(m, d, /*use_qacc=*/true, d.qfrc_bias);
+            kern::rnea(m, d, /*use_qacc=*/true, d.qfrc_bias());
           },
-          [](const MDual& m, const DDual& d) { kern::rnea(m, d, true, d.qfrc_bias); },
-          [](const MD& m, const DD& d, const DD& a) { kern::adj_rnea(m, d, a, a.qfrc_bias); });
+          [](const MDual& m, const DDual& d) { kern::rnea(m, d, true, d.qfrc_bias()); },
+          [](const MD& m, const DD& d, const DD& a) { kern::adj_rnea(m, d, a, a.qfrc_bias()); });
       rep.check(sm.name, t, seed);
     }
   }
@@ -646,8 +646,12 @@ TEST(AdjointStages, IntegratePos) {
         Rng rng(3600 + seed);
         auto t = stage_dot(
             k, rng, in, out, [&](const MD&, const DD& d) { random_data(k, rng, seed, d); },
-            [h](const MDual& m, const DDual& d) { kern::integrate_pos(m, d.qpos, d.qvel, D(h)); },
-            [h](const MD& m, const DD& d, const DD& a) { kern::adj_integrate_pos(m, d.qpos, d.qvel, h, a.qpos, a.qvel); });
+            [h](const MDual& m, const DDual& d) {
+              kern::integrate_pos(m, d.qpos(), d.qvel(), D(h));
+            },
+            [h](const MD& m, const DD& d, const DD& a) {
+              kern::adj_integrate_pos(m, d.qpos(), d.qvel(), h, a.qpos(), a.qvel());
+            });
         rep.check(sm.name, t, seed);
       }
     }

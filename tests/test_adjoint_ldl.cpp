@@ -24,16 +24,19 @@ struct Factored {
   std::shared_ptr<const Model> model;
   ModelArrays<double> arrays;
   kern::ModelView<double> m;
+  kern::DataLayout layout;  // d reads its offsets here
   std::vector<double> buf;
   kern::Data<double, CL> d;
   Factored(const std::string& path, std::mt19937_64& rng)
-      : model(load_mjcf(path)), arrays(*model), m(arrays.host_view()) {
-    const auto layout = kern::DataLayout::make(m);
+      : model(load_mjcf(path)),
+        arrays(*model),
+        m(arrays.host_view()),
+        layout(kern::DataLayout::make(m)) {
     buf.resize(static_cast<std::size_t>(layout.size));
     d = kern::Data<double, CL>::bind({buf.data(), {}}, layout);
     std::normal_distribution<double> n01;
-    for (int i = 0; i < m.nq; ++i) d.qpos[i] = model->qpos0[i];
-    for (int i = 0; i < m.nv; ++i) d.qvel[i] = n01(rng);
+    for (int i = 0; i < m.nq; ++i) d.qpos()[i] = model->qpos0[i];
+    for (int i = 0; i < m.nv; ++i) d.qvel()[i] = n01(rng);
     kern::fwd_dynamics(m, d, m.timestep);
   }
 };
@@ -50,8 +53,8 @@ TEST(AdjointLdl, SolveDotProduct) {
     for (double& x : b) x = n01(rng);
     for (double& x : w) x = n01(rng);
     std::vector<double> x = b, bbar = w;
-    kern::ltdl_solve(m, d.qLD, kern::View<double, CL>{x.data(), {}});
-    kern::adj_ltdl_solve(m, d.qLD, kern::View<double, CL>{bbar.data(), {}});
+    kern::ltdl_solve(m, d.qLD(), kern::View<double, CL>{x.data(), {}});
+    kern::adj_ltdl_solve(m, d.qLD(), kern::View<double, CL>{bbar.data(), {}});
     double lhs = 0, rhs = 0, scale = 0;
     for (int i = 0; i < m.nv; ++i) {
       lhs += w[i] * x[i];
@@ -62,7 +65,7 @@ TEST(AdjointLdl, SolveDotProduct) {
     // and the solve is a solve: M x = b - h D x, through the stored (dense) mass matrix
     for (int i = 0; i < m.nv; ++i) {
       double r = m.timestep * m.dof_damping[i] * x[i] - b[i];
-      for (int j = 0; j < m.nv; ++j) r += d.qM[i * m.nv + j] * x[j];
+      for (int j = 0; j < m.nv; ++j) r += d.qM()[i * m.nv + j] * x[j];
       EXPECT_NEAR(r, 0.0, 1e-10 * (1 + std::abs(b[i]))) << path << " row " << i;
     }
   }
@@ -83,8 +86,8 @@ TEST(AdjointLdl, ChainSolveEqualsTheFullSolve) {
         std::vector<double> b(m.nv, 0.0);
         for (int p = 0; p < m.dof_chainnum[leaf]; ++p) b[m.dof_chain[m.dof_chainadr[leaf] + p]] = unit ? (p == 0) : n01(rng);
         std::vector<double> full = b, chain = b;
-        kern::ltdl_solve(m, d.qLD, kern::View<double, CL>{full.data(), {}});
-        kern::ltdl_solve_chain(m, d.qLD, kern::View<double, CL>{chain.data(), {}}, leaf);
+        kern::ltdl_solve(m, d.qLD(), kern::View<double, CL>{full.data(), {}});
+        kern::ltdl_solve_chain(m, d.qLD(), kern::View<double, CL>{chain.data(), {}}, leaf);
         EXPECT_TRUE(chain == full) << path << " leaf " << leaf << (unit ? " unit" : " random");
         ++chains;
       }

@@ -157,16 +157,31 @@ DualTrajectory dual_rollout(Kit& k, const Inputs& in, int e, int S, const std::v
   const int T = in.T;
   tr.qpos_v.resize(sz((T + 1) * m.nq)); tr.qpos_d.resize(tr.qpos_v.size());
   tr.qvel_v.resize(sz((T + 1) * m.nv)); tr.qvel_d.resize(tr.qvel_v.size());
-  for (int i = 0; i < m.nq; ++i) { d.qpos[i] = D(in.qpos[sz(e * m.nq + i)]); d.qpos[i].d[0] = uq[sz(i)]; }
-  for (int i = 0; i < m.nv; ++i) { d.qvel[i] = D(in.qvel[sz(e * m.nv + i)]); d.qvel[i].d[0] = uv[sz(i)]; }
+  for (int i = 0; i < m.nq; ++i) {
+    d.qpos()[i] = D(in.qpos[sz(e * m.nq + i)]);
+    d.qpos()[i].d[0] = uq[sz(i)];
+  }
+  for (int i = 0; i < m.nv; ++i) {
+    d.qvel()[i] = D(in.qvel[sz(e * m.nv + i)]);
+    d.qvel()[i].d[0] = uv[sz(i)];
+  }
   auto record = [&](int t) {
-    for (int i = 0; i < m.nq; ++i) { tr.qpos_v[sz(t * m.nq + i)] = d.qpos[i].v; tr.qpos_d[sz(t * m.nq + i)] = d.qpos[i].d[0]; }
-    for (int i = 0; i < m.nv; ++i) { tr.qvel_v[sz(t * m.nv + i)] = d.qvel[i].v; tr.qvel_d[sz(t * m.nv + i)] = d.qvel[i].d[0]; }
+    for (int i = 0; i < m.nq; ++i) {
+      tr.qpos_v[sz(t * m.nq + i)] = d.qpos()[i].v;
+      tr.qpos_d[sz(t * m.nq + i)] = d.qpos()[i].d[0];
+    }
+    for (int i = 0; i < m.nv; ++i) {
+      tr.qvel_v[sz(t * m.nv + i)] = d.qvel()[i].v;
+      tr.qvel_d[sz(t * m.nv + i)] = d.qvel()[i].d[0];
+    }
   };
   record(0);
   for (int t = 0; t < T; ++t) {
     const double* c = ctrl_of(in, *k.model, t, e);
-    for (int i = 0; i < m.nu; ++i) { d.ctrl[i] = D(c[i]); d.ctrl[i].d[0] = uc[sz(t * m.nu + i)]; }
+    for (int i = 0; i < m.nu; ++i) {
+      d.ctrl()[i] = D(c[i]);
+      d.ctrl()[i].d[0] = uc[sz(t * m.nu + i)];
+    }
     for (int s = 0; s < S; ++s) kern::substep(k.mD, d);
     record(t + 1);
   }
@@ -239,22 +254,33 @@ TEST_P(AdjointRollout, SubstepDotProduct) {
       const auto wq = rng.normals(m.nq), wv = rng.normals(m.nv);
       // forward, Dual
       Buf<D> bD(k.o);
-      for (int i = 0; i < m.nq; ++i) { bD.d.qpos[i] = D(in.qpos[sz(i)]); bD.d.qpos[i].d[0] = uq[sz(i)]; }
-      for (int i = 0; i < m.nv; ++i) { bD.d.qvel[i] = D(in.qvel[sz(i)]); bD.d.qvel[i].d[0] = uv[sz(i)]; }
-      for (int i = 0; i < m.nu; ++i) { bD.d.ctrl[i] = D(in.ctrl[sz(i)]); bD.d.ctrl[i].d[0] = uc[sz(i)]; }
+      for (int i = 0; i < m.nq; ++i) {
+        bD.d.qpos()[i] = D(in.qpos[sz(i)]);
+        bD.d.qpos()[i].d[0] = uq[sz(i)];
+      }
+      for (int i = 0; i < m.nv; ++i) {
+        bD.d.qvel()[i] = D(in.qvel[sz(i)]);
+        bD.d.qvel()[i].d[0] = uv[sz(i)];
+      }
+      for (int i = 0; i < m.nu; ++i) {
+        bD.d.ctrl()[i] = D(in.ctrl[sz(i)]);
+        bD.d.ctrl()[i].d[0] = uc[sz(i)];
+      }
       for (int s = 0; s < nsub; ++s) kern::substep(k.mD, bD.d);
       // forward, double, keeping the state before every substep
       Buf<double> d(o), a(o);
-      for (int i = 0; i < m.nq; ++i) d.d.qpos[i] = in.qpos[sz(i)];
-      for (int i = 0; i < m.nv; ++i) d.d.qvel[i] = in.qvel[sz(i)];
-      for (int i = 0; i < m.nu; ++i) d.d.ctrl[i] = in.ctrl[sz(i)];
+      for (int i = 0; i < m.nq; ++i) d.d.qpos()[i] = in.qpos[sz(i)];
+      for (int i = 0; i < m.nv; ++i) d.d.qvel()[i] = in.qvel[sz(i)];
+      for (int i = 0; i < m.nu; ++i) d.d.ctrl()[i] = in.ctrl[sz(i)];
       std::vector<std::vector<double>> before;
       for (int s = 0; s < nsub; ++s) {
         before.emplace_back(d.v.begin() + o.qpos, d.v.begin() + o.qpos + m.nq + m.nv);
         kern::substep(m, d.d);
       }
-      for (int i = 0; i < m.nq; ++i) EXPECT_EQ(d.d.qpos[i], bD.d.qpos[i].v) << "Dual value parts differ from the primal";
-      for (int i = 0; i < m.nv; ++i) EXPECT_EQ(d.d.qvel[i], bD.d.qvel[i].v) << "Dual value parts differ from the primal";
+      for (int i = 0; i < m.nq; ++i)
+        EXPECT_EQ(d.d.qpos()[i], bD.d.qpos()[i].v) << "Dual value parts differ from the primal";
+      for (int i = 0; i < m.nv; ++i)
+        EXPECT_EQ(d.d.qvel()[i], bD.d.qvel()[i].v) << "Dual value parts differ from the primal";
       // reverse
       const DotTest t = reverse_substeps_dot_test(m, o, d, a, bD, before, wq, wv, uq, uv, uc);
       worst.add(t.rel());
@@ -297,9 +323,18 @@ TEST_P(AdjointRollout, ControlStepDotProduct) {
     ASSERT_EQ(status, kern::kEnvOk);
     // Dual
     Buf<D> bD(o);
-    for (int i = 0; i < m.nq; ++i) { bD.d.qpos[i] = D(in.qpos[sz(e * m.nq + i)]); bD.d.qpos[i].d[0] = uq[sz(i)]; }
-    for (int i = 0; i < m.nv; ++i) { bD.d.qvel[i] = D(in.qvel[sz(e * m.nv + i)]); bD.d.qvel[i].d[0] = uv[sz(i)]; }
-    for (int i = 0; i < m.nu; ++i) { bD.d.ctrl[i] = D(in.ctrl[sz(e * m.nu + i)]); bD.d.ctrl[i].d[0] = uc[sz(i)]; }
+    for (int i = 0; i < m.nq; ++i) {
+      bD.d.qpos()[i] = D(in.qpos[sz(e * m.nq + i)]);
+      bD.d.qpos()[i].d[0] = uq[sz(i)];
+    }
+    for (int i = 0; i < m.nv; ++i) {
+      bD.d.qvel()[i] = D(in.qvel[sz(e * m.nv + i)]);
+      bD.d.qvel()[i].d[0] = uv[sz(i)];
+    }
+    for (int i = 0; i < m.nu; ++i) {
+      bD.d.ctrl()[i] = D(in.ctrl[sz(e * m.nu + i)]);
+      bD.d.ctrl()[i].d[0] = uc[sz(i)];
+    }
     for (int s = 0; s < S; ++s) kern::substep(k.mD, bD.d);
     // adjoint
     std::vector<double> aq(sz(nb * m.nq)), av(sz(nb * m.nv)), ac(sz(nb * m.nu) + 1, 0.0);
@@ -313,8 +348,8 @@ TEST_P(AdjointRollout, ControlStepDotProduct) {
         kern::View<double, LC>{replay.data(), LC{}}, S);
     EXPECT_TRUE(same) << "replay of the control step is not bitwise identical";
     DotTest t;
-    for (int i = 0; i < m.nq; ++i) t.out(wq[sz(i)], bD.d.qpos[i].d[0]);
-    for (int i = 0; i < m.nv; ++i) t.out(wv[sz(i)], bD.d.qvel[i].d[0]);
+    for (int i = 0; i < m.nq; ++i) t.out(wq[sz(i)], bD.d.qpos()[i].d[0]);
+    for (int i = 0; i < m.nv; ++i) t.out(wv[sz(i)], bD.d.qvel()[i].d[0]);
     for (int i = 0; i < m.nq; ++i) t.in(aq[sz(i * nb + e)], uq[sz(i)]);
     for (int i = 0; i < m.nv; ++i) t.in(av[sz(i * nb + e)], uv[sz(i)]);
     for (int i = 0; i < m.nu; ++i) t.in(ac[sz(i * nb + e)], uc[sz(i)]);
@@ -448,12 +483,12 @@ ClampStats trajectory_clamps(Kit& k, const Inputs& in, int e, int S) {
   Buf<double> b(k.o);
   const auto& d = b.d;
   const auto& m = k.m;
-  for (int i = 0; i < m.nq; ++i) d.qpos[i] = in.qpos[sz(e * m.nq + i)];
-  for (int i = 0; i < m.nv; ++i) d.qvel[i] = in.qvel[sz(e * m.nv + i)];
+  for (int i = 0; i < m.nq; ++i) d.qpos()[i] = in.qpos[sz(e * m.nq + i)];
+  for (int i = 0; i < m.nv; ++i) d.qvel()[i] = in.qvel[sz(e * m.nv + i)];
   ClampStats s;
   for (int t = 0; t < in.T; ++t) {
     const double* c = ctrl_of(in, *k.model, t, e);
-    for (int i = 0; i < m.nu; ++i) d.ctrl[i] = c[i];
+    for (int i = 0; i < m.nu; ++i) d.ctrl()[i] = c[i];
     for (int j = 0; j < S; ++j) {
       s.merge(clamp_stats(m, d));
       kern::substep(m, d);

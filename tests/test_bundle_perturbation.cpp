@@ -45,10 +45,10 @@ struct Scene {
       if (it != model->body_name.end()) bodies.push_back(static_cast<int>(it - model->body_name.begin()));
     }
     // a bent pose: qpos0 with every hinge at 0.3 rad (no hinge at a limit's edge matters here)
-    for (int i = 0; i < m.nq; ++i) d.qpos[i] = model->qpos0[static_cast<std::size_t>(i)];
+    for (int i = 0; i < m.nq; ++i) d.qpos()[i] = model->qpos0[static_cast<std::size_t>(i)];
     for (int j = 0; j < model->njnt; ++j)
       if (model->jnt_type[static_cast<std::size_t>(j)] == JointType::Hinge)
-        d.qpos[model->jnt_qposadr[static_cast<std::size_t>(j)]] += 0.3;
+        d.qpos()[model->jnt_qposadr[static_cast<std::size_t>(j)]] += 0.3;
     kern::fwd_position(m, d);
   }
   void perturb(double lambda, const kern::RandomStream& s, double sp = 0.01, double sv = 0.02) {
@@ -60,7 +60,7 @@ struct Scene {
     std::vector<double> jac(static_cast<std::size_t>(6 * m.nv)), out;
     for (int b : bodies) {
       std::fill(jac.begin(), jac.end(), 0.0);
-      double p[3] = {d.xpos[3 * b], d.xpos[3 * b + 1], d.xpos[3 * b + 2]};
+      double p[3] = {d.xpos()[3 * b], d.xpos()[3 * b + 1], d.xpos()[3 * b + 2]};
       kern::add_point_jacobian(m, d, b, p, 1.0, V{jac.data(), LC{}});
       for (int r = 0; r < 3; ++r) {
         double s = 0;
@@ -116,14 +116,16 @@ TEST(BundlePerturbation, AppliedOnTheManifoldMovesBodiesToFirstOrder) {
   sc.perturb(1e-4, s);
   std::vector<double> before;
   for (int b : sc.bodies)
-    for (int c = 0; c < 3; ++c) before.push_back(sc.d.tree_origin[3 * b + c] + sc.d.xpos[3 * b + c]);
+    for (int c = 0; c < 3; ++c)
+      before.push_back(sc.d.tree_origin()[3 * b + c] + sc.d.xpos()[3 * b + c]);
   kern::apply_bundle_perturbation(sc.m, sc.d, V{sc.dq.data(), LC{}}, V{sc.dv.data(), LC{}});
   kern::fwd_position(sc.m, sc.d);
   std::vector<double> moved;
   for (std::size_t k = 0; k < sc.bodies.size(); ++k)
     for (int c = 0; c < 3; ++c) {
       const int b = sc.bodies[k];
-      moved.push_back(sc.d.tree_origin[3 * b + c] + sc.d.xpos[3 * b + c] - before[3 * k + static_cast<std::size_t>(c)]);
+      moved.push_back(sc.d.tree_origin()[3 * b + c] + sc.d.xpos()[3 * b + c] -
+                      before[3 * k + static_cast<std::size_t>(c)]);
     }
   const double e = rel(moved, cartesian(s, n, 0.01, 0));
   std::printf("[bundle] applied: world displacement of the bodies vs dx (sigma 1 cm) %.1e relative\n", e);

@@ -175,9 +175,18 @@ TEST(ConstraintAdjoint, SubstepDotProduct) {
         tangent_to_quaternions(*model, x.data(), uq.data());
         const auto wq = rng.normals(m.nq), wv = rng.normals(m.nv);
         Buf<D> bD(k.o);
-        for (int i = 0; i < m.nq; ++i) { bD.d.qpos[i] = D(x[sz(i)]); bD.d.qpos[i].d[0] = uq[sz(i)]; }
-        for (int i = 0; i < m.nv; ++i) { bD.d.qvel[i] = D(x[sz(m.nq + i)]); bD.d.qvel[i].d[0] = uv[sz(i)]; }
-        for (int i = 0; i < m.nu; ++i) { bD.d.ctrl[i] = D(x[sz(m.nq + m.nv + i)]); bD.d.ctrl[i].d[0] = uc[sz(i)]; }
+        for (int i = 0; i < m.nq; ++i) {
+          bD.d.qpos()[i] = D(x[sz(i)]);
+          bD.d.qpos()[i].d[0] = uq[sz(i)];
+        }
+        for (int i = 0; i < m.nv; ++i) {
+          bD.d.qvel()[i] = D(x[sz(m.nq + i)]);
+          bD.d.qvel()[i].d[0] = uv[sz(i)];
+        }
+        for (int i = 0; i < m.nu; ++i) {
+          bD.d.ctrl()[i] = D(x[sz(m.nq + m.nv + i)]);
+          bD.d.ctrl()[i].d[0] = uc[sz(i)];
+        }
         for (int s = 0; s < nsub; ++s) kern::substep(k.mD, bD.d);
         Buf<double> d(k.o), a(k.o);
         for (int i = 0; i < m.nq + m.nv + m.nu; ++i) d.v[sz(k.o.qpos + i)] = x[sz(i)];
@@ -185,10 +194,11 @@ TEST(ConstraintAdjoint, SubstepDotProduct) {
         for (int s = 0; s < nsub; ++s) {
           before.emplace_back(d.v.begin() + k.o.qpos, d.v.begin() + k.o.qpos + m.nq + m.nv);
           EXPECT_EQ(kern::substep(m, d.d), 0) << c.name << ": capacity overflow";
-          rows += static_cast<int>(d.d.nefc[0]);
-          contacts += static_cast<int>(d.d.ncon[0]);
+          rows += static_cast<int>(d.d.nefc()[0]);
+          contacts += static_cast<int>(d.d.ncon()[0]);
         }
-        for (int i = 0; i < m.nv; ++i) ASSERT_EQ(d.d.qvel[i], bD.d.qvel[i].v) << c.name << ": Dual value parts differ";
+        for (int i = 0; i < m.nv; ++i)
+          ASSERT_EQ(d.d.qvel()[i], bD.d.qvel()[i].v) << c.name << ": Dual value parts differ";
         const DotTest t = reverse_substeps_dot_test(m, k.o, d, a, bD, before, wq, wv, uq, uv, uc);
         worst.add(t.rel());
         EXPECT_TRUE(t.ok(kConstraintDotTol)) << c.name << " state " << si << " " << nsub << " substeps: " << t.str();

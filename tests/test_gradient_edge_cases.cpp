@@ -289,8 +289,8 @@ TEST(ActuatorClampRule, ForwardAdjointAndImplicitDampingFollowIt) {
   int blocked = 0, passed = 0, ctrl_blocked = 0;
   for (int seed = 0; seed < 200; ++seed) {
     Rng rng(4300 + seed);
-    random_state(*k.model, rng, StateScales{0.5, 3.0, 0.5, 1.0}, d.d.qpos.p, d.d.qvel.p);
-    random_ctrl(*k.model, rng, 1.6, d.d.ctrl.p);
+    random_state(*k.model, rng, StateScales{0.5, 3.0, 0.5, 1.0}, d.d.qpos().p, d.d.qvel().p);
+    random_ctrl(*k.model, rng, 1.6, d.d.ctrl().p);
     kern::fwd_dynamics(m, d.d, 0.0);
     for (int u = 0; u < m.nu; ++u) {
       const auto c = kern::actuator_clamps(m, d.d, u);
@@ -299,24 +299,24 @@ TEST(ActuatorClampRule, ForwardAdjointAndImplicitDampingFollowIt) {
       const double h = 1e-7;
       auto tau = [&](double s) {
         for (int i = 0; i < k.o.size; ++i) dp[i] = d[i];
-        dp.d.ctrl[u] += s;
+        dp.d.ctrl()[u] += s;
         kern::actuator_forces(m, dp.d);
-        return dp.d.qfrc_actuator[da];
+        return dp.d.qfrc_actuator()[da];
       };
       const double fd = (tau(h) - tau(-h)) / (2 * h);
       const double expect = (c.ctrl || c.force_blocked()) ? 0.0 : m.actuator_gear[u] * m.actuator_gainprm[3 * u];
       EXPECT_NEAR(fd, expect, 1e-6 * (1 + std::fabs(expect))) << "seed " << seed << " actuator " << u;
       // adjoint: ctrl_bar = d tau / d ctrl for a unit adjoint on the dof
       for (int i = 0; i < k.o.size; ++i) a[i] = 0.0;
-      a.d.qfrc_actuator[da] = 1.0;
+      a.d.qfrc_actuator()[da] = 1.0;
       kern::adj_actuator_forces(m, d.d, a.d);
-      EXPECT_EQ(a.d.ctrl[u], expect) << "seed " << seed << " actuator " << u;
+      EXPECT_EQ(a.d.ctrl()[u], expect) << "seed " << seed << " actuator " << u;
       // implicit damping: -gear^2 b2 on the dof's diagonal exactly when the force is not blocked
       if (m.actuator_biastype[u] == kern::kBiasAffine) {
         double own = 0.0;  // this actuator's share (other actuators of the dof subtracted)
-        for (int i = 0; i < m.nv * m.nv; ++i) d.d.qLD[i] = 0.0;
+        for (int i = 0; i < m.nv * m.nv; ++i) d.d.qLD()[i] = 0.0;
         kern::add_implicit_actuator_damping(m, d.d, 1.0);
-        const double with = d.d.qLD[da * m.nv + da];
+        const double with = d.d.qLD()[da * m.nv + da];
         for (int v = 0; v < m.nu; ++v)
           if (v != u && m.jnt_dofadr[m.actuator_trnid[v]] == da && m.actuator_biastype[v] == kern::kBiasAffine &&
               !kern::actuator_clamps(m, d.d, v).force_blocked())

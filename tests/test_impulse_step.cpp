@@ -71,11 +71,11 @@ std::vector<std::vector<double>> impulse_states(const ImpulseKit& k, const std::
                                                 double ctrl_spread, std::uint64_t seed) {
   Buf<double> d(k.o);
   const auto& m = k.m;
-  for (int i = 0; i < m.nq; ++i) d.d.qpos[i] = q0[sz(i)];
+  for (int i = 0; i < m.nq; ++i) d.d.qpos()[i] = q0[sz(i)];
   Rng rng(seed);
   std::vector<std::vector<double>> out;
   for (int s = 1; s <= steps; ++s) {
-    for (int i = 0; i < m.nu; ++i) d.d.ctrl[i] = ctrl_spread * rng.normal();
+    for (int i = 0; i < m.nu; ++i) d.d.ctrl()[i] = ctrl_spread * rng.normal();
     kern::substep(m, d.d);
     if (s % every) continue;
     std::vector<double> x(d.v.begin() + k.o.qpos, d.v.begin() + k.o.qpos + m.nq + m.nv + m.nu);
@@ -100,9 +100,18 @@ double impulse_dot_test(const ImpulseKit& k, const std::vector<double>& x, int n
   const auto uq = rng.normals(m.nq), uv = rng.normals(m.nv), uc = rng.normals(m.nu);
   const auto wq = rng.normals(m.nq), wv = rng.normals(m.nv);
   Buf<DR> bD(o);
-  for (int i = 0; i < m.nq; ++i) { bD.d.qpos[i] = DR(R(x[sz(i)])); bD.d.qpos[i].d[0] = R(uq[sz(i)]); }
-  for (int i = 0; i < m.nv; ++i) { bD.d.qvel[i] = DR(R(x[sz(m.nq + i)])); bD.d.qvel[i].d[0] = R(uv[sz(i)]); }
-  for (int i = 0; i < m.nu; ++i) { bD.d.ctrl[i] = DR(R(x[sz(m.nq + m.nv + i)])); bD.d.ctrl[i].d[0] = R(uc[sz(i)]); }
+  for (int i = 0; i < m.nq; ++i) {
+    bD.d.qpos()[i] = DR(R(x[sz(i)]));
+    bD.d.qpos()[i].d[0] = R(uq[sz(i)]);
+  }
+  for (int i = 0; i < m.nv; ++i) {
+    bD.d.qvel()[i] = DR(R(x[sz(m.nq + i)]));
+    bD.d.qvel()[i].d[0] = R(uv[sz(i)]);
+  }
+  for (int i = 0; i < m.nu; ++i) {
+    bD.d.ctrl()[i] = DR(R(x[sz(m.nq + m.nv + i)]));
+    bD.d.ctrl()[i].d[0] = R(uc[sz(i)]);
+  }
   for (int s = 0; s < nsub; ++s) kern::substep(mD, bD.d);
   Buf<R> d(o), a(o);
   for (int i = 0; i < m.nq + m.nv + m.nu; ++i) d[o.qpos + i] = R(x[sz(i)]);
@@ -110,12 +119,13 @@ double impulse_dot_test(const ImpulseKit& k, const std::vector<double>& x, int n
   for (int s = 0; s < nsub; ++s) {
     before.emplace_back(d.v.begin() + o.qpos, d.v.begin() + o.qpos + m.nq + m.nv);
     EXPECT_EQ(kern::substep(m, d.d), 0) << "capacity overflow";
-    *blocks += static_cast<int>(d.d.nefc[0]) / 3;
-    *contacts += static_cast<int>(d.d.ncon[0]);
+    *blocks += static_cast<int>(d.d.nefc()[0]) / 3;
+    *contacts += static_cast<int>(d.d.ncon()[0]);
   }
-  for (int i = 0; i < m.nv; ++i) EXPECT_EQ(d.d.qvel[i], bD.d.qvel[i].v) << "Dual value parts differ";
-  for (int i = 0; i < m.nq; ++i) a.d.qpos[i] = R(wq[sz(i)]);
-  for (int i = 0; i < m.nv; ++i) a.d.qvel[i] = R(wv[sz(i)]);
+  for (int i = 0; i < m.nv; ++i)
+    EXPECT_EQ(d.d.qvel()[i], bD.d.qvel()[i].v) << "Dual value parts differ";
+  for (int i = 0; i < m.nq; ++i) a.d.qpos()[i] = R(wq[sz(i)]);
+  for (int i = 0; i < m.nv; ++i) a.d.qvel()[i] = R(wv[sz(i)]);
   for (int s = nsub - 1; s >= 0; --s) {
     std::copy(before[sz(s)].begin(), before[sz(s)].end(), d.v.begin() + o.qpos);
     kern::adj_impulse_substep(m, o, d.d, a.d, a.view());
@@ -123,11 +133,11 @@ double impulse_dot_test(const ImpulseKit& k, const std::vector<double>& x, int n
   long double lhs = 0, rhs = 0, scale = 0;
   const auto out = [&](double w, R ju) { lhs += w * static_cast<long double>(ju); scale += std::fabs(w * static_cast<long double>(ju)); };
   const auto in = [&](R g, double u) { rhs += static_cast<long double>(g) * u; scale += std::fabs(static_cast<long double>(g) * u); };
-  for (int i = 0; i < m.nq; ++i) out(wq[sz(i)], bD.d.qpos[i].d[0]);
-  for (int i = 0; i < m.nv; ++i) out(wv[sz(i)], bD.d.qvel[i].d[0]);
-  for (int i = 0; i < m.nq; ++i) in(a.d.qpos[i], uq[sz(i)]);
-  for (int i = 0; i < m.nv; ++i) in(a.d.qvel[i], uv[sz(i)]);
-  for (int i = 0; i < m.nu; ++i) in(a.d.ctrl[i], uc[sz(i)]);
+  for (int i = 0; i < m.nq; ++i) out(wq[sz(i)], bD.d.qpos()[i].d[0]);
+  for (int i = 0; i < m.nv; ++i) out(wv[sz(i)], bD.d.qvel()[i].d[0]);
+  for (int i = 0; i < m.nq; ++i) in(a.d.qpos()[i], uq[sz(i)]);
+  for (int i = 0; i < m.nv; ++i) in(a.d.qvel()[i], uv[sz(i)]);
+  for (int i = 0; i < m.nu; ++i) in(a.d.ctrl()[i], uc[sz(i)]);
   return static_cast<double>(std::fabs(lhs - rhs) / scale);
 }
 
@@ -222,12 +232,14 @@ TEST(ImpulseStep, UnitRowProductsEqualTheFullChainLoopBitwise) {
         for (int i = 0; i < m.nq + m.nv + m.nu; ++i) d[k.o.qpos + i] = x[sz(i)];
         ASSERT_EQ(kern::substep(m, d.d), 0);
         const auto w = kern::impulse_workspace(m, d.d);
-        const int n = static_cast<int>(d.d.nefc[0]);
+        const int n = static_cast<int>(d.d.nefc()[0]);
         for (int r = 0; r < n; ++r) {
           const int chain = kern::row_chain(d.d, r);
           if (chain == kern::kChainEmpty) continue;
           if (kern::impulse_row_is_unit(d.d, r)) ++unit_rows;
-          const auto full = [&](kern::View<double, kern::Contiguous> v) { return kern::row_dot(m, d.d.efc_J, r, chain, v); };
+          const auto full = [&](kern::View<double, kern::Contiguous> v) {
+            return kern::row_dot(m, d.d.efc_J(), r, chain, v);
+          };
           for (int s = 0; s < n; ++s) {
             if (kern::row_chain(d.d, s) == kern::kChainEmpty || s > r) continue;
             const double g = full(w.Y.at(s * m.nv));
@@ -235,7 +247,7 @@ TEST(ImpulseStep, UnitRowProductsEqualTheFullChainLoopBitwise) {
                 << c.name << " kappa " << kappa << " G(" << r << ", " << s << ")";
             ++entries;
           }
-          const double cr = full(w.v0) + m.timestep * full(d.d.qacc_smooth);
+          const double cr = full(w.v0) + m.timestep * full(d.d.qacc_smooth());
           EXPECT_TRUE(cr == w.c[r] && std::signbit(cr) == std::signbit(w.c[r])) << c.name << " c " << r;
         }
       }
@@ -274,17 +286,17 @@ TEST(ImpulsePhysics, SphereDropIsInelasticAndRestsDeeperForSofterKappa) {
   for (double kappa : {50.0, 100.0, 300.0}) {
     ImpulseKit k(*base, kappa);
     Buf<double> d(k.o);
-    for (int i = 0; i < k.m.nq; ++i) d.d.qpos[i] = k.model->qpos0[sz(i)];
+    for (int i = 0; i < k.m.nq; ++i) d.d.qpos()[i] = k.model->qpos0[sz(i)];
     const double h = k.m.timestep, g = 9.81, r = 0.1;
     // the soft activation brakes the sphere before it touches: the impact speed is its largest
     double impact_speed = 0, max_rebound = 0, depth_at_1s = 0;
     simulate(k, d, 600, [&](int s) {
-      const double vz = d.d.qvel[2];
+      const double vz = d.d.qvel()[2];
       impact_speed = std::max(impact_speed, -vz);
       if (impact_speed > 0.5) max_rebound = std::max(max_rebound, vz);
-      if (s == 200) depth_at_1s = r - d.d.qpos[2];
+      if (s == 200) depth_at_1s = r - d.d.qpos()[2];
     });
-    const double depth = r - d.d.qpos[2], speed = -d.d.qvel[2];
+    const double depth = r - d.d.qpos()[2], speed = -d.d.qvel()[2];
     // closed form from the 1 s state to the 3 s state, and the creep speed there
     const double predicted = std::log(std::exp(kappa * depth_at_1s) + kappa * g * h * 2.0) / kappa;
     const double creep = g * h * std::exp(-kappa * depth);
@@ -319,13 +331,16 @@ TEST(ImpulsePhysics, BoxOnInclineSticksBelowAndSlidesAboveTheFrictionAngle) {
     const auto base = load_xml_text(box_on_incline(theta, mu), "incline");
     ImpulseKit k(*base, kappa);
     Buf<double> d(k.o);
-    for (int i = 0; i < k.m.nq; ++i) d.d.qpos[i] = k.model->qpos0[sz(i)];
+    for (int i = 0; i < k.m.nq; ++i) d.d.qpos()[i] = k.model->qpos0[sz(i)];
     double x_half = 0, v_half = 0;
     simulate(k, d, 400, [&](int s) {
-      if (s == 100) { x_half = d.d.qpos[0]; v_half = d.d.qvel[0]; }
+      if (s == 100) {
+        x_half = d.d.qpos()[0];
+        v_half = d.d.qvel()[0];
+      }
     });
     const double t = theta * M_PI / 180;
-    const double slide = d.d.qpos[0] - x_half, accel = (d.d.qvel[0] - v_half) / 1.5;
+    const double slide = d.d.qpos()[0] - x_half, accel = (d.d.qvel()[0] - v_half) / 1.5;
     const double expected = std::tan(t) < mu ? 0.0 : g * (std::sin(t) - mu * std::cos(t));
     std::printf("[impulse physics] box on a %2.0f deg incline, mu %.1f: moved %.2e m in the last 1.5 s, acceleration %.4f "
                 "m/s^2 (closed form %.4f)\n", theta, mu, slide, accel, expected);
@@ -351,10 +366,11 @@ double total_energy(const ImpulseKit& k, const Buf<double>& state) {
   for (int i = 0; i < k.m.nv; ++i)
     for (int j = 0; j < k.m.nv; ++j)
       if (i == j || kern::dof_on_chain(k.m, i, j) || kern::dof_on_chain(k.m, j, i))
-        kinetic += 0.5 * e.d.qvel[i] * e.d.qM[i * k.m.nv + j] * e.d.qvel[j];
+        kinetic += 0.5 * e.d.qvel()[i] * e.d.qM()[i * k.m.nv + j] * e.d.qvel()[j];
   for (int b = 1; b < k.m.nbody; ++b)
     for (int c = 0; c < 3; ++c)
-      potential -= k.m.body_mass[b] * k.m.gravity[c] * (e.d.xipos[3 * b + c] + e.d.tree_origin[3 * b + c]);
+      potential -= k.m.body_mass[b] * k.m.gravity[c] *
+                   (e.d.xipos()[3 * b + c] + e.d.tree_origin()[3 * b + c]);
   return kinetic + potential;
 }
 
@@ -375,7 +391,7 @@ TEST(ImpulsePhysics, EnergyNeverIncreasesWithoutActuation) {
     for (double kappa : {50.0, 300.0}) {
       ImpulseKit k(*sc.model, kappa);
       Buf<double> d(k.o);
-      for (int i = 0; i < k.m.nq; ++i) d.d.qpos[i] = k.model->qpos0[sz(i)];
+      for (int i = 0; i < k.m.nq; ++i) d.d.qpos()[i] = k.model->qpos0[sz(i)];
       const double e0 = total_energy(k, d);
       double previous = e0, worst_rise = 0, scale = 0;
       simulate(k, d, sc.steps, [&](int) {

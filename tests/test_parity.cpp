@@ -338,14 +338,14 @@ TEST_P(ParityComFrame, CdofCinertMatchMujocoAtTranslatedStates) {
       sgtest::mujoco_set_state(mm.get(), md.get(), s);
       mj_forward(mm.get(), md.get());
       mj_fullM(mm.get(), Mfull.data(), md->qM);
-      for (int i = 0; i < nv; ++i) d.qvel[i] = s.qvel[i];
-      for (int i = 0; i < base->nq; ++i) d.qpos[i] = s.qpos[i];
-      for (int i = 0; i < base->nu; ++i) d.ctrl[i] = s.ctrl[i];
+      for (int i = 0; i < nv; ++i) d.qvel()[i] = s.qvel[i];
+      for (int i = 0; i < base->nq; ++i) d.qpos()[i] = s.qpos[i];
+      for (int i = 0; i < base->nu; ++i) d.ctrl()[i] = s.ctrl[i];
       stiffgrad::kern::fwd_dynamics(kit.m, d, 0.0);
-      w.cdof = std::max(w.cdof, rel_diff(d.cdof.p, md->cdof, 6 * nv));
-      w.cinert = std::max(w.cinert, rel_diff(d.cinert.p, md->cinert, 10 * nbody));
-      w.M = std::max(w.M, rel_diff(d.qM.p, Mfull.data(), nv * nv));
-      w.qacc = std::max(w.qacc, rel_diff(d.qacc.p, md->qacc, nv));
+      w.cdof = std::max(w.cdof, rel_diff(d.cdof().p, md->cdof, 6 * nv));
+      w.cinert = std::max(w.cinert, rel_diff(d.cinert().p, md->cinert, 10 * nbody));
+      w.M = std::max(w.M, rel_diff(d.qM().p, Mfull.data(), nv * nv));
+      w.qacc = std::max(w.qacc, rel_diff(d.qacc().p, md->qacc, nv));
       if (off == 0.0) {
         mj_cdof0.emplace_back(md->cdof, md->cdof + 6 * nv);
         mj_cinert0.emplace_back(md->cinert, md->cinert + 10 * nbody);

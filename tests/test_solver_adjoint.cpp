@@ -109,26 +109,26 @@ struct Solve {
     auto put = [&](kern::View<Real, LC> v, const std::vector<double>& x, const std::vector<double>* dx) {
       for (std::size_t i = 0; i < x.size(); ++i) v[static_cast<int>(i)] = set(x[i], dx ? (*dx)[i] : 0.0);
     };
-    put(d.qM, t.M, dir ? &dir->M : nullptr);
-    put(d.qfrc_smooth, t.b, dir ? &dir->b : nullptr);
-    put(d.efc_J, t.J, dir ? &dir->J : nullptr);
-    put(d.efc_aref, t.aref, dir ? &dir->aref : nullptr);
-    put(d.efc_D, t.D, dir ? &dir->D : nullptr);
-    put(d.efc_R, t.R, dir ? &dir->R : nullptr);
-    d.nefc[0] = Real(ne);
+    put(d.qM(), t.M, dir ? &dir->M : nullptr);
+    put(d.qfrc_smooth(), t.b, dir ? &dir->b : nullptr);
+    put(d.efc_J(), t.J, dir ? &dir->J : nullptr);
+    put(d.efc_aref(), t.aref, dir ? &dir->aref : nullptr);
+    put(d.efc_D(), t.D, dir ? &dir->D : nullptr);
+    put(d.efc_R(), t.R, dir ? &dir->R : nullptr);
+    d.nefc()[0] = Real(ne);
     for (int i = 0; i < ne; ++i) {
-      d.efc_type[i] = Real(s.rows.type[i]);
-      d.efc_frictionloss[i] = Real(s.rows.floss[i]);
-      d.efc_mu[i] = Real(s.rows.mu[i]);
-      d.efc_dim[i] = Real(s.rows.dim[i]);
+      d.efc_type()[i] = Real(s.rows.type[i]);
+      d.efc_frictionloss()[i] = Real(s.rows.floss[i]);
+      d.efc_mu()[i] = Real(s.rows.mu[i]);
+      d.efc_dim()[i] = Real(s.rows.dim[i]);
     }
     // a_s = M⁻¹ qfrc_smooth in Real (the solver's own Cholesky), so that its tangent is consistent
     std::vector<Real> L(static_cast<std::size_t>(nv) * nv);
     const kern::View<Real, LC> Lv{L.data(), {}};
-    for (int i = 0; i < nv * nv; ++i) Lv[i] = d.qM[i];
+    for (int i = 0; i < nv * nv; ++i) Lv[i] = d.qM()[i];
     kern::dense_cholesky(nv, Lv);
-    for (int i = 0; i < nv; ++i) d.qacc_smooth[i] = d.qfrc_smooth[i];
-    kern::dense_cholesky_solve(nv, Lv, d.qacc_smooth);
+    for (int i = 0; i < nv; ++i) d.qacc_smooth()[i] = d.qfrc_smooth()[i];
+    kern::dense_cholesky_solve(nv, Lv, d.qacc_smooth());
   }
 };
 
@@ -199,8 +199,8 @@ AdjointResult run_adjoint(const Sample& s, const std::vector<double>& wa, const 
   std::vector<double> abuf(static_cast<std::size_t>(p.o.size), 0.0);
   const auto a = kern::Data<double, LC>::bind(kern::View<double, LC>{abuf.data(), {}}, p.o);
   const int nv = s.th.nv, ne = s.th.nefc;
-  for (int i = 0; i < nv; ++i) a.qacc[i] = wa[i];
-  for (int i = 0; i < ne; ++i) a.efc_force[i] = wf[i];
+  for (int i = 0; i < nv; ++i) a.qacc()[i] = wa[i];
+  for (int i = 0; i < ne; ++i) a.efc_force()[i] = wf[i];
   kern::adj_constraint_solve(p.m, p.d, a);
   AdjointResult r;
   auto get = [](kern::View<double, LC> v, int n) {
@@ -208,16 +208,16 @@ AdjointResult run_adjoint(const Sample& s, const std::vector<double>& wa, const 
     for (int i = 0; i < n; ++i) x[i] = v[i];
     return x;
   };
-  r.qfrc = get(a.qfrc_smooth, nv);
-  r.lam = get(a.qacc_smooth, nv);
-  r.J = get(a.efc_J, ne * nv);
-  r.aref = get(a.efc_aref, ne);
-  r.D = get(a.efc_D, ne);
-  r.R = get(a.efc_R, ne);
-  r.qacc = get(p.d.qacc, nv);
+  r.qfrc = get(a.qfrc_smooth(), nv);
+  r.lam = get(a.qacc_smooth(), nv);
+  r.J = get(a.efc_J(), ne * nv);
+  r.aref = get(a.efc_aref(), ne);
+  r.D = get(a.efc_D(), ne);
+  r.R = get(a.efc_R(), ne);
+  r.qacc = get(p.d.qacc(), nv);
   std::vector<double> jar(static_cast<std::size_t>(ne));
   for (int i = 0; i < ne; ++i) {
-    ++r.zone_counts[static_cast<int>(p.d.efc_state[i])];
+    ++r.zone_counts[static_cast<int>(p.d.efc_state()[i])];
     jar[i] = -s.th.aref[i];
     for (int c = 0; c < nv; ++c) jar[i] += s.th.J[i * nv + c] * r.qacc[c];
   }
@@ -266,16 +266,19 @@ Tangent dual_tangent(const Sample& s, const Theta& u, double* first_correction, 
     for (int i = 0; i < nv; ++i) x[i] = w.grad[i].d[0];
     kern::dense_cholesky_solve(nv, kern::View<double, LC>{chol.data(), {}}, kern::View<double, LC>{x.data(), {}});
     double dx = 0, ad = 0;
-    for (int i = 0; i < nv; ++i) { dx = std::max(dx, std::abs(x[i])); ad = std::max(ad, std::abs(p.d.qacc[i].d[0])); }
+    for (int i = 0; i < nv; ++i) {
+      dx = std::max(dx, std::abs(x[i]));
+      ad = std::max(ad, std::abs(p.d.qacc()[i].d[0]));
+    }
     *last_correction = dx / std::max(ad, 1e-300);
     if (it == 0) *first_correction = *last_correction;
     if (*last_correction <= 1e-15) break;  // efc_force's tangent is that of the current ȧ
-    for (int i = 0; i < nv; ++i) p.d.qacc[i].d[0] -= x[i];
+    for (int i = 0; i < nv; ++i) p.d.qacc()[i].d[0] -= x[i];
     ++*corrections;
   }
   Tangent t;
-  for (int i = 0; i < nv; ++i) t.qacc.push_back(p.d.qacc[i].d[0]);
-  for (int i = 0; i < s.th.nefc; ++i) t.force.push_back(p.d.efc_force[i].d[0]);
+  for (int i = 0; i < nv; ++i) t.qacc.push_back(p.d.qacc()[i].d[0]);
+  for (int i = 0; i < s.th.nefc; ++i) t.force.push_back(p.d.efc_force()[i].d[0]);
   return t;
 }
 
@@ -286,8 +289,8 @@ double loss_at(const Sample& s, const Theta& u, double e, const std::vector<doub
   p.load(s, &u, [e](double x, double dx) { return x + e * dx; });
   kern::constraint_solve(p.m, p.d);
   double l = 0;
-  for (int i = 0; i < s.th.nv; ++i) l += wa[i] * p.d.qacc[i];
-  for (int i = 0; i < s.th.nefc; ++i) l += wf[i] * p.d.efc_force[i];
+  for (int i = 0; i < s.th.nv; ++i) l += wa[i] * p.d.qacc()[i];
+  for (int i = 0; i < s.th.nefc; ++i) l += wf[i] * p.d.efc_force()[i];
   return l;
 }
 

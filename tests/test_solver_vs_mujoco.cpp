@@ -60,24 +60,24 @@ void copy_inputs(const mjModel* mm, const mjData* md, Problem<Real>& p) {
   std::vector<double> M(static_cast<std::size_t>(nv) * nv);
   mj_fullM(mm, M.data(), md->qM);
   auto& d = p.d;
-  for (int i = 0; i < nv * nv; ++i) d.qM[i] = Real(M[i]);
+  for (int i = 0; i < nv * nv; ++i) d.qM()[i] = Real(M[i]);
   for (int i = 0; i < nv; ++i) {
-    d.qacc_smooth[i] = Real(md->qacc_smooth[i]);
-    d.qfrc_smooth[i] = Real(md->qfrc_smooth[i]);
+    d.qacc_smooth()[i] = Real(md->qacc_smooth[i]);
+    d.qfrc_smooth()[i] = Real(md->qfrc_smooth[i]);
   }
-  d.nefc[0] = Real(nefc);
+  d.nefc()[0] = Real(nefc);
   for (int i = 0; i < nefc; ++i) {
-    d.efc_type[i] = Real(md->efc_type[i]);
-    for (int c = 0; c < nv; ++c) d.efc_J[i * nv + c] = Real(md->efc_J[i * nv + c]);
-    d.efc_D[i] = Real(md->efc_D[i]);
-    d.efc_R[i] = Real(md->efc_R[i]);
-    d.efc_aref[i] = Real(md->efc_aref[i]);
-    d.efc_frictionloss[i] = Real(md->efc_frictionloss[i]);
+    d.efc_type()[i] = Real(md->efc_type[i]);
+    for (int c = 0; c < nv; ++c) d.efc_J()[i * nv + c] = Real(md->efc_J[i * nv + c]);
+    d.efc_D()[i] = Real(md->efc_D[i]);
+    d.efc_R()[i] = Real(md->efc_R[i]);
+    d.efc_aref()[i] = Real(md->efc_aref[i]);
+    d.efc_frictionloss()[i] = Real(md->efc_frictionloss[i]);
     if (md->efc_type[i] == mjCNSTR_CONTACT_ELLIPTIC) {
       const mjContact& con = md->contact[md->efc_id[i]];
       const int k = i - con.efc_address;
-      d.efc_mu[i] = Real(k == 0 ? con.mu : con.friction[k - 1]);
-      d.efc_dim[i] = Real(con.dim);
+      d.efc_mu()[i] = Real(k == 0 ? con.mu : con.friction[k - 1]);
+      d.efc_dim()[i] = Real(con.dim);
     }
   }
 }
@@ -113,8 +113,11 @@ void compare_one(const mjModel* mm, const mjData* md, Worst& w) {
   copy_inputs(mm, md, p);
   kern::constraint_solve(p.m, p.d);
   std::vector<double> qacc(nv), qfrc(nv), force(std::max(1, nefc));
-  for (int i = 0; i < nv; ++i) { qacc[i] = p.d.qacc[i]; qfrc[i] = p.d.qfrc_constraint[i]; }
-  for (int i = 0; i < nefc; ++i) force[i] = p.d.efc_force[i];
+  for (int i = 0; i < nv; ++i) {
+    qacc[i] = p.d.qacc()[i];
+    qfrc[i] = p.d.qfrc_constraint()[i];
+  }
+  for (int i = 0; i < nefc; ++i) force[i] = p.d.efc_force()[i];
   w.qacc = std::max(w.qacc, rel_diff(qacc.data(), md->qacc, nv));
   w.qfrc = std::max(w.qfrc, rel_diff(qfrc.data(), md->qfrc_constraint, nv));
   if (nefc > 0) w.force = std::max(w.force, rel_diff(force.data(), md->efc_force, nefc));
@@ -123,14 +126,14 @@ void compare_one(const mjModel* mm, const mjData* md, Worst& w) {
   for (int i = 0; i < nefc; ++i) {
     if (md->efc_type[i] == mjCNSTR_CONTACT_ELLIPTIC) ++w.elliptic_rows;
     if (md->efc_state[i] == mjCNSTRSTATE_CONE) ++w.cone_rows;
-    if (static_cast<int>(p.d.efc_state[i]) != md->efc_state[i]) {
+    if (static_cast<int>(p.d.efc_state()[i]) != md->efc_state[i]) {
       ++w.state_mismatch;
       double jar = -md->efc_aref[i];
       for (int c = 0; c < nv; ++c) jar += md->efc_J[i * nv + c] * md->qacc[c];
       w.mismatch_jar = std::max(w.mismatch_jar, std::abs(jar) * md->efc_D[i]);
     }
   }
-  const int it = static_cast<int>(p.d.solver_niter[0]);
+  const int it = static_cast<int>(p.d.solver_niter()[0]);
   ++w.solves;
   w.rows += nefc;
   w.iters += it;
@@ -301,9 +304,9 @@ TEST(SolverVsMujoco, IterationsAndToleranceZero) {
     Problem<double> p(nv, nefc, iterations, tolerance, mm->stat.meaninertia);
     copy_inputs(mm.get(), md.get(), p);
     kern::constraint_solve(p.m, p.d);
-    *niter = p.d.solver_niter[0];
+    *niter = p.d.solver_niter()[0];
     std::vector<double> qacc(nv);
-    for (int i = 0; i < nv; ++i) qacc[i] = p.d.qacc[i];
+    for (int i = 0; i < nv; ++i) qacc[i] = p.d.qacc()[i];
     return rel_diff(qacc.data(), md->qacc, nv);
   };
   double n1 = 0, n0 = 0;
@@ -348,22 +351,22 @@ TEST(SolverVsMujoco, WarmStart) {
         copy_inputs(mm.get(), md.get(), p);
         p.m.opt_warmstart = warm ? 1 : 0;
         p.m.opt_tolerance = tolerance;
-        for (int i = 0; i < nv; ++i) p.d.qacc_warmstart[i] = warm ? warm[i] : 0.0;
+        for (int i = 0; i < nv; ++i) p.d.qacc_warmstart()[i] = warm ? warm[i] : 0.0;
         kern::constraint_solve(p.m, p.d);
         std::vector<double> qacc(static_cast<std::size_t>(nv));
-        for (int i = 0; i < nv; ++i) qacc[static_cast<std::size_t>(i)] = p.d.qacc[i];
+        for (int i = 0; i < nv; ++i) qacc[static_cast<std::size_t>(i)] = p.d.qacc()[i];
         return qacc;
       };
       Problem<double> cold(nv, nefc, 200, 1e-14, mm->stat.meaninertia);
       const std::vector<double> a_cold = solve(nullptr, 1e-14, cold);
-      const int n_cold = static_cast<int>(cold.d.solver_niter[0]);
+      const int n_cold = static_cast<int>(cold.d.solver_niter()[0]);
       Problem<double> warm(nv, nefc, 200, 1e-14, mm->stat.meaninertia);
       const std::vector<double> a_warm = solve(a_cold.data(), 1e-14, warm);
-      EXPECT_LE(warm.d.solver_niter[0], 2.0) << name << " step " << s;
-      max_from_solution = std::max(max_from_solution, static_cast<int>(warm.d.solver_niter[0]));
-      fewer += warm.d.solver_niter[0] < n_cold;
+      EXPECT_LE(warm.d.solver_niter()[0], 2.0) << name << " step " << s;
+      max_from_solution = std::max(max_from_solution, static_cast<int>(warm.d.solver_niter()[0]));
+      fewer += warm.d.solver_niter()[0] < n_cold;
       worst_warm = std::max(worst_warm, rel_diff(a_warm.data(), a_cold.data(), nv));
-      for (int i = 0; i < nv; ++i) EXPECT_EQ(warm.d.qacc_warmstart[i], warm.d.qacc[i]);
+      for (int i = 0; i < nv; ++i) EXPECT_EQ(warm.d.qacc_warmstart()[i], warm.d.qacc()[i]);
       // rejected warm starts: far worse than qacc_smooth, and NaN
       std::vector<double> bad(static_cast<std::size_t>(nv)), nan(static_cast<std::size_t>(nv), std::nan(""));
       for (int i = 0; i < nv; ++i) bad[static_cast<std::size_t>(i)] = md->qacc_smooth[i] + 1e6;
@@ -376,7 +379,8 @@ TEST(SolverVsMujoco, WarmStart) {
       Problem<double> as_mj(nv, nefc, mm->opt.iterations, default_tolerance, mm->stat.meaninertia);
       const std::vector<double> a_mj = solve(mj_warm.data(), default_tolerance, as_mj);
       worst_mj = std::max(worst_mj, rel_diff(a_mj.data(), md->qacc, nv));
-      iteration_gap = std::max(iteration_gap, std::abs(static_cast<int>(as_mj.d.solver_niter[0]) - md->solver_iter));
+      iteration_gap = std::max(
+          iteration_gap, std::abs(static_cast<int>(as_mj.d.solver_niter()[0]) - md->solver_iter));
     }
     std::printf("[solver] warm start %-14s %d states: from the solution %.1e in <= %d iterations (fewer than cold "
                 "in %d); from MuJoCo's warm start at tolerance %g: qacc %.1e, iterations within %d of MuJoCo's\n",
@@ -422,18 +426,24 @@ void dual_tangent_check(const std::string& name, const std::string& xml, int min
   for (int i = 0; i < nv; ++i) u[i] = std::sin(1.0 + i);
   for (int i = 0; i < nefc; ++i) z[i] = std::cos(0.5 + i);
   mj_solveM(mm.get(), md.get(), Minv_u.data(), u.data(), 1);
-  for (int i = 0; i < nv; ++i) { pd.d.qfrc_smooth[i].d[0] = u[i]; pd.d.qacc_smooth[i].d[0] = Minv_u[i]; }
-  for (int i = 0; i < nefc; ++i) pd.d.efc_aref[i].d[0] = z[i];
+  for (int i = 0; i < nv; ++i) {
+    pd.d.qfrc_smooth()[i].d[0] = u[i];
+    pd.d.qacc_smooth()[i].d[0] = Minv_u[i];
+  }
+  for (int i = 0; i < nefc; ++i) pd.d.efc_aref()[i].d[0] = z[i];
   kern::constraint_solve(pd.m, pd.d);
 
   auto solve_double = [&](double e, std::vector<double>& qacc) {
     Problem<double> p(nv, nefc, mm->opt.iterations, tol, mi);
     copy_inputs(mm.get(), md.get(), p);
-    for (int i = 0; i < nv; ++i) { p.d.qfrc_smooth[i] += e * u[i]; p.d.qacc_smooth[i] += e * Minv_u[i]; }
-    for (int i = 0; i < nefc; ++i) p.d.efc_aref[i] += e * z[i];
+    for (int i = 0; i < nv; ++i) {
+      p.d.qfrc_smooth()[i] += e * u[i];
+      p.d.qacc_smooth()[i] += e * Minv_u[i];
+    }
+    for (int i = 0; i < nefc; ++i) p.d.efc_aref()[i] += e * z[i];
     kern::constraint_solve(p.m, p.d);
     qacc.resize(nv);
-    for (int i = 0; i < nv; ++i) qacc[i] = p.d.qacc[i];
+    for (int i = 0; i < nv; ++i) qacc[i] = p.d.qacc()[i];
   };
   std::vector<double> q0, qp, qm;
   solve_double(0, q0);
@@ -442,9 +452,9 @@ void dual_tangent_check(const std::string& name, const std::string& xml, int min
   solve_double(-h, qm);
   double value_diff = 0, tan_err = 0, tan_scale = 0;
   for (int i = 0; i < nv; ++i) {
-    value_diff = std::max(value_diff, std::abs(pd.d.qacc[i].v - q0[i]));
+    value_diff = std::max(value_diff, std::abs(pd.d.qacc()[i].v - q0[i]));
     const double fd = (qp[i] - qm[i]) / (2 * h);
-    tan_err = std::max(tan_err, std::abs(pd.d.qacc[i].d[0] - fd));
+    tan_err = std::max(tan_err, std::abs(pd.d.qacc()[i].d[0] - fd));
     tan_scale = std::max(tan_scale, std::abs(fd));
   }
   std::printf("[solver] dual %-22s rows %d (cone zone %d), value diff %.1e, tangent vs central "
@@ -457,7 +467,10 @@ void dual_tangent_check(const std::string& name, const std::string& xml, int min
   // The adjoint's helper: at the solution (a held fixed, so the dual part of g is ∂g/∂θ), H from
   // newton_hessian_at_solution is the Jacobian of g = 0, so H ȧ + ∂g/∂θ = 0 for the tangent ȧ.
   std::vector<double> adot(nv);
-  for (int i = 0; i < nv; ++i) { adot[i] = pd.d.qacc[i].d[0]; pd.d.qacc[i].d[0] = 0; }
+  for (int i = 0; i < nv; ++i) {
+    adot[i] = pd.d.qacc()[i].d[0];
+    pd.d.qacc()[i].d[0] = 0;
+  }
   const auto w = kern::newton_hessian_at_solution(pd.m, pd.d);
   double res = 0, res_scale = 1;
   for (int r = 0; r < nv; ++r) {

@@ -77,7 +77,7 @@ void check_staged_adjoint(const std::shared_ptr<const Model>& model, const std::
       kern::control_step_env(m, V{q.data() + (t + 1) * nq * n + e, str}, V{v.data() + (t + 1) * nv * n + e, str},
                              V{u.data() + t * nu * n + e, str}, V{w.data() + (t + 1) * nv * n + e, str}, d, S,
                              &status[e]);
-      contacts += static_cast<int>(d.ncon[0]);
+      contacts += static_cast<int>(d.ncon()[0]);
     }
   }
   for (int e = 0; e < nenv; ++e) ASSERT_EQ(status[e], kern::kEnvOk) << name << " env " << e;

@@ -209,7 +209,7 @@ std::vector<long> check_staged(const std::shared_ptr<const Model>& model, const 
     }
     const Reference& r = width > 1 ? fused : ref[t];
     for (int e = 0; e < nenv; ++e) {
-      contacts += static_cast<int>(data(e).ncon[0]);
+      contacts += static_cast<int>(data(e).ncon()[0]);
       EXPECT_EQ(status[e], r.status[e]) << name << " step " << t << " env " << e;
       for (int i = 0; i < M.nq; ++i)
         EXPECT_EQ(static_cast<double>(qpos[i * nenv + e]), r.q[e * M.nq + i]) << name << " qpos " << i << " step " << t;

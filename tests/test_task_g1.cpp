@@ -286,7 +286,7 @@ TEST(G1ImitateKernels, DotProductAgainstDualNumbers) {
     clip.qvel(time, rv.data());
     perturbed_state(*task, g, seed < 4 ? 0.05 : 0.3, seed % 2 == 1, rq.data(), rv.data(), q, v);
     // reference key bodies by the same kinematics
-    for (int i = 0; i < nq; ++i) r.d.qpos[i] = rq[sz(i)];
+    for (int i = 0; i < nq; ++i) r.d.qpos()[i] = rq[sz(i)];
     kern::fwd_kinematics_base_to_tip(k.m, r.d);
     std::vector<double> rkey(sz(3 * s.nkey));
     kern::imitation_key_positions(r.d, s, rkey.data());
@@ -296,10 +296,16 @@ TEST(G1ImitateKernels, DotProductAgainstDualNumbers) {
     for (double& x : uq) x = N(g);
     for (double& x : uv) x = N(g);
     for (double& x : w) x = N(g);
-    for (int i = 0; i < nq; ++i) { dD.d.qpos[i] = D(q[sz(i)]); dD.d.qpos[i].d[0] = uq[sz(i)]; }
-    for (int i = 0; i < nv; ++i) { dD.d.qvel[i] = D(v[sz(i)]); dD.d.qvel[i].d[0] = uv[sz(i)]; }
-    for (int i = 0; i < nq; ++i) d.d.qpos[i] = q[sz(i)];
-    for (int i = 0; i < nv; ++i) d.d.qvel[i] = v[sz(i)];
+    for (int i = 0; i < nq; ++i) {
+      dD.d.qpos()[i] = D(q[sz(i)]);
+      dD.d.qpos()[i].d[0] = uq[sz(i)];
+    }
+    for (int i = 0; i < nv; ++i) {
+      dD.d.qvel()[i] = D(v[sz(i)]);
+      dD.d.qvel()[i].d[0] = uv[sz(i)];
+    }
+    for (int i = 0; i < nq; ++i) d.d.qpos()[i] = q[sz(i)];
+    for (int i = 0; i < nv; ++i) d.d.qvel()[i] = v[sz(i)];
 
     // observation
     {
@@ -312,8 +318,8 @@ TEST(G1ImitateKernels, DotProductAgainstDualNumbers) {
       kern::adj_imitation_observe(k.m, d.d, a.d, s, rq.data(), rkey.data(), w.data());
       Dot t;
       for (int i = 0; i < nobs; ++i) t.out(w[sz(i)], obsD[sz(i)].d[0]);
-      for (int i = 0; i < nq; ++i) t.in(a.d.qpos[i], uq[sz(i)]);
-      for (int i = 0; i < nv; ++i) t.in(a.d.qvel[i], uv[sz(i)]);
+      for (int i = 0; i < nq; ++i) t.in(a.d.qpos()[i], uq[sz(i)]);
+      for (int i = 0; i < nv; ++i) t.in(a.d.qvel()[i], uv[sz(i)]);
       worst_obs = std::max(worst_obs, t.rel());
       EXPECT_LT(t.rel(), 1e-12) << "observation seed " << seed << " lhs " << t.lhs << " rhs " << t.rhs;
     }
@@ -325,8 +331,8 @@ TEST(G1ImitateKernels, DotProductAgainstDualNumbers) {
       kern::adj_imitation_reward_state(k.m, d.d, a.d, s, rq.data(), rv.data(), rkey.data(), wr);
       Dot t;
       t.out(wr, rD.d[0]);
-      for (int i = 0; i < nq; ++i) t.in(a.d.qpos[i], uq[sz(i)]);
-      for (int i = 0; i < nv; ++i) t.in(a.d.qvel[i], uv[sz(i)]);
+      for (int i = 0; i < nq; ++i) t.in(a.d.qpos()[i], uq[sz(i)]);
+      for (int i = 0; i < nv; ++i) t.in(a.d.qvel()[i], uv[sz(i)]);
       worst_rew = std::max(worst_rew, t.rel());
       EXPECT_GT(rD.v, 0.0);
       EXPECT_LT(t.rel(), 1e-12) << "reward seed " << seed << " lhs " << t.lhs << " rhs " << t.rhs;
@@ -359,8 +365,16 @@ TEST(G1ImitateKernels, AddFeaturesDotProductAgainstDualNumbers) {
     for (double& x : uq) x = N(g);
     for (double& x : uv) x = N(g);
     for (double& x : w) x = N(g);
-    for (int i = 0; i < nq; ++i) { dD.d.qpos[i] = D(q[sz(i)]); dD.d.qpos[i].d[0] = uq[sz(i)]; d.d.qpos[i] = q[sz(i)]; }
-    for (int i = 0; i < nv; ++i) { dD.d.qvel[i] = D(v[sz(i)]); dD.d.qvel[i].d[0] = uv[sz(i)]; d.d.qvel[i] = v[sz(i)]; }
+    for (int i = 0; i < nq; ++i) {
+      dD.d.qpos()[i] = D(q[sz(i)]);
+      dD.d.qpos()[i].d[0] = uq[sz(i)];
+      d.d.qpos()[i] = q[sz(i)];
+    }
+    for (int i = 0; i < nv; ++i) {
+      dD.d.qvel()[i] = D(v[sz(i)]);
+      dD.d.qvel()[i].d[0] = uv[sz(i)];
+      d.d.qvel()[i] = v[sz(i)];
+    }
     std::vector<D> fD(sz(nf));
     kern::imitation_add_features_state(k.mD, dD.d, s, fD.data());
     std::vector<double> f(sz(nf));
@@ -370,8 +384,8 @@ TEST(G1ImitateKernels, AddFeaturesDotProductAgainstDualNumbers) {
     kern::adj_imitation_add_delta_state(k.m, d.d, a.d, s, w.data());
     Dot t;  // Δ = ref − f: ∂Δ u = −∂f u
     for (int i = 0; i < nf; ++i) t.out(w[sz(i)], -fD[sz(i)].d[0]);
-    for (int i = 0; i < nq; ++i) t.in(a.d.qpos[i], uq[sz(i)]);
-    for (int i = 0; i < nv; ++i) t.in(a.d.qvel[i], uv[sz(i)]);
+    for (int i = 0; i < nq; ++i) t.in(a.d.qpos()[i], uq[sz(i)]);
+    for (int i = 0; i < nv; ++i) t.in(a.d.qvel()[i], uv[sz(i)]);
     worst = std::max(worst, t.rel());
     EXPECT_LT(t.rel(), 1e-12) << "seed " << seed << " lhs " << t.lhs << " rhs " << t.rhs;
   }

@@ -45,7 +45,7 @@ SG_HD void bundle_perturbation(const ModelView<Real>& m, const Data<Real, L>& d,
     for (int i = 0; i < 6 * nv; ++i) jac[i] = Real(0);
     const int b = bodies[k];
     Real point[3];
-    for (int c = 0; c < 3; ++c) point[c] = d.xpos[3 * b + c];
+    for (int c = 0; c < 3; ++c) point[c] = d.xpos()[3 * b + c];
     add_point_jacobian(m, d, b, point, Real(1), jac);
     for (int r = 0; r < 3; ++r)
       for (int i = 0; i < nv; ++i) Js[(3 * k + r) * nv + i] = jac[r * nv + i];
@@ -81,8 +81,8 @@ SG_HD void bundle_perturbation(const ModelView<Real>& m, const Data<Real, L>& d,
 template <class Real, class L>
 SG_HD void apply_bundle_perturbation(const ModelView<Real>& m, const Data<Real, L>& d, View<Real, L> dq,
                                      View<Real, L> dv) {
-  integrate_pos(m, d.qpos, dq, Real(1));
-  for (int i = 0; i < m.nv; ++i) d.qvel[i] += dv[i];
+  integrate_pos(m, d.qpos(), dq, Real(1));
+  for (int i = 0; i < m.nv; ++i) d.qvel()[i] += dv[i];
 }
 
 }  // namespace stiffgrad::kern

@@ -26,7 +26,7 @@ struct BundleParams {
 // contact. At most kBundleMaxBodies, in contact order. Returns their count.
 template <class Real, class L>
 SG_HD int bundle_contact_bodies(const ModelView<Real>& m, const Data<Real, L>& d, int* bodies) {
-  const int ncon = sg_int(d.ncon[0]);
+  const int ncon = sg_int(d.ncon()[0]);
   int K = 0, closest = -1;
   auto add = [&](int body) {
     if (body <= 0 || K >= kBundleMaxBodies) return;
@@ -35,14 +35,14 @@ SG_HD int bundle_contact_bodies(const ModelView<Real>& m, const Data<Real, L>& d
     bodies[K++] = body;
   };
   for (int k = 0; k < ncon; ++k) {
-    if (closest < 0 || d.contact_dist[k] < d.contact_dist[closest]) closest = k;
-    if (!(d.contact_dist[k] < Real(0))) continue;
-    const int pair = sg_int(d.contact_pair[k]);
+    if (closest < 0 || d.contact_dist()[k] < d.contact_dist()[closest]) closest = k;
+    if (!(d.contact_dist()[k] < Real(0))) continue;
+    const int pair = sg_int(d.contact_pair()[k]);
     add(m.geom_bodyid[m.cpair_geom1[pair]]);
     add(m.geom_bodyid[m.cpair_geom2[pair]]);
   }
   if (K == 0 && closest >= 0) {
-    const int pair = sg_int(d.contact_pair[closest]);
+    const int pair = sg_int(d.contact_pair()[closest]);
     add(m.geom_bodyid[m.cpair_geom1[pair]]);
     add(m.geom_bodyid[m.cpair_geom2[pair]]);
   }
@@ -76,8 +76,8 @@ SG_HD void bundle_start_env(const ModelView<Real>& m, const BundleParams& p, int
                             View<Real, LS> qvel, View<Real, LS> warm, const Data<Real, LW>& d, View<Real, LB> dq,
                             View<Real, LB> dv, View<Real, LB> qb, View<Real, LB> vb, View<Real, LB> wb,
                             View<Real, LB> scratch) {
-  for (int i = 0; i < m.nq; ++i) d.qpos[i] = qpos[i];
-  for (int i = 0; i < m.nv; ++i) d.qvel[i] = qvel[i];
+  for (int i = 0; i < m.nq; ++i) d.qpos()[i] = qpos[i];
+  for (int i = 0; i < m.nv; ++i) d.qvel()[i] = qvel[i];
   fwd_position(m, d);
   fwd_collision(m, d);
   int bodies[kBundleMaxBodies];
@@ -128,9 +128,9 @@ SG_HD void bundle_step_env(const ModelView<Real>& m, const BundleParams& p, View
   }
   *status |= raised;
   if (raised & kEnvNonFinite) return;
-  bundle_mean_state(m, qb1, vb1, B, d.qpos, d.qvel);
-  for (int i = 0; i < nq; ++i) qpos[i] = d.qpos[i];
-  for (int i = 0; i < nv; ++i) qvel[i] = d.qvel[i];
+  bundle_mean_state(m, qb1, vb1, B, d.qpos(), d.qvel());
+  for (int i = 0; i < nq; ++i) qpos[i] = d.qpos()[i];
+  for (int i = 0; i < nv; ++i) qvel[i] = d.qvel()[i];
   if (warm.p && wb1.p)
     for (int i = 0; i < nv; ++i) warm[i] = wb1[i];
 }

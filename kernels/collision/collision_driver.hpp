@@ -22,15 +22,15 @@ SG_HD void geom_poses(const ModelView<Real>& m, const Data<Real, L>& d) {
   for (int g = 0; g < m.ngeom; ++g) {
     const int b = m.geom_bodyid[g];
     Real xmat[9], xpos[3], off[3], gmat[9], rot[9];
-    load9(xmat, d.xmat, 9 * b);
-    load3(xpos, d.xpos, 3 * b);
+    load9(xmat, d.xmat(), 9 * b);
+    load3(xpos, d.xpos(), 3 * b);
     mat_vec3(off, xmat, m.geom_pos + 3 * g);
-    for (int k = 0; k < 3; ++k) d.geom_xpos[3 * g + k] = xpos[k] + off[k];
+    for (int k = 0; k < 3; ++k) d.geom_xpos()[3 * g + k] = xpos[k] + off[k];
     quat_to_mat(rot, m.geom_quat + 4 * g);
     for (int r = 0; r < 3; ++r)
       for (int c = 0; c < 3; ++c)
         gmat[3 * r + c] = xmat[3 * r] * rot[c] + xmat[3 * r + 1] * rot[3 + c] + xmat[3 * r + 2] * rot[6 + c];
-    store9(d.geom_xmat, 9 * g, gmat);
+    store9(d.geom_xmat(), 9 * g, gmat);
   }
 }
 
@@ -48,8 +48,9 @@ SG_HD SG_INLINE void geom_pose_relative(const ModelView<Real>& m, const Data<Rea
   const int b = m.geom_bodyid[g];
   out.type = m.geom_type[g];
   for (int k = 0; k < 3; ++k)
-    out.pos[k] = d.geom_xpos[3 * g + k] + (d.tree_origin[3 * b + k] - d.tree_origin[3 * ref + k]);
-  load9(out.mat, d.geom_xmat, 9 * g);
+    out.pos[k] =
+        d.geom_xpos()[3 * g + k] + (d.tree_origin()[3 * b + k] - d.tree_origin()[3 * ref + k]);
+  load9(out.mat, d.geom_xmat(), 9 * g);
   for (int k = 0; k < 3; ++k) out.size[k] = m.geom_size[3 * g + k];
 }
 
@@ -57,7 +58,8 @@ SG_HD SG_INLINE void geom_pose_relative(const ModelView<Real>& m, const Data<Rea
 template <class Real, class L>
 SG_HD SG_INLINE void geom_pos_relative(const ModelView<Real>& m, const Data<Real, L>& d, int g, int ref, Real* pos) {
   const int b = m.geom_bodyid[g];
-  for (int k = 0; k < 3; ++k) pos[k] = d.geom_xpos[3 * g + k] + (d.tree_origin[3 * b + k] - d.tree_origin[3 * ref + k]);
+  for (int k = 0; k < 3; ++k)
+    pos[k] = d.geom_xpos()[3 * g + k] + (d.tree_origin()[3 * b + k] - d.tree_origin()[3 * ref + k]);
 }
 
 // MuJoCo's cheap rejections before the narrow phase (facts §1, filters 6-7): bounding spheres,
@@ -72,7 +74,8 @@ SG_HD SG_INLINE bool pair_may_touch(const ModelView<Real>& m, const Data<Real, L
   sub3(dc, pos2, pos1);
   const Real rb1 = m.geom_rbound[g1], rb2 = m.geom_rbound[g2];
   if (m.geom_type[g1] == kGeomPlane) {
-    const Real n[3] = {d.geom_xmat[9 * g1 + 2], d.geom_xmat[9 * g1 + 5], d.geom_xmat[9 * g1 + 8]};
+    const Real n[3] = {d.geom_xmat()[9 * g1 + 2], d.geom_xmat()[9 * g1 + 5],
+                       d.geom_xmat()[9 * g1 + 8]};
     return !(dot3(n, dc) > margin + rb2);
   }
   if (rb1 > Real(0) && rb2 > Real(0)) return !(sg_sqrt(dot3(dc, dc)) > rb1 + rb2 + margin);
@@ -105,10 +108,10 @@ SG_HD SG_INLINE int append_pair_contacts(const ModelView<Real>& m, const Data<Re
   for (int k = 0; k < n; ++k) {
     if (*ncon >= m.ncon_max) return kEnvConstraintOverflow;
     const int i = (*ncon)++;
-    d.contact_dist[i] = found[k].dist;
-    for (int j = 0; j < 3; ++j) d.contact_pos[3 * i + j] = found[k].pos[j];
-    for (int j = 0; j < 9; ++j) d.contact_frame[9 * i + j] = found[k].frame[j];
-    d.contact_pair[i] = Real(c);
+    d.contact_dist()[i] = found[k].dist;
+    for (int j = 0; j < 3; ++j) d.contact_pos()[3 * i + j] = found[k].pos[j];
+    for (int j = 0; j < 9; ++j) d.contact_frame()[9 * i + j] = found[k].frame[j];
+    d.contact_pair()[i] = Real(c);
   }
   return 0;
 }
@@ -126,15 +129,15 @@ SG_HD SG_OUTLINE int fwd_collision(const ModelView<Real>& m, const Data<Real, L>
       const int n = collide_candidate_pair(m, d, c, found);
       status = append_pair_contacts(m, d, c, found, n, &ncon);
     }
-  d.ncon[0] = Real(ncon);
+  d.ncon()[0] = Real(ncon);
   return status;
 }
 
 // World position of contact k (its stored position is relative to the reference tree origin).
 template <class Real, class L>
 SG_HD SG_INLINE void contact_world_pos(const ModelView<Real>& m, const Data<Real, L>& d, int k, Real pos[3]) {
-  const int ref = contact_reference_body(m, sg_int(d.contact_pair[k]));
-  for (int i = 0; i < 3; ++i) pos[i] = d.contact_pos[3 * k + i] + d.tree_origin[3 * ref + i];
+  const int ref = contact_reference_body(m, sg_int(d.contact_pair()[k]));
+  for (int i = 0; i < 3; ++i) pos[i] = d.contact_pos()[3 * k + i] + d.tree_origin()[3 * ref + i];
 }
 
 }  // namespace stiffgrad::kern

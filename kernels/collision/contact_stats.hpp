@@ -28,9 +28,9 @@ SG_HD SG_INLINE void clear_contact_stats(View<Real, LS> stats) {
 template <class Real, class L, class LS>
 SG_HD SG_INLINE void accumulate_integrator_stats(const ModelView<Real>& m, const Data<Real, L>& d, View<Real, LS> stats) {
   const bool rk = m.rk_integrator != kIntEuler;
-  stats[kStatIntegratorSteps] += rk ? d.rk_count[0] : Real(1);
-  stats[kStatDynamicsEvals] += rk ? d.rk_count[1] : Real(1);
-  if (m.nefc_max > 0) stats[kStatSolverIterations] += rk ? d.rk_count[2] : d.solver_niter[0];
+  stats[kStatIntegratorSteps] += rk ? d.rk_count()[0] : Real(1);
+  stats[kStatDynamicsEvals] += rk ? d.rk_count()[1] : Real(1);
+  if (m.nefc_max > 0) stats[kStatSolverIterations] += rk ? d.rk_count()[2] : d.solver_niter()[0];
 }
 
 // Adds the last substep's contacts to the statistics. A contact's normal force is its row's
@@ -39,21 +39,21 @@ SG_HD SG_INLINE void accumulate_integrator_stats(const ModelView<Real>& m, const
 template <class Real, class L, class LS>
 SG_HD void accumulate_contact_stats(const ModelView<Real>& m, const Data<Real, L>& d, View<Real, LS> stats) {
   if (m.nefc_max == 0) return;
-  const int nefc = sg_int(d.nefc[0]);
+  const int nefc = sg_int(d.nefc()[0]);
   int active = 0;
   Real total = Real(0);
   for (int i = 0; i < nefc;) {
-    const int type = sg_int(d.efc_type[i]);
+    const int type = sg_int(d.efc_type()[i]);
     if (type < kCnstrContactFrictionless) { ++i; continue; }
-    const int id = sg_int(d.efc_id[i]);
+    const int id = sg_int(d.efc_id()[i]);
     Real normal = Real(0);
     int j = i;
-    for (; j < nefc && sg_int(d.efc_id[j]) == id && sg_int(d.efc_type[j]) == type; ++j)
-      if (type != kCnstrContactElliptic || j == i) normal += d.efc_force[j];
+    for (; j < nefc && sg_int(d.efc_id()[j]) == id && sg_int(d.efc_type()[j]) == type; ++j)
+      if (type != kCnstrContactElliptic || j == i) normal += d.efc_force()[j];
     ++active;
     total += normal;
     if (normal > stats[kStatMaxNormalForce]) stats[kStatMaxNormalForce] = normal;
-    const Real depth = -d.contact_dist[id];
+    const Real depth = -d.contact_dist()[id];
     if (depth > stats[kStatMaxPenetration]) stats[kStatMaxPenetration] = depth;
     i = j;
   }

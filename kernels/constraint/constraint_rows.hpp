@@ -105,10 +105,10 @@ SG_HD void add_point_jacobian(const ModelView<Real>& m, const Data<Real, L>& d, 
   const int nv = m.nv;
   const int root = m.body_rootid[b];
   Real off[3];
-  for (int k = 0; k < 3; ++k) off[k] = point[k] - d.subtree_com[3 * root + k];
+  for (int k = 0; k < 3; ++k) off[k] = point[k] - d.subtree_com()[3 * root + k];
   for (int i = last_dof_of_body(m, b); i >= 0; i = m.dof_parentid[i]) {
     Real s[6], t[3];
-    load6(s, d.cdof, 6 * i);
+    load6(s, d.cdof(), 6 * i);
     cross3(t, s, off);
     for (int k = 0; k < 3; ++k) {
       jac[k * nv + i] += sign * (s[3 + k] + t[k]);
@@ -134,25 +134,25 @@ SG_HD void finish_row(const ModelView<Real>& m, const Data<Real, L>& d, int i, i
   Real K, B;
   reference_gains(m, p.solref, si.dmax, &K, &B);
   if (zero_K) K = Real(0);
-  d.efc_type[i] = Real(type);
-  d.efc_id[i] = Real(id);
-  d.efc_pos[i] = p.pos;
-  d.efc_margin[i] = p.margin;
-  d.efc_frictionloss[i] = p.frictionloss;
-  d.efc_mu[i] = Real(0);
-  d.efc_dim[i] = Real(0);
-  d.efc_KBIP[4 * i] = K;
-  d.efc_KBIP[4 * i + 1] = B;
-  d.efc_KBIP[4 * i + 2] = imp;
-  d.efc_KBIP[4 * i + 3] = dimp;
-  d.efc_diag_approx[i] = p.diag_approx;
+  d.efc_type()[i] = Real(type);
+  d.efc_id()[i] = Real(id);
+  d.efc_pos()[i] = p.pos;
+  d.efc_margin()[i] = p.margin;
+  d.efc_frictionloss()[i] = p.frictionloss;
+  d.efc_mu()[i] = Real(0);
+  d.efc_dim()[i] = Real(0);
+  d.efc_KBIP()[4 * i] = K;
+  d.efc_KBIP()[4 * i + 1] = B;
+  d.efc_KBIP()[4 * i + 2] = imp;
+  d.efc_KBIP()[4 * i + 3] = dimp;
+  d.efc_diag_approx()[i] = p.diag_approx;
   Real R = (Real(1) - imp) / imp * p.diag_approx;
   if (R < Real(kMinVal)) R = Real(kMinVal);
-  d.efc_R[i] = R;
-  d.efc_D[i] = Real(1) / R;
-  const Real vel = row_dot(m, d.efc_J, i, row_chain(d, i), d.qvel);
-  d.efc_vel[i] = vel;
-  d.efc_aref[i] = -B * vel - K * imp * (p.pos - p.margin);
+  d.efc_R()[i] = R;
+  d.efc_D()[i] = Real(1) / R;
+  const Real vel = row_dot(m, d.efc_J(), i, row_chain(d, i), d.qvel());
+  d.efc_vel()[i] = vel;
+  d.efc_aref()[i] = -B * vel - K * imp * (p.pos - p.margin);
 }
 
 // finish_row with the impedance of the row's own r = pos - margin (limits, friction loss).
@@ -167,10 +167,10 @@ SG_HD SG_INLINE void finish_row_own_impedance(const ModelView<Real>& m, const Da
 // Sets R (and D, diagApprox) of row i: the contact overwrite of facts §4.
 template <class Real, class L>
 SG_HD SG_INLINE void set_row_R(const Data<Real, L>& d, int i, Real R) {
-  const Real imp = d.efc_KBIP[4 * i + 2];
-  d.efc_R[i] = R;
-  d.efc_D[i] = Real(1) / R;
-  d.efc_diag_approx[i] = R * imp / (Real(1) - imp);
+  const Real imp = d.efc_KBIP()[4 * i + 2];
+  d.efc_R()[i] = R;
+  d.efc_D()[i] = Real(1) / R;
+  d.efc_diag_approx()[i] = R * imp / (Real(1) - imp);
 }
 
 // Clears efc_J row i and records its structural chain (row_sparsity.hpp); the builder then
@@ -179,15 +179,15 @@ template <class Real, class L>
 SG_HD SG_INLINE void begin_row(const ModelView<Real>& m, const Data<Real, L>& d, int i, int chain) {
   // only the chain's slots: every reader of a row visits those alone (for_each_row_entry)
   const int slots = chain == kChainDense ? m.nv : (chain >= 0 ? m.dof_chainnum[chain] : 0);
-  for (int c = 0; c < slots; ++c) d.efc_J[i * m.nv + c] = Real(0);
-  d.efc_chain[i] = Real(encode_chain(chain));
+  for (int c = 0; c < slots; ++c) d.efc_J()[i * m.nv + c] = Real(0);
+  d.efc_chain()[i] = Real(encode_chain(chain));
 }
 
 // A unit row on dof `dof` (friction loss) or its negative (upper limit) into efc_J row i.
 template <class Real, class L>
 SG_HD SG_INLINE void unit_row(const ModelView<Real>& m, const Data<Real, L>& d, int i, int dof, Real value) {
   begin_row(m, d, i, dof);
-  d.efc_J[i * m.nv + row_slot(m, dof, dof)] = value;
+  d.efc_J()[i * m.nv + row_slot(m, dof, dof)] = value;
 }
 
 // Fixed tendon t's Jacobian times `scale` into efc_J row i (length = sum coef qpos[joint]).
@@ -198,14 +198,15 @@ SG_HD SG_INLINE void tendon_row(const ModelView<Real>& m, const Data<Real, L>& d
     chain = chain_union(m, chain, m.jnt_dofadr[m.wrap_jntid[w]]);
   begin_row(m, d, i, chain);
   for (int w = m.tendon_adr[t]; w < m.tendon_adr[t] + m.tendon_num[t]; ++w)
-    d.efc_J[i * m.nv + row_slot(m, chain, m.jnt_dofadr[m.wrap_jntid[w]])] += scale * m.wrap_coef[w];
+    d.efc_J()[i * m.nv + row_slot(m, chain, m.jnt_dofadr[m.wrap_jntid[w]])] +=
+        scale * m.wrap_coef[w];
 }
 
 template <class Real, class L>
 SG_HD SG_INLINE Real tendon_length(const ModelView<Real>& m, const Data<Real, L>& d, int t) {
   Real len = Real(0);
   for (int w = m.tendon_adr[t]; w < m.tendon_adr[t] + m.tendon_num[t]; ++w)
-    len += m.wrap_coef[w] * d.qpos[m.jnt_qposadr[m.wrap_jntid[w]]];
+    len += m.wrap_coef[w] * d.qpos()[m.jnt_qposadr[m.wrap_jntid[w]]];
   return len;
 }
 
@@ -241,7 +242,7 @@ SG_HD int joint_and_tendon_rows(const ModelView<Real>& m, const Data<Real, L>& d
       const Real* range = m.jnt_range + 2 * j;
       if (type == kJntHinge || type == kJntSlide) {
         for (int side = 0; side < 2; ++side) {
-          const Real dist = side == 0 ? d.qpos[qa] - range[0] : range[1] - d.qpos[qa];
+          const Real dist = side == 0 ? d.qpos()[qa] - range[0] : range[1] - d.qpos()[qa];
           if (!(dist < margin)) continue;
           if (nefc >= m.nefc_max) return -1;
           unit_row(m, d, nefc, da, side == 0 ? Real(1) : Real(-1));
@@ -251,7 +252,7 @@ SG_HD int joint_and_tendon_rows(const ModelView<Real>& m, const Data<Real, L>& d
         }
       } else if (type == kJntBall) {
         Real q[4], v[3];
-        load4(q, d.qpos, qa);
+        load4(q, d.qpos(), qa);
         quat_to_vel(v, q, Real(1));
         const Real angle = sg_sqrt(dot3(v, v));
         const Real dist = (range[0] > range[1] ? range[0] : range[1]) - angle;
@@ -259,7 +260,8 @@ SG_HD int joint_and_tendon_rows(const ModelView<Real>& m, const Data<Real, L>& d
         if (nefc >= m.nefc_max) return -1;
         begin_row(m, d, nefc, da + 2);  // the ball's three dofs form a chain
         const Real inv = angle > Real(kMinVal) ? Real(1) / angle : Real(0);
-        for (int k = 0; k < 3; ++k) d.efc_J[nefc * m.nv + row_slot(m, da + 2, da + k)] = -v[k] * inv;
+        for (int k = 0; k < 3; ++k)
+          d.efc_J()[nefc * m.nv + row_slot(m, da + 2, da + k)] = -v[k] * inv;
         const RowParams<Real> p{dist, margin, zero, m.dof_invweight0[da], m.jnt_solref + 2 * j,
                                 m.jnt_solimp + 5 * j};
         finish_row_own_impedance(m, d, nefc++, kCnstrLimitJoint, j, p, false);
@@ -287,7 +289,7 @@ SG_HD int joint_and_tendon_rows(const ModelView<Real>& m, const Data<Real, L>& d
 // point into jac; returns the chain of its non-zeros (the union of the two bodies' chains).
 template <class Real, class L>
 SG_HD int contact_jacobian(const ModelView<Real>& m, const Data<Real, L>& d, int k, View<Real, L> jac) {
-  const int c = sg_int(d.contact_pair[k]);
+  const int c = sg_int(d.contact_pair()[k]);
   for (int i = 0; i < 6 * m.nv; ++i) jac[i] = Real(0);
   const int ref = contact_reference_body(m, c);
   const int b1 = m.geom_bodyid[m.cpair_geom1[c]], b2 = m.geom_bodyid[m.cpair_geom2[c]];
@@ -295,7 +297,8 @@ SG_HD int contact_jacobian(const ModelView<Real>& m, const Data<Real, L>& d, int
     const int b = side == 0 ? b1 : b2;
     Real point[3];  // the contact point relative to body b's tree origin
     for (int i = 0; i < 3; ++i)
-      point[i] = d.contact_pos[3 * k + i] + (d.tree_origin[3 * ref + i] - d.tree_origin[3 * b + i]);
+      point[i] =
+          d.contact_pos()[3 * k + i] + (d.tree_origin()[3 * ref + i] - d.tree_origin()[3 * b + i]);
     add_point_jacobian(m, d, b, point, side == 0 ? Real(-1) : Real(1), jac);
   }
   return chain_union(m, last_dof_of_body(m, b1), last_dof_of_body(m, b2));
@@ -308,7 +311,8 @@ SG_HD SG_INLINE Real contact_frame_row(const ModelView<Real>& m, const Data<Real
                                        int r, int col) {
   const int blk = r < 3 ? 0 : 3, f = r < 3 ? r : r - 3;
   Real v = Real(0);
-  for (int a = 0; a < 3; ++a) v += d.contact_frame[9 * k + 3 * f + a] * jac[(blk + a) * m.nv + col];
+  for (int a = 0; a < 3; ++a)
+    v += d.contact_frame()[9 * k + 3 * f + a] * jac[(blk + a) * m.nv + col];
   return v;
 }
 
@@ -319,8 +323,8 @@ SG_HD SG_INLINE Real contact_frame_row(const ModelView<Real>& m, const Data<Real
 template <class Real, class L>
 SG_HD SG_OUTLINE int contact_rows(const ModelView<Real>& m, const Data<Real, L>& d, int k, int nefc, View<Real, L> jac) {
   const int nv = m.nv;
-  const int c = sg_int(d.contact_pair[k]);
-  const Real dist = d.contact_dist[k];
+  const int c = sg_int(d.contact_pair()[k]);
+  const Real dist = d.contact_dist()[k];
   const Real includemargin = m.cpair_margin[c] - m.cpair_gap[c];
   if (!(dist < includemargin)) return nefc;  // MuJoCo's exclude = 1: kept, no rows
   const int dim = m.cpair_condim[c];
@@ -343,7 +347,8 @@ SG_HD SG_OUTLINE int contact_rows(const ModelView<Real>& m, const Data<Real, L>&
   const int first = nefc;
   if (dim == 1) {
     begin_row(m, d, nefc, chain);
-    for_each_row_entry(m, chain, [&](int slot, int col) { d.efc_J[nefc * nv + slot] = frame_row(0, col); });
+    for_each_row_entry(m, chain,
+                       [&](int slot, int col) { d.efc_J()[nefc * nv + slot] = frame_row(0, col); });
     const RowParams<Real> p{dist, includemargin, zero, W, m.cpair_solref + 2 * c, m.cpair_solimp + 5 * c};
     finish_row(m, d, nefc, kCnstrContactFrictionless, k, p, imp, dimp, false);
     set_row_R(d, nefc, (Real(1) - imp) / imp * W);
@@ -352,19 +357,21 @@ SG_HD SG_OUTLINE int contact_rows(const ModelView<Real>& m, const Data<Real, L>&
   if (elliptic) {
     for (int r = 0; r < dim; ++r) {
       begin_row(m, d, nefc + r, chain);
-      for_each_row_entry(m, chain, [&](int slot, int col) { d.efc_J[(nefc + r) * nv + slot] = frame_row(r, col); });
+      for_each_row_entry(m, chain, [&](int slot, int col) {
+        d.efc_J()[(nefc + r) * nv + slot] = frame_row(r, col);
+      });
       const RowParams<Real> p{r == 0 ? dist : zero, r == 0 ? includemargin : zero, zero, r < 3 ? W : Wrot,
                               m.cpair_solref + 2 * c, m.cpair_solimp + 5 * c};
       finish_row(m, d, nefc + r, kCnstrContactElliptic, k, p, imp, dimp, r > 0);
     }
     // R overwrite: R1 = R0 / impratio, R_{j+1} = R1 mu_1^2 / mu_{j+1}^2 (facts §4)
-    const Real R0 = d.efc_R[first];
+    const Real R0 = d.efc_R()[first];
     const Real R1 = R0 / m.impratio;
     for (int r = 1; r < dim; ++r) set_row_R(d, first + r, r == 1 ? R1 : R1 * fr[0] * fr[0] / (fr[r - 1] * fr[r - 1]));
     const Real mu_reg = fr[0] * sg_sqrt(R1 / R0);
     for (int r = 0; r < dim; ++r) {
-      d.efc_mu[first + r] = r == 0 ? mu_reg : fr[r - 1];
-      d.efc_dim[first + r] = Real(dim);
+      d.efc_mu()[first + r] = r == 0 ? mu_reg : fr[r - 1];
+      d.efc_dim()[first + r] = Real(dim);
     }
     return nefc + dim;
   }
@@ -374,19 +381,21 @@ SG_HD SG_OUTLINE int contact_rows(const ModelView<Real>& m, const Data<Real, L>&
   const Real mu_reg2 = fr[0] * fr[0] / m.impratio;
   const Real R_edge = Real(2) * mu_reg2 * (Real(1) - imp) / imp * W * (Real(1) + fr[0] * fr[0]);
   for (int r = 0; r < dim; ++r)
-    for_each_row_entry(m, chain, [&](int slot, int col) { d.efc_J[(nefc + r) * nv + slot] = frame_row(r, col); });
+    for_each_row_entry(m, chain, [&](int slot, int col) {
+      d.efc_J()[(nefc + r) * nv + slot] = frame_row(r, col);
+    });
   for_each_row_entry(m, chain, [&](int slot, int) {
     Real J_frame[6];
-    for (int r = 0; r < dim; ++r) J_frame[r] = d.efc_J[(nefc + r) * nv + slot];
+    for (int r = 0; r < dim; ++r) J_frame[r] = d.efc_J()[(nefc + r) * nv + slot];
     for (int kk = 1; kk < dim; ++kk)
       for (int sgn = 0; sgn < 2; ++sgn) {
         const Real s = sgn == 0 ? fr[kk - 1] : -fr[kk - 1];
-        d.efc_J[(nefc + 2 * (kk - 1) + sgn) * nv + slot] = J_frame[0] + s * J_frame[kk];
+        d.efc_J()[(nefc + 2 * (kk - 1) + sgn) * nv + slot] = J_frame[0] + s * J_frame[kk];
       }
   });
   for (int kk = 1; kk < dim; ++kk) {
     for (int sgn = 0; sgn < 2; ++sgn) {
-      d.efc_chain[nefc] = Real(encode_chain(chain));  // begin_row without clearing: J is written
+      d.efc_chain()[nefc] = Real(encode_chain(chain));  // begin_row without clearing: J is written
       const Real w = kk < 3 ? W + fr[kk - 1] * fr[kk - 1] * W : W + fr[kk - 1] * fr[kk - 1] * Wrot;
       const RowParams<Real> p{dist, includemargin, zero, w, m.cpair_solref + 2 * c, m.cpair_solimp + 5 * c};
       finish_row(m, d, nefc, kCnstrContactPyramidal, k, p, imp, dimp, false);
@@ -409,14 +418,14 @@ SG_HD int fwd_constraint_rows(const ModelView<Real>& m, const Data<Real, L>& d) 
     nefc = m.nefc_max;
   }
   // the solver's workspace is free until the solve: 6 x nv scratch for contact Jacobians
-  const View<Real, L> jac = d.solver_ws;
-  const int ncon = sg_int(d.ncon[0]);
+  const View<Real, L> jac = d.solver_ws();
+  const int ncon = sg_int(d.ncon()[0]);
   for (int k = 0; k < ncon && status == 0; ++k) {
     const int next = contact_rows(m, d, k, nefc, jac);
     if (next < 0) status = kEnvConstraintOverflow;
     else nefc = next;
   }
-  d.nefc[0] = Real(nefc);
+  d.nefc()[0] = Real(nefc);
   return status;
 }
 

@@ -24,13 +24,13 @@ SG_HD void adj_geom_poses(const ModelView<Real>& m, const Data<Real, L>& /*d*/, 
     Real rot[9];
     quat_to_mat(rot, m.geom_quat + 4 * g);
     for (int r = 0; r < 3; ++r) {
-      const Real gp = a.geom_xpos[3 * g + r];
-      a.xpos[3 * b + r] += gp;
+      const Real gp = a.geom_xpos()[3 * g + r];
+      a.xpos()[3 * b + r] += gp;
       for (int k = 0; k < 3; ++k) {
         // geom_xpos[r] = xpos[r] + sum_k xmat[r][k] gpos[k];  geom_xmat[r][c] = sum_k xmat[r][k] rot[k][c]
         Real acc = gp * gpos[k];
-        for (int c = 0; c < 3; ++c) acc += a.geom_xmat[9 * g + 3 * r + c] * rot[3 * k + c];
-        a.xmat[9 * b + 3 * r + k] += acc;
+        for (int c = 0; c < 3; ++c) acc += a.geom_xmat()[9 * g + 3 * r + c] * rot[3 * k + c];
+        a.xmat()[9 * b + 3 * r + k] += acc;
       }
     }
   }
@@ -43,10 +43,10 @@ SG_HD void adj_add_point_jacobian(const ModelView<Real>& m, const Data<Real, L>&
   const int nv = m.nv;
   const int root = m.body_rootid[b];
   Real off[3], off_bar[3] = {Real(0), Real(0), Real(0)};
-  for (int k = 0; k < 3; ++k) off[k] = point[k] - d.subtree_com[3 * root + k];
+  for (int k = 0; k < 3; ++k) off[k] = point[k] - d.subtree_com()[3 * root + k];
   for (int i = last_dof_of_body(m, b); i >= 0; i = m.dof_parentid[i]) {
     Real s[6], s_bar[6] = {Real(0), Real(0), Real(0), Real(0), Real(0), Real(0)}, t_bar[3];
-    load6(s, d.cdof, 6 * i);
+    load6(s, d.cdof(), 6 * i);
     for (int k = 0; k < 3; ++k) {
       const Real gl = sign * jac_bar[k * nv + i];
       s_bar[3 + k] += gl;
@@ -54,11 +54,11 @@ SG_HD void adj_add_point_jacobian(const ModelView<Real>& m, const Data<Real, L>&
       s_bar[k] += sign * jac_bar[(3 + k) * nv + i];
     }
     adj_cross3(s, off, s_bar, off_bar, t_bar);  // t = s_ang x off
-    accumulate(a.cdof, 6 * i, s_bar, 6);
+    accumulate(a.cdof(), 6 * i, s_bar, 6);
   }
   for (int k = 0; k < 3; ++k) {
     point_bar[k] += off_bar[k];
-    a.subtree_com[3 * root + k] -= off_bar[k];
+    a.subtree_com()[3 * root + k] -= off_bar[k];
   }
 }
 
@@ -68,21 +68,21 @@ template <class Real, class L>
 SG_HD void adj_finish_row(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a, int i,
                           Real* imp_bar, Real* pos_bar) {
   const int nv = m.nv;
-  const Real K = d.efc_KBIP[4 * i], B = d.efc_KBIP[4 * i + 1], imp = d.efc_KBIP[4 * i + 2];
-  const Real R = d.efc_R[i], D = d.efc_D[i];
+  const Real K = d.efc_KBIP()[4 * i], B = d.efc_KBIP()[4 * i + 1], imp = d.efc_KBIP()[4 * i + 2];
+  const Real R = d.efc_R()[i], D = d.efc_D()[i];
   // D = 1 / R
-  const Real R_bar = a.efc_R[i] - a.efc_D[i] * D * D;
+  const Real R_bar = a.efc_R()[i] - a.efc_D()[i] * D * D;
   // R = c (1 - imp) / imp
   *imp_bar += -R_bar * R / (imp * (Real(1) - imp));
   // aref = -B vel - K imp (pos - margin)
-  const Real g = a.efc_aref[i];
-  *imp_bar += -K * (d.efc_pos[i] - d.efc_margin[i]) * g;
+  const Real g = a.efc_aref()[i];
+  *imp_bar += -K * (d.efc_pos()[i] - d.efc_margin()[i]) * g;
   *pos_bar += -K * imp * g;
   const Real vel_bar = -B * g;
   // vel = J qvel (over J's structural non-zeros, row_sparsity.hpp)
   for_each_row_entry(m, row_chain(d, i), [&](int slot, int c) {
-    a.efc_J[i * nv + slot] += vel_bar * d.qvel[c];
-    a.qvel[c] += vel_bar * d.efc_J[i * nv + slot];
+    a.efc_J()[i * nv + slot] += vel_bar * d.qvel()[c];
+    a.qvel()[c] += vel_bar * d.efc_J()[i * nv + slot];
   });
 }
 
@@ -98,39 +98,42 @@ SG_HD void adj_joint_and_tendon_rows(const ModelView<Real>& m, const Data<Real, 
                                      int nrows) {
   const int nv = m.nv;
   for (int i = nrows - 1; i >= 0; --i) {
-    const int type = sg_int(d.efc_type[i]);
-    const int id = sg_int(d.efc_id[i]);
+    const int type = sg_int(d.efc_type()[i]);
+    const int id = sg_int(d.efc_id()[i]);
     Real imp_bar(0), pos_bar(0);
     adj_finish_row(m, d, a, i, &imp_bar, &pos_bar);
     if (type == kCnstrFrictionDof || type == kCnstrFrictionTendon) continue;  // r = 0, J constant
-    pos_bar += adj_impedance(d.efc_KBIP[4 * i + 3], imp_bar);
+    pos_bar += adj_impedance(d.efc_KBIP()[4 * i + 3], imp_bar);
     if (type == kCnstrLimitTendon) {
       // dist = len - lo (lower side) or hi - len (upper side), len = sum coef qpos[joint]; the
       // row's pos is bitwise one of the two, which tells the side
-      const Real side = d.efc_pos[i] == tendon_length(m, d, id) - m.tendon_range[2 * id] ? Real(1) : Real(-1);
+      const Real side =
+          d.efc_pos()[i] == tendon_length(m, d, id) - m.tendon_range[2 * id] ? Real(1) : Real(-1);
       for (int w = m.tendon_adr[id]; w < m.tendon_adr[id] + m.tendon_num[id]; ++w)
-        a.qpos[m.jnt_qposadr[m.wrap_jntid[w]]] += side * m.wrap_coef[w] * pos_bar;
+        a.qpos()[m.jnt_qposadr[m.wrap_jntid[w]]] += side * m.wrap_coef[w] * pos_bar;
       continue;
     }
     const int qa = m.jnt_qposadr[id], da = m.jnt_dofadr[id];
     if (m.jnt_type[id] != kJntBall) {
-      a.qpos[qa] += d.efc_J[i * nv + row_slot(m, row_chain(d, i), da)] * pos_bar;  // +1 lower, -1 upper side
+      a.qpos()[qa] += d.efc_J()[i * nv + row_slot(m, row_chain(d, i), da)] *
+                      pos_bar;  // +1 lower, -1 upper side
       continue;
     }
     // ball: dist = max(range) - |v|, J = -v/|v| on the 3 dofs, v = quat_to_vel(q)
     Real q[4], v[3], v_bar[3];
-    load4(q, d.qpos, qa);
+    load4(q, d.qpos(), qa);
     quat_to_vel(v, q, Real(1));
     const Real angle = sg_sqrt(dot3(v, v));
     if (!(angle > Real(kMinVal))) continue;
     Real u[3] = {v[0] / angle, v[1] / angle, v[2] / angle}, u_bar[3];
-    for (int k = 0; k < 3; ++k) u_bar[k] = -a.efc_J[i * nv + row_slot(m, row_chain(d, i), da + k)];
+    for (int k = 0; k < 3; ++k)
+      u_bar[k] = -a.efc_J()[i * nv + row_slot(m, row_chain(d, i), da + k)];
     // u = v / |v|:  v_bar = (u_bar - u (u . u_bar)) / |v|;  |v|: v_bar += u angle_bar, angle_bar = -pos_bar
     const Real uu = dot3(u, u_bar);
     for (int k = 0; k < 3; ++k) v_bar[k] = (u_bar[k] - u[k] * uu) / angle - u[k] * pos_bar;
     Real q_bar[4] = {Real(0), Real(0), Real(0), Real(0)};
     adj_quat_to_vel(q, q_bar, v_bar);
-    accumulate(a.qpos, qa, q_bar, 4);
+    accumulate(a.qpos(), qa, q_bar, 4);
   }
 }
 
@@ -142,15 +145,15 @@ template <class Real, class L, class F>
 SG_HD void adj_contact_jacobian(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a, int k,
                                 View<Real, L> jac, View<Real, L> jac_bar, F&& rows) {
   const int nv = m.nv;
-  const int c = sg_int(d.contact_pair[k]);
+  const int c = sg_int(d.contact_pair()[k]);
   contact_jacobian(m, d, k, jac);
   for (int i = 0; i < 6 * nv; ++i) jac_bar[i] = Real(0);
   // J_c[r][col] = sum_a frame[f][a] jac[blk + a][col]  ->  frame and jac adjoints
   auto adj_frame_row = [&](int r, int col, Real g) {
     const int blk = r < 3 ? 0 : 3, f = r < 3 ? r : r - 3;
     for (int aa = 0; aa < 3; ++aa) {
-      a.contact_frame[9 * k + 3 * f + aa] += g * jac[(blk + aa) * nv + col];
-      jac_bar[(blk + aa) * nv + col] += g * d.contact_frame[9 * k + 3 * f + aa];
+      a.contact_frame()[9 * k + 3 * f + aa] += g * jac[(blk + aa) * nv + col];
+      jac_bar[(blk + aa) * nv + col] += g * d.contact_frame()[9 * k + 3 * f + aa];
     }
   };
   rows(adj_frame_row);
@@ -160,12 +163,13 @@ SG_HD void adj_contact_jacobian(const ModelView<Real>& m, const Data<Real, L>& d
     const int b = side == 0 ? b1 : b2;
     Real point[3], point_bar[3] = {Real(0), Real(0), Real(0)};
     for (int i = 0; i < 3; ++i)
-      point[i] = d.contact_pos[3 * k + i] + (d.tree_origin[3 * ref + i] - d.tree_origin[3 * b + i]);
+      point[i] =
+          d.contact_pos()[3 * k + i] + (d.tree_origin()[3 * ref + i] - d.tree_origin()[3 * b + i]);
     adj_add_point_jacobian(m, d, a, b, point, side == 0 ? Real(-1) : Real(1), jac_bar, point_bar);
     for (int i = 0; i < 3; ++i) {
-      a.contact_pos[3 * k + i] += point_bar[i];
-      a.tree_origin[3 * ref + i] += point_bar[i];
-      a.tree_origin[3 * b + i] -= point_bar[i];
+      a.contact_pos()[3 * k + i] += point_bar[i];
+      a.tree_origin()[3 * ref + i] += point_bar[i];
+      a.tree_origin()[3 * b + i] -= point_bar[i];
     }
   }
 }
@@ -177,7 +181,7 @@ template <class Real, class L>
 SG_HD void adj_contact_rows(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a, int k,
                             int first, View<Real, L> jac, View<Real, L> jac_bar) {
   const int nv = m.nv;
-  const int c = sg_int(d.contact_pair[k]);
+  const int c = sg_int(d.contact_pair()[k]);
   const int dim = m.cpair_condim[c];
   const bool elliptic = m.cone == 1 && dim > 1;
   const int nrows = dim == 1 ? 1 : (elliptic ? dim : 2 * (dim - 1));
@@ -190,22 +194,24 @@ SG_HD void adj_contact_rows(const ModelView<Real>& m, const Data<Real, L>& d, co
     adj_finish_row(m, d, a, first + r, &imp_bar, &pos_bar);
     dist_bar += pos_bar;  // rows with pos = dist (elliptic rows > 0 have pos 0: their K is 0)
   }
-  dist_bar += adj_impedance(d.efc_KBIP[4 * first + 3], imp_bar);
-  a.contact_dist[k] += dist_bar;
+  dist_bar += adj_impedance(d.efc_KBIP()[4 * first + 3], imp_bar);
+  a.contact_dist()[k] += dist_bar;
 
   // the rows' columns: the chain contact_rows recorded (the same for every row of the contact)
   const int chain = row_chain(d, first);
   adj_contact_jacobian(m, d, a, k, jac, jac_bar, [&](auto&& adj_frame_row) {
     if (dim == 1 || elliptic) {
       for (int r = 0; r < nrows; ++r)
-        for_each_row_entry(m, chain, [&](int slot, int col) { adj_frame_row(r, col, a.efc_J[(first + r) * nv + slot]); });
+        for_each_row_entry(m, chain, [&](int slot, int col) {
+          adj_frame_row(r, col, a.efc_J()[(first + r) * nv + slot]);
+        });
     } else {
       for (int kk = 1; kk < dim; ++kk)
         for (int sgn = 0; sgn < 2; ++sgn) {
           const int row = first + 2 * (kk - 1) + sgn;
           const Real s = sgn == 0 ? fr[kk - 1] : -fr[kk - 1];
           for_each_row_entry(m, chain, [&](int slot, int col) {
-            const Real g = a.efc_J[row * nv + slot];
+            const Real g = a.efc_J()[row * nv + slot];
             adj_frame_row(0, col, g);
             adj_frame_row(kk, col, s * g);
           });
@@ -219,17 +225,20 @@ SG_HD void adj_contact_rows(const ModelView<Real>& m, const Data<Real, L>& d, co
 // Reals at the start of d.solver_ws (free after the solver's adjoint).
 template <class Real, class L>
 SG_HD void adj_fwd_constraint_rows(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a) {
-  const int nefc = sg_int(d.nefc[0]);
-  const View<Real, L> jac = d.solver_ws;
-  const View<Real, L> jac_bar = d.solver_ws.at(6 * m.nv);
+  const int nefc = sg_int(d.nefc()[0]);
+  const View<Real, L> jac = d.solver_ws();
+  const View<Real, L> jac_bar = d.solver_ws().at(6 * m.nv);
   int first_contact_row = nefc;
   for (int i = 0; i < nefc; ++i)
-    if (sg_int(d.efc_type[i]) >= kCnstrContactFrictionless) { first_contact_row = i; break; }
+    if (sg_int(d.efc_type()[i]) >= kCnstrContactFrictionless) {
+      first_contact_row = i;
+      break;
+    }
   // contacts, last to first: each contact's rows are consecutive and share efc_id
   for (int i = nefc; i > first_contact_row;) {
-    const int k = sg_int(d.efc_id[i - 1]);
+    const int k = sg_int(d.efc_id()[i - 1]);
     int first = i - 1;
-    while (first > first_contact_row && sg_int(d.efc_id[first - 1]) == k) --first;
+    while (first > first_contact_row && sg_int(d.efc_id()[first - 1]) == k) --first;
     adj_contact_rows(m, d, a, k, first, jac, jac_bar);
     i = first;
   }
@@ -253,9 +262,9 @@ SG_HD void adj_pair_contacts(const ModelView<Real>& m, const Data<Real, L>& d, c
   geom_pose_relative(m, d, g2, ref, p2);
   Contact<Real> bar[kMaxContactsPerPair];
   for (int j = 0; j < n; ++j) {
-    bar[j].dist = a.contact_dist[k + j];
-    for (int i = 0; i < 3; ++i) bar[j].pos[i] = a.contact_pos[3 * (k + j) + i];
-    for (int i = 0; i < 9; ++i) bar[j].frame[i] = a.contact_frame[9 * (k + j) + i];
+    bar[j].dist = a.contact_dist()[k + j];
+    for (int i = 0; i < 3; ++i) bar[j].pos[i] = a.contact_pos()[3 * (k + j) + i];
+    for (int i = 0; i < 9; ++i) bar[j].frame[i] = a.contact_frame()[9 * (k + j) + i];
   }
   for (int side = 0; side < 2; ++side) {
     for (int i = 0; i < 3; ++i) pos_bar[side][i] = Real(0);
@@ -273,22 +282,22 @@ SG_HD void add_pair_pose_adjoint(const ModelView<Real>& m, const Data<Real, L>& 
     const int g = side == 0 ? m.cpair_geom1[c] : m.cpair_geom2[c];
     const int b = m.geom_bodyid[g];
     for (int i = 0; i < 3; ++i) {
-      a.geom_xpos[3 * g + i] += pos_bar[side][i];
-      a.tree_origin[3 * b + i] += pos_bar[side][i];
-      a.tree_origin[3 * ref + i] -= pos_bar[side][i];
+      a.geom_xpos()[3 * g + i] += pos_bar[side][i];
+      a.tree_origin()[3 * b + i] += pos_bar[side][i];
+      a.tree_origin()[3 * ref + i] -= pos_bar[side][i];
     }
-    for (int i = 0; i < 9; ++i) a.geom_xmat[9 * g + i] += mat_bar[side][i];
+    for (int i = 0; i < 9; ++i) a.geom_xmat()[9 * g + i] += mat_bar[side][i];
   }
 }
 
 // Pair c's contacts in the contact list: the first one's index, their count (0: none).
 template <class Real, class L>
 SG_HD SG_INLINE int pair_contacts_in_list(const Data<Real, L>& d, int c, int* count) {
-  const int ncon = sg_int(d.ncon[0]);
+  const int ncon = sg_int(d.ncon()[0]);
   int k = 0;
-  while (k < ncon && sg_int(d.contact_pair[k]) != c) ++k;
+  while (k < ncon && sg_int(d.contact_pair()[k]) != c) ++k;
   int n = 0;
-  while (k + n < ncon && sg_int(d.contact_pair[k + n]) == c) ++n;
+  while (k + n < ncon && sg_int(d.contact_pair()[k + n]) == c) ++n;
   *count = n;
   return k;
 }
@@ -297,11 +306,11 @@ SG_HD SG_INLINE int pair_contacts_in_list(const Data<Real, L>& d, int c, int* co
 // geom poses -> body frames and tree origins.
 template <class Real, class L>
 SG_HD SG_OUTLINE void adj_fwd_collision(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a) {
-  const int ncon = sg_int(d.ncon[0]);
+  const int ncon = sg_int(d.ncon()[0]);
   for (int k = 0; k < ncon;) {
-    const int c = sg_int(d.contact_pair[k]);
+    const int c = sg_int(d.contact_pair()[k]);
     int n = 1;
-    while (k + n < ncon && sg_int(d.contact_pair[k + n]) == c) ++n;
+    while (k + n < ncon && sg_int(d.contact_pair()[k + n]) == c) ++n;
     Real pos_bar[2][3], mat_bar[2][9];
     adj_pair_contacts(m, d, a, c, k, n, pos_bar, mat_bar);
     add_pair_pose_adjoint(m, a, c, pos_bar, mat_bar);

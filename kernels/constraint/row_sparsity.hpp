@@ -38,7 +38,7 @@ SG_HD SG_INLINE int decode_chain(const Real& stored) {
 
 template <class Real, class L>
 SG_HD SG_INLINE int row_chain(const Data<Real, L>& d, int i) {
-  return decode_chain(d.efc_chain[i]);
+  return decode_chain(d.efc_chain()[i]);
 }
 
 // Whether dof a lies on the chain from dof b to the root (a == b included).
@@ -119,7 +119,8 @@ SG_HD SG_INLINE void row_axpy(const ModelView<Real>& m, View<Real, L> J, int i, 
 template <class Real, class L>
 SG_HD SG_INLINE void row_to_dense(const ModelView<Real>& m, const Data<Real, L>& d, int i, Real* out) {
   for (int c = 0; c < m.nv; ++c) out[c] = Real(0);
-  for_each_row_entry(m, row_chain(d, i), [&](int slot, int c) { out[c] = d.efc_J[i * m.nv + slot]; });
+  for_each_row_entry(m, row_chain(d, i),
+                     [&](int slot, int c) { out[c] = d.efc_J()[i * m.nv + slot]; });
 }
 
 // y = M x for a matrix with M's tree sparsity (qM: entry (i, j), j an ancestor of i, in the

@@ -87,13 +87,13 @@ struct NewtonWorkspace {
 
 template <class Real, class L>
 SG_HD SG_INLINE NewtonWorkspace<Real, L> newton_workspace(const ModelView<Real>& m, const Data<Real, L>& d) {
-  return NewtonWorkspace<Real, L>::bind(d.solver_ws, m.nv, m.nefc_max);
+  return NewtonWorkspace<Real, L>::bind(d.solver_ws(), m.nv, m.nefc_max);
 }
 
 // Rows this solve uses: nefc clamped to the capacity (never read past the buffers).
 template <class Real, class L>
 SG_HD SG_INLINE int solver_nefc(const ModelView<Real>& m, const Data<Real, L>& d) {
-  const int n = solver_int(d.nefc[0]);
+  const int n = solver_int(d.nefc()[0]);
   return n < 0 ? 0 : (n > m.nefc_max ? m.nefc_max : n);
 }
 
@@ -226,7 +226,7 @@ SG_HD SG_INLINE void cone_hessian(int dim, const Real* jar, const Real* fr, Real
 // The rows of the elliptic contact starting at row i (its dim, clamped to the rows present).
 template <class Real, class L>
 SG_HD SG_INLINE int cone_dim(const Data<Real, L>& d, int i, int nefc) {
-  int dim = solver_int(d.efc_dim[i]);
+  int dim = solver_int(d.efc_dim()[i]);
   if (dim > 6) dim = 6;
   if (dim > nefc - i) dim = nefc - i;
   if (dim < 1) dim = 1;
@@ -237,14 +237,17 @@ SG_HD SG_INLINE int cone_dim(const Data<Real, L>& d, int i, int nefc) {
 template <class Real, class L>
 SG_HD SG_INLINE int cone_rows(const Data<Real, L>& d, int i, int nefc, Real* fr, Real* D) {
   const int dim = cone_dim(d, i, nefc);
-  for (int k = 0; k < dim; ++k) { fr[k] = d.efc_mu[i + k]; D[k] = d.efc_D[i + k]; }
+  for (int k = 0; k < dim; ++k) {
+    fr[k] = d.efc_mu()[i + k];
+    D[k] = d.efc_D()[i + k];
+  }
   return dim;
 }
 
 // The rows of the group starting at row i (an elliptic contact's cone_dim, else 1).
 template <class Real, class L>
 SG_HD SG_INLINE int row_group_rows(const Data<Real, L>& d, int i, int nefc) {
-  return solver_int(d.efc_type[i]) == kCnstrContactElliptic ? cone_dim(d, i, nefc) : 1;
+  return solver_int(d.efc_type()[i]) == kCnstrContactElliptic ? cone_dim(d, i, nefc) : 1;
 }
 
 // The row groups (NewtonWorkspace::group) of rows 0 .. nefc−1: a walk from row 0, one group
@@ -295,20 +298,24 @@ SG_HD SG_INLINE GroupValue<Real> row_group_eval(const Data<Real, L>& d, int i, i
     g.cost = c.cost; g.dphi = c.dphi; g.d2phi = c.d2phi;
     if (write) {
       // a middle-zone cone's Hessian moves with jar; any zone change changes H
-      g.changed = c.state == kStateCone || solver_int(d.efc_state[i]) != c.state;
-      for (int k = 0; k < dim; ++k) { d.efc_force[i + k] = f6[k]; d.efc_state[i + k] = Real(c.state); }
+      g.changed = c.state == kStateCone || solver_int(d.efc_state()[i]) != c.state;
+      for (int k = 0; k < dim; ++k) {
+        d.efc_force()[i + k] = f6[k];
+        d.efc_state()[i + k] = Real(c.state);
+      }
     }
   } else {
     const Real vi = v_on ? v[i] : Real(0);
     const Real ji = v_on ? jar[i] + t * vi : jar[i];
-    const RowValue<Real> r = scalar_row_value(type, ji, d.efc_D[i], d.efc_R[i], d.efc_frictionloss[i]);
+    const RowValue<Real> r =
+        scalar_row_value(type, ji, d.efc_D()[i], d.efc_R()[i], d.efc_frictionloss()[i]);
     g.cost = r.cost;
     // the sum subtracts r.force·vi (a − b = a + (−b) exactly) and adds r.curv·vi·vi
     if (v_on) { g.dphi = -(r.force * vi); g.d2phi = r.curv * vi * vi; }
     if (write) {
-      g.changed = solver_int(d.efc_state[i]) != r.state;
-      d.efc_force[i] = r.force;
-      d.efc_state[i] = Real(r.state);
+      g.changed = solver_int(d.efc_state()[i]) != r.state;
+      d.efc_force()[i] = r.force;
+      d.efc_state()[i] = Real(r.state);
     }
   }
   return g;
@@ -321,10 +328,12 @@ SG_HD SG_OUTLINE RowsTotal<Real> constraint_rows_eval(const Team& team, const Da
   // groups in the team's order; a group's terms are added on the lane of its first row
   Real tot[4] = {Real(0), Real(0), Real(0), Real(0)};
   team.template sum<4>(nefc, tot, [&](int i, Real* acc) {
-    const int type = solver_int(d.efc_type[i]);
+    const int type = solver_int(d.efc_type()[i]);
     if (type == kCnstrContactElliptic && solver_int(group[i]) == 0) return;  // a cone's later row
     const GroupValue<Real> g = row_group_eval(d, i, type, nefc, jar, v, v_on, t, write);
-    acc[0] += g.cost; acc[1] += g.dphi; acc[2] += g.d2phi;
+    acc[0] += g.cost;
+    acc[1] += g.dphi;
+    acc[2] += g.d2phi;
     if (g.changed) acc[3] += Real(1);
   });
   if (write) team.sync();
@@ -376,9 +385,9 @@ template <class Real, class L>
 SG_HD SG_INLINE Real constraint_force_on_dof(const ModelView<Real>& m, const Data<Real, L>& d, int nefc, int c) {
   Real s(0);
   for (int i = 0; i < nefc; ++i) {
-    if (solver_int(d.efc_state[i]) == kStateSatisfied) continue;
+    if (solver_int(d.efc_state()[i]) == kStateSatisfied) continue;
     const int slot = row_slot_if_held(m, row_chain(d, i), c);
-    if (slot >= 0) s += d.efc_J[i * m.nv + slot] * d.efc_force[i];
+    if (slot >= 0) s += d.efc_J()[i * m.nv + slot] * d.efc_force()[i];
   }
   return s;
 }
@@ -399,18 +408,18 @@ SG_HD Real newton_evaluate(const Team& team, const ModelView<Real>& m, const Dat
   if (team.size() == 1) {
     // one thread: the scatter row by row (O(nefc·depth), where the gather is O(nefc·nv)); the
     // same terms in the same order for every dof, so the same bits
-    for (int c = 0; c < m.nv; ++c) d.qfrc_constraint[c] = Real(0);
+    for (int c = 0; c < m.nv; ++c) d.qfrc_constraint()[c] = Real(0);
     for (int i = 0; i < nefc; ++i)
-      if (solver_int(d.efc_state[i]) != kStateSatisfied)
-        row_axpy(m, d.efc_J, i, row_chain(d, i), d.efc_force[i], d.qfrc_constraint);
+      if (solver_int(d.efc_state()[i]) != kStateSatisfied)
+        row_axpy(m, d.efc_J(), i, row_chain(d, i), d.efc_force()[i], d.qfrc_constraint());
   }
   team.for_each(m.nv, [&](int c) {
-    if (team.size() > 1) d.qfrc_constraint[c] = constraint_force_on_dof(m, d, nefc, c);
-    w.grad[c] = (w.Ma[c] - d.qfrc_smooth[c]) - d.qfrc_constraint[c];
+    if (team.size() > 1) d.qfrc_constraint()[c] = constraint_force_on_dof(m, d, nefc, c);
+    w.grad[c] = (w.Ma[c] - d.qfrc_smooth()[c]) - d.qfrc_constraint()[c];
   });
   Real gauss[1] = {Real(0)};
   team.template sum<1>(m.nv, gauss, [&](int c, Real* acc) {
-    acc[0] += (w.Ma[c] - d.qfrc_smooth[c]) * (d.qacc[c] - d.qacc_smooth[c]);
+    acc[0] += (w.Ma[c] - d.qfrc_smooth()[c]) * (d.qacc()[c] - d.qacc_smooth()[c]);
   });
   team.sync();
   return Real(0.5) * gauss[0] + rows.cost;
@@ -420,22 +429,24 @@ SG_HD Real newton_evaluate(const Team& team, const ModelView<Real>& m, const Dat
 template <class Team, class Real, class L>
 SG_HD SG_INLINE void constraint_rows_residual(const Team& team, const ModelView<Real>& m, const Data<Real, L>& d,
                                               int nefc, View<Real, L> x, View<Real, L> jar) {
-  team.for_each(nefc, [&](int i) { jar[i] = row_dot(m, d.efc_J, i, row_chain(d, i), x) - d.efc_aref[i]; });
+  team.for_each(nefc, [&](int i) {
+    jar[i] = row_dot(m, d.efc_J(), i, row_chain(d, i), x) - d.efc_aref()[i];
+  });
 }
 
 // y = M x (tree_matvec) on the leader; the team waits for it.
 template <class Team, class Real, class L>
 SG_HD SG_INLINE void team_tree_matvec(const Team& team, const ModelView<Real>& m, const Data<Real, L>& d,
                                       View<Real, L> x, View<Real, L> y) {
-  if (team.leader()) tree_matvec(m, d.qM, x, y);
+  if (team.leader()) tree_matvec(m, d.qM(), x, y);
   team.sync();
 }
 
 template <class Team, class Real, class L>
 SG_HD SG_OUTLINE Real newton_update(const Team& team, const ModelView<Real>& m, const Data<Real, L>& d,
                          const NewtonWorkspace<Real, L>& w, int nefc, bool* hessian_changed = nullptr) {
-  constraint_rows_residual(team, m, d, nefc, d.qacc, w.jar);
-  team_tree_matvec(team, m, d, d.qacc, w.Ma);  // its sync also publishes jar
+  constraint_rows_residual(team, m, d, nefc, d.qacc(), w.jar);
+  team_tree_matvec(team, m, d, d.qacc(), w.Ma);  // its sync also publishes jar
   return newton_evaluate(team, m, d, w, nefc, hessian_changed);
 }
 
@@ -450,7 +461,7 @@ template <class Real, class L>
 SG_HD SG_INLINE void hessian_row_add(const ModelView<Real>& m, const Data<Real, L>& d, const NewtonWorkspace<Real, L>& w,
                                      bool tree, int r, int p, int i, int chain, Real Di) {
   const int nv = m.nv, o = i * nv;
-  const auto J = d.efc_J;
+  const auto J = d.efc_J();
   if (chain == kChainDense) {
     const Real jr = J[o + r];
     if (jr == Real(0)) return;
@@ -475,7 +486,7 @@ SG_HD SG_INLINE void hessian_row_add_cone(const ModelView<Real>& m, const Data<R
                                           const NewtonWorkspace<Real, L>& w, bool tree, int r, int p, int i, int dim,
                                           int chain, const Real* Hc) {
   const int nv = m.nv;
-  const auto J = d.efc_J;
+  const auto J = d.efc_J();
   const bool dense_row = chain == kChainDense;
   // dense: columns q = 0 .. r at (r, q); chain: r in slot p, columns in slots q >= p (ancestors)
   const DofChain<Real> ch = dense_row ? DofChain<Real>{nullptr, nv} : dof_chain(m, chain);
@@ -501,7 +512,7 @@ SG_HD SG_INLINE void hessian_row_add_cone(const ModelView<Real>& m, const Data<R
 template <class Real, class L>
 SG_HD SG_INLINE bool hessian_is_tree(const Data<Real, L>& d, int nefc) {
   for (int i = 0; i < nefc; ++i) {
-    const int state = solver_int(d.efc_state[i]);
+    const int state = solver_int(d.efc_state()[i]);
     if ((state == kStateQuadratic || state == kStateCone) && row_chain(d, i) == kChainDense) return false;
   }
   return true;
@@ -516,12 +527,13 @@ SG_HD SG_INLINE bool hessian_is_tree(const Data<Real, L>& d, int nefc) {
 template <class Real, class L, class Rows>
 SG_HD SG_INLINE void hessian_group_add(const ModelView<Real>& m, const Data<Real, L>& d,
                                        const NewtonWorkspace<Real, L>& w, bool tree, int i, int n, Rows&& rows) {
-  const int state = solver_int(d.efc_state[i]);
+  const int state = solver_int(d.efc_state()[i]);
   const int chain = row_chain(d, i);  // contact_rows gives every row of a contact one chain
-  if (solver_int(d.efc_type[i]) == kCnstrContactElliptic) {
+  if (solver_int(d.efc_type()[i]) == kCnstrContactElliptic) {
     if (state == kStateQuadratic) {
       rows(chain, [&](int r, int p) {
-        for (int k = 0; k < n; ++k) hessian_row_add(m, d, w, tree, r, p, i + k, chain, d.efc_D[i + k]);
+        for (int k = 0; k < n; ++k)
+          hessian_row_add(m, d, w, tree, r, p, i + k, chain, d.efc_D()[i + k]);
       });
     } else if (state == kStateCone && chain != kChainEmpty) {
       Real Hc[36];
@@ -529,7 +541,11 @@ SG_HD SG_INLINE void hessian_group_add(const ModelView<Real>& m, const Data<Real
       rows(chain, [&](int r, int p) {
         if (!have_hc) {
           Real fr[6]{}, D[6]{}, j6[6]{};  // as cone_rows copies them (n >= 1)
-          for (int k = 0; k < n; ++k) { fr[k] = d.efc_mu[i + k]; D[k] = d.efc_D[i + k]; j6[k] = w.jar[i + k]; }
+          for (int k = 0; k < n; ++k) {
+            fr[k] = d.efc_mu()[i + k];
+            D[k] = d.efc_D()[i + k];
+            j6[k] = w.jar[i + k];
+          }
           cone_hessian(n, j6, fr, D[0], Hc);
           have_hc = true;
         }
@@ -537,7 +553,8 @@ SG_HD SG_INLINE void hessian_group_add(const ModelView<Real>& m, const Data<Real
       });
     }
   } else if (state == kStateQuadratic) {
-    rows(chain, [&](int r, int p) { hessian_row_add(m, d, w, tree, r, p, i, chain, d.efc_D[i]); });
+    rows(chain,
+         [&](int r, int p) { hessian_row_add(m, d, w, tree, r, p, i, chain, d.efc_D()[i]); });
   }
 }
 
@@ -584,11 +601,11 @@ SG_HD SG_OUTLINE void newton_hessian_assemble(const Team& team, const ModelView<
   const auto init_row = [&](int r) {
     const DofChain<Real> chr = dof_chain(m, r);
     if (tree) {
-      for (int s = 0; s < chr.n; ++s) w.H[m.dof_chainadr[r] + s] = d.qM[r * nv + chr.dof[s]];
+      for (int s = 0; s < chr.n; ++s) w.H[m.dof_chainadr[r] + s] = d.qM()[r * nv + chr.dof[s]];
     } else {
       // M's entries on its tree pattern only (crb_mass_matrix writes no others)
       for (int c = 0; c <= r; ++c) w.H[r * nv + c] = Real(0);
-      for (int s = 0; s < chr.n; ++s) w.H[r * nv + chr.dof[s]] = d.qM[r * nv + chr.dof[s]];
+      for (int s = 0; s < chr.n; ++s) w.H[r * nv + chr.dof[s]] = d.qM()[r * nv + chr.dof[s]];
     }
   };
   if (team.size() == 1) {
@@ -611,7 +628,7 @@ SG_HD SG_OUTLINE void newton_hessian_assemble(const Team& team, const ModelView<
       }
     });
   }
-  team.for_each(nefc, [&](int i) { w.H_state[i] = d.efc_state[i]; });
+  team.for_each(nefc, [&](int i) { w.H_state[i] = d.efc_state()[i]; });
   team.sync();
 }
 
@@ -629,14 +646,15 @@ SG_HD SG_OUTLINE bool newton_hessian_update(const Team& team, const ModelView<Re
   const bool tree = solver_int(w.factor[0]) == kFactorTree;
   if (hessian_is_tree(d, nefc) != tree) return false;
   for (int i = 0; i < nefc; ++i)
-    if (solver_int(d.efc_type[i]) == kCnstrContactElliptic &&
-        (solver_int(w.H_state[i]) == kStateCone || solver_int(d.efc_state[i]) == kStateCone))
+    if (solver_int(d.efc_type()[i]) == kCnstrContactElliptic &&
+        (solver_int(w.H_state[i]) == kStateCone || solver_int(d.efc_state()[i]) == kStateCone))
       return false;
   const auto changed_rows = [&](int i, auto&& rows) {
-    const bool was = solver_int(w.H_state[i]) == kStateQuadratic, is = solver_int(d.efc_state[i]) == kStateQuadratic;
+    const bool was = solver_int(w.H_state[i]) == kStateQuadratic,
+               is = solver_int(d.efc_state()[i]) == kStateQuadratic;
     if (was == is) return;
     const int chain = row_chain(d, i);
-    const Real Di = is ? d.efc_D[i] : -d.efc_D[i];
+    const Real Di = is ? d.efc_D()[i] : -d.efc_D()[i];
     rows(chain, [&](int r, int p) { hessian_row_add(m, d, w, tree, r, p, i, chain, Di); });
   };
   if (team.size() == 1) {
@@ -648,7 +666,7 @@ SG_HD SG_OUTLINE bool newton_hessian_update(const Team& team, const ModelView<Re
     });
   }
   team.sync();  // every lane has read H_state
-  team.for_each(nefc, [&](int i) { w.H_state[i] = d.efc_state[i]; });
+  team.for_each(nefc, [&](int i) { w.H_state[i] = d.efc_state()[i]; });
   team.sync();
   return true;
 }
@@ -718,11 +736,12 @@ SG_HD SG_INLINE LinePoint<Real> line_point(const Team& team, const Data<Real, L>
 template <class Team, class Real, class L>
 SG_HD SG_OUTLINE Real newton_line_search(const Team& team, const ModelView<Real>& m, const Data<Real, L>& d,
                               const NewtonWorkspace<Real, L>& w, int nefc, Real gtol) {
-  team.for_each(nefc, [&](int i) { w.Jsearch[i] = row_dot(m, d.efc_J, i, row_chain(d, i), w.search); });
+  team.for_each(nefc,
+                [&](int i) { w.Jsearch[i] = row_dot(m, d.efc_J(), i, row_chain(d, i), w.search); });
   team_tree_matvec(team, m, d, w.search, w.Msearch);  // its sync also publishes Jsearch
   Real p[2] = {Real(0), Real(0)};  // pᵀ(M a − qfrc_smooth), pᵀMp
   team.template sum<2>(m.nv, p, [&](int c, Real* acc) {
-    acc[0] += w.search[c] * (w.Ma[c] - d.qfrc_smooth[c]);
+    acc[0] += w.search[c] * (w.Ma[c] - d.qfrc_smooth()[c]);
     acc[1] += w.search[c] * w.Msearch[c];
   });
   const Real pr = p[0], pMp = p[1];
@@ -787,7 +806,7 @@ SG_HD void exact_solution_tangent(const Team& team, const ModelView<Real>& m, co
     newton_hessian_solve(m, w, w.search);
     constexpr int N = sizeof(w.search[0].d) / sizeof(w.search[0].d[0]);
     for (int c = 0; c < nv; ++c)
-      for (int k = 0; k < N; ++k) d.qacc[c].d[k] -= w.search[c].d[k];
+      for (int k = 0; k < N; ++k) d.qacc()[c].d[k] -= w.search[c].d[k];
   }
   team.sync();
   newton_update(team, m, d, w, nefc);  // efc_force and qfrc_constraint tangents at the corrected a'
@@ -804,16 +823,16 @@ SG_HD void constraint_solve(const Team& team, const ModelView<Real>& m, const Da
   const int nv = m.nv;
   const int nefc = solver_nefc(m, d);
   const auto set_qacc = [&](View<Real, L> from) {
-    team.for_each(nv, [&](int c) { d.qacc[c] = from[c]; });
+    team.for_each(nv, [&](int c) { d.qacc()[c] = from[c]; });
     team.sync();
   };
-  set_qacc(d.qacc_smooth);
+  set_qacc(d.qacc_smooth());
   if (nefc == 0) {
     team.for_each(nv, [&](int c) {
-      d.qfrc_constraint[c] = Real(0);
-      d.qacc_warmstart[c] = d.qacc[c];
+      d.qfrc_constraint()[c] = Real(0);
+      d.qacc_warmstart()[c] = d.qacc()[c];
     });
-    if (team.leader()) d.solver_niter[0] = Real(0);
+    if (team.leader()) d.solver_niter()[0] = Real(0);
     team.sync();
     return;
   }
@@ -826,14 +845,14 @@ SG_HD void constraint_solve(const Team& team, const ModelView<Real>& m, const Da
   if (m.opt_warmstart) {
     // the cost at a_s is its rows' part alone (the Gauss term vanishes there); the warm start
     // is kept unless a_s is strictly better, and dropped when its cost is not a number
-    constraint_rows_residual(team, m, d, nefc, d.qacc_smooth, w.jar);
+    constraint_rows_residual(team, m, d, nefc, d.qacc_smooth(), w.jar);
     team.sync();
     const Real cost_smooth = constraint_rows_eval(team, d, nefc, w.group, w.jar, w.jar, false, Real(0), false).cost;
     team.sync();  // every lane has read jar before newton_update rewrites it
-    set_qacc(d.qacc_warmstart);
+    set_qacc(d.qacc_warmstart());
     cost = newton_update(team, m, d, w, nefc);
     if (!(cost <= cost_smooth)) {
-      set_qacc(d.qacc_smooth);
+      set_qacc(d.qacc_smooth());
       cost = newton_update(team, m, d, w, nefc);
     }
   } else {
@@ -858,7 +877,7 @@ SG_HD void constraint_solve(const Team& team, const ModelView<Real>& m, const Da
     const Real gtol = tol * Real(0.01) * sg_sqrt(snorm2[0]) / scale;
     const Real alpha = newton_line_search(team, m, d, w, nefc, gtol);
     if (alpha == Real(0)) break;
-    team.for_each(nv, [&](int c) { d.qacc[c] += alpha * w.search[c]; });
+    team.for_each(nv, [&](int c) { d.qacc()[c] += alpha * w.search[c]; });
     team.sync();
     const Real old_cost = cost;
     // jar and Ma recomputed from a, not carried along the step as MuJoCo does: carrying them
@@ -872,9 +891,9 @@ SG_HD void constraint_solve(const Team& team, const ModelView<Real>& m, const Da
     const Real gradient = scale * sg_sqrt(g2[0]);
     if (improvement < tol || gradient < tol) break;
   }
-  if (team.leader()) d.solver_niter[0] = Real(iter);
+  if (team.leader()) d.solver_niter()[0] = Real(iter);
   if constexpr (is_dual_number<Real>::value) exact_solution_tangent(team, m, d, w, nefc);
-  team.for_each(nv, [&](int c) { d.qacc_warmstart[c] = d.qacc[c]; });
+  team.for_each(nv, [&](int c) { d.qacc_warmstart()[c] = d.qacc()[c]; });
   team.sync();
 }
 

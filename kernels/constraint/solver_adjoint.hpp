@@ -116,13 +116,13 @@ template <class Real, class L, class Emit>
 SG_HD void adj_rows_force(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a,
                           const NewtonWorkspace<Real, L>& ws, int nefc, View<Real, L> w, bool w_on, Emit&& emit) {
   const auto u_of = [&](int i) {
-    Real s = a.efc_force[i];
-    if (w_on) s += row_dot(m, d.efc_J, i, row_chain(d, i), w);
+    Real s = a.efc_force()[i];
+    if (w_on) s += row_dot(m, d.efc_J(), i, row_chain(d, i), w);
     return s;
   };
   for (int i = 0; i < nefc;) {
-    const int type = solver_int(d.efc_type[i]);
-    const int state = solver_int(d.efc_state[i]);
+    const int type = solver_int(d.efc_type()[i]);
+    const int state = solver_int(d.efc_state()[i]);
     if (type == kCnstrContactElliptic) {
       Real fr[6], D[6], j6[6], u6[6], jb[6], Db[6];
       const int dim = cone_rows(d, i, nefc, fr, D);
@@ -131,7 +131,7 @@ SG_HD void adj_rows_force(const ModelView<Real>& m, const Data<Real, L>& d, cons
       for (int k = 0; k < dim; ++k) emit(i + k, jb[k], Db[k]);
       i += dim;
     } else {
-      const RowForceAdjoint<Real> r = adj_scalar_row_value(state, ws.jar[i], d.efc_D[i], u_of(i));
+      const RowForceAdjoint<Real> r = adj_scalar_row_value(state, ws.jar[i], d.efc_D()[i], u_of(i));
       emit(i, r.jar, r.D);
       ++i;
     }
@@ -159,26 +159,28 @@ SG_HD SG_OUTLINE void adj_constraint_solve(const ModelView<Real>& m, const Data<
 
   // 1. ā_tot = ā + Jᵀ (∂f/∂jar)ᵀ f̄, in ws.search
   const View<Real, L> lam = ws.search;
-  for (int c = 0; c < nv; ++c) lam[c] = a.qacc[c];
+  for (int c = 0; c < nv; ++c) lam[c] = a.qacc()[c];
   adj_rows_force(m, d, a, ws, nefc, lam, false, [&](int i, Real y, Real) {
     if (y == Real(0)) return;
-    row_axpy(m, d.efc_J, i, row_chain(d, i), y, lam);
+    row_axpy(m, d.efc_J(), i, row_chain(d, i), y, lam);
   });
 
   // 2. λ = H⁻¹ ā_tot
   newton_hessian_solve(m, ws, lam);
   for (int c = 0; c < nv; ++c) {
-    a.qacc_smooth[c] = lam[c];
-    a.qfrc_smooth[c] += lam[c];
+    a.qacc_smooth()[c] = lam[c];
+    a.qfrc_smooth()[c] += lam[c];
   }
 
   // 3. with u = f̄ + Jλ, y = (∂f/∂jar)ᵀu: J̄_i += f_i λ + y_i a, aref̄_i −= y_i, D̄ += (∂f/∂D)ᵀu.
   //    Satisfied rows have f = 0 and y = 0 (their force is the constant 0 in the forward too).
   adj_rows_force(m, d, a, ws, nefc, lam, true, [&](int i, Real y, Real Db) {
-    const Real f = solver_int(d.efc_state[i]) == kStateSatisfied ? Real(0) : d.efc_force[i];
-    for_each_row_entry(m, row_chain(d, i), [&](int slot, int c) { a.efc_J[i * nv + slot] += f * lam[c] + y * d.qacc[c]; });
-    a.efc_aref[i] -= y;
-    a.efc_D[i] += Db;
+    const Real f = solver_int(d.efc_state()[i]) == kStateSatisfied ? Real(0) : d.efc_force()[i];
+    for_each_row_entry(m, row_chain(d, i), [&](int slot, int c) {
+      a.efc_J()[i * nv + slot] += f * lam[c] + y * d.qacc()[c];
+    });
+    a.efc_aref()[i] -= y;
+    a.efc_D()[i] += Db;
   });
 }
 

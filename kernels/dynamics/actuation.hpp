@@ -48,7 +48,7 @@ template <class Real, class L>
 SG_HD SG_INLINE Real dof_actuator_total(const ModelView<Real>& m, const Data<Real, L>& d, int i) {
   Real s = Real(0);
   for (int u = 0; u < m.nu; ++u)
-    if (m.jnt_dofadr[m.actuator_trnid[u]] == i) s += m.actuator_gear[u] * d.actuator_force[u];
+    if (m.jnt_dofadr[m.actuator_trnid[u]] == i) s += m.actuator_gear[u] * d.actuator_force()[u];
   return s;
 }
 
@@ -68,7 +68,8 @@ struct ActuatorClamps {
 
 template <class Real, class L>
 SG_HD SG_INLINE ActuatorClamps actuator_clamps(const ModelView<Real>& m, const Data<Real, L>& d, int u) {
-  const ActuatorForce<Real> r = actuator_force(m, u, d.ctrl[u], d.actuator_length[u], d.actuator_velocity[u]);
+  const ActuatorForce<Real> r =
+      actuator_force(m, u, d.ctrl()[u], d.actuator_length()[u], d.actuator_velocity()[u]);
   ActuatorClamps c{r.ctrl_clamped, r.force_clamped, false};
   const int j = m.actuator_trnid[u];
   if (m.jnt_actfrclimited[j]) joint_actuator_clamp(m, j, dof_actuator_total(m, d, m.jnt_dofadr[j]), &c.joint);
@@ -77,18 +78,18 @@ SG_HD SG_INLINE ActuatorClamps actuator_clamps(const ModelView<Real>& m, const D
 
 template <class Real, class L>
 SG_HD void actuator_forces(const ModelView<Real>& m, const Data<Real, L>& d) {
-  for (int i = 0; i < m.nv; ++i) d.qfrc_actuator[i] = Real(0);
+  for (int i = 0; i < m.nv; ++i) d.qfrc_actuator()[i] = Real(0);
   for (int u = 0; u < m.nu; ++u) {
     const int j = m.actuator_trnid[u];
     const Real gear = m.actuator_gear[u];
     const int da = m.jnt_dofadr[j];
-    const Real len = gear * d.qpos[m.jnt_qposadr[j]];
-    const Real vel = gear * d.qvel[da];
-    d.actuator_length[u] = len;
-    d.actuator_velocity[u] = vel;
-    const Real f = actuator_force(m, u, d.ctrl[u], len, vel).force;
-    d.actuator_force[u] = f;
-    d.qfrc_actuator[da] += gear * f;
+    const Real len = gear * d.qpos()[m.jnt_qposadr[j]];
+    const Real vel = gear * d.qvel()[da];
+    d.actuator_length()[u] = len;
+    d.actuator_velocity()[u] = vel;
+    const Real f = actuator_force(m, u, d.ctrl()[u], len, vel).force;
+    d.actuator_force()[u] = f;
+    d.qfrc_actuator()[da] += gear * f;
   }
   for (int j = 0; j < m.njnt; ++j) {
     if (!m.jnt_actfrclimited[j]) continue;
@@ -97,7 +98,7 @@ SG_HD void actuator_forces(const ModelView<Real>& m, const Data<Real, L>& d) {
     for (int k = 0; k < n; ++k) {
       const int i = m.jnt_dofadr[j] + k;
       bool active;
-      d.qfrc_actuator[i] = joint_actuator_clamp(m, j, d.qfrc_actuator[i], &active);
+      d.qfrc_actuator()[i] = joint_actuator_clamp(m, j, d.qfrc_actuator()[i], &active);
     }
   }
 }

@@ -15,12 +15,12 @@ SG_HD void adj_actuator_forces(const ModelView<Real>& m, const Data<Real, L>& d,
     const int da = m.jnt_dofadr[j];
     const ActuatorClamps c = actuator_clamps(m, d, u);
     if (c.force_blocked()) continue;
-    const Real adj_f = gear * a.qfrc_actuator[da];
-    if (!c.ctrl) a.ctrl[u] += m.actuator_gainprm[3 * u] * adj_f;
+    const Real adj_f = gear * a.qfrc_actuator()[da];
+    if (!c.ctrl) a.ctrl()[u] += m.actuator_gainprm[3 * u] * adj_f;
     if (m.actuator_biastype[u] == kBiasAffine) {
       const Real* bp = m.actuator_biasprm + 3 * u;
-      a.qpos[m.jnt_qposadr[j]] += gear * bp[1] * adj_f;
-      a.qvel[da] += gear * bp[2] * adj_f;
+      a.qpos()[m.jnt_qposadr[j]] += gear * bp[1] * adj_f;
+      a.qvel()[da] += gear * bp[2] * adj_f;
     }
   }
 }

@@ -12,11 +12,11 @@ namespace stiffgrad::kern {
 template <class Real, class L>
 SG_HD void crb_mass_matrix(const ModelView<Real>& m, const Data<Real, L>& d) {
   // composite inertias, tip to base
-  for (int i = 0; i < 10 * m.nbody; ++i) d.crb[i] = d.cinert[i];
+  for (int i = 0; i < 10 * m.nbody; ++i) d.crb()[i] = d.cinert()[i];
   for (int b = m.nbody - 1; b > 0; --b) {
     const int p = m.body_parentid[b];
     if (p > 0)
-      for (int k = 0; k < 10; ++k) d.crb[10 * p + k] += d.crb[10 * b + k];
+      for (int k = 0; k < 10; ++k) d.crb()[10 * p + k] += d.crb()[10 * b + k];
   }
   const int nv = m.nv;
   // Only M's tree pattern is written (entry (i, j) with j an ancestor of i, and its mirror):
@@ -25,16 +25,16 @@ SG_HD void crb_mass_matrix(const ModelView<Real>& m, const Data<Real, L>& d) {
   for (int i = 0; i < nv; ++i) {
     Real I[10], s[6], f[6];
     const int b = m.dof_bodyid[i];
-    for (int k = 0; k < 10; ++k) I[k] = d.crb[10 * b + k];
-    load6(s, d.cdof, 6 * i);
+    for (int k = 0; k < 10; ++k) I[k] = d.crb()[10 * b + k];
+    load6(s, d.cdof(), 6 * i);
     inertia_mul(f, I, s);
-    d.qM[i * nv + i] = dot6(s, f) + m.dof_armature[i];
+    d.qM()[i * nv + i] = dot6(s, f) + m.dof_armature[i];
     for (int j = m.dof_parentid[i]; j >= 0; j = m.dof_parentid[j]) {
       Real sj[6];
-      load6(sj, d.cdof, 6 * j);
+      load6(sj, d.cdof(), 6 * j);
       const Real v = dot6(sj, f);
-      d.qM[i * nv + j] = v;
-      d.qM[j * nv + i] = v;
+      d.qM()[i * nv + j] = v;
+      d.qM()[j * nv + i] = v;
     }
   }
 }

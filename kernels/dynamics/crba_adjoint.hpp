@@ -26,7 +26,7 @@ SG_HD void adj_mass_product(const ModelView<Real>& m, const Data<Real, L>& d, co
     load6(vx, Vx, 6 * m.body_parentid[b]);
     load6(vw, Vw, 6 * m.body_parentid[b]);
     for (int i = m.body_dofadr[b]; i < m.body_dofadr[b] + m.body_dofnum[b]; ++i) {
-      load6(s, d.cdof, 6 * i);
+      load6(s, d.cdof(), 6 * i);
       for (int c = 0; c < 6; ++c) {
         vx[c] += s[c] * x[i];
         vw[c] += s[c] * w[i];
@@ -35,13 +35,13 @@ SG_HD void adj_mass_product(const ModelView<Real>& m, const Data<Real, L>& d, co
     store6(Vx, 6 * b, vx);
     store6(Vw, 6 * b, vw);
     Real I[10], fx[6], fw[6], adj_I[10] = {}, adj_v[6] = {};
-    for (int k = 0; k < 10; ++k) I[k] = d.cinert[10 * b + k];
+    for (int k = 0; k < 10; ++k) I[k] = d.cinert()[10 * b + k];
     inertia_mul(fx, I, vx);
     inertia_mul(fw, I, vw);
     store6(Fx, 6 * b, fx);
     store6(Fw, 6 * b, fw);
     adj_inertia_mul(I, vx, adj_I, adj_v, vw);
-    for (int k = 0; k < 10; ++k) a.cinert[10 * b + k] += adj_I[k];
+    for (int k = 0; k < 10; ++k) a.cinert()[10 * b + k] += adj_I[k];
   }
   for (int b = nb - 1; b > 0; --b) {
     const int p = m.body_parentid[b];
@@ -53,7 +53,7 @@ SG_HD void adj_mass_product(const ModelView<Real>& m, const Data<Real, L>& d, co
   }
   for (int i = 0; i < m.nv; ++i) {
     const int b = m.dof_bodyid[i];
-    for (int c = 0; c < 6; ++c) a.cdof[6 * i + c] += x[i] * Fw[6 * b + c] + w[i] * Fx[6 * b + c];
+    for (int c = 0; c < 6; ++c) a.cdof()[6 * i + c] += x[i] * Fw[6 * b + c] + w[i] * Fx[6 * b + c];
   }
 }
 

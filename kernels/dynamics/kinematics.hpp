@@ -28,7 +28,9 @@ SG_HD SG_INLINE void body_frame_in_parent(const ModelView<Real>& m, const Data<R
   const Real* bquat = m.body_quat + 4 * b;
   if (p > 0) {
     Real pmat[9], ppos[3], pquat[4], off[3];
-    load9(pmat, d.xmat, 9 * p); load3(ppos, d.xpos, 3 * p); load4(pquat, d.xquat, 4 * p);
+    load9(pmat, d.xmat(), 9 * p);
+    load3(ppos, d.xpos(), 3 * p);
+    load4(pquat, d.xquat(), 4 * p);
     mat_vec3(off, pmat, bpos);
     add3(xpos, ppos, off);
     quat_mul(xquat, pquat, bquat);
@@ -86,8 +88,12 @@ SG_HD void fwd_kinematics_base_to_tip(const ModelView<Real>& m, const Data<Real,
     const Real zero3[3] = {Real(0), Real(0), Real(0)};
     const Real unit[4] = {Real(1), Real(0), Real(0), Real(0)};
     const Real eye[9] = {Real(1), Real(0), Real(0), Real(0), Real(1), Real(0), Real(0), Real(0), Real(1)};
-    store3(d.xpos, 0, zero3); store4(d.xquat, 0, unit); store9(d.xmat, 0, eye);
-    store3(d.xipos, 0, zero3); store9(d.ximat, 0, eye); store3(d.tree_origin, 0, zero3);
+    store3(d.xpos(), 0, zero3);
+    store4(d.xquat(), 0, unit);
+    store9(d.xmat(), 0, eye);
+    store3(d.xipos(), 0, zero3);
+    store9(d.ximat(), 0, eye);
+    store3(d.tree_origin(), 0, zero3);
   }
   for (int b = 1; b < m.nbody; ++b) {
     Real xpos[3], xquat[4];
@@ -95,34 +101,36 @@ SG_HD void fwd_kinematics_base_to_tip(const ModelView<Real>& m, const Data<Real,
     if (is_free_body(m, b)) {
       const int a = m.jnt_qposadr[jnt0];
       Real origin[3];
-      load3(origin, d.qpos, a);
-      store3(d.tree_origin, 3 * b, origin);
+      load3(origin, d.qpos(), a);
+      store3(d.tree_origin(), 3 * b, origin);
       xpos[0] = xpos[1] = xpos[2] = Real(0);
-      load4(xquat, d.qpos, a + 3);
+      load4(xquat, d.qpos(), a + 3);
       normalize4(xquat);
-      store3(d.xanchor, 3 * jnt0, xpos);
-      store3(d.xaxis, 3 * jnt0, m.jnt_axis + 3 * jnt0);
+      store3(d.xanchor(), 3 * jnt0, xpos);
+      store3(d.xaxis(), 3 * jnt0, m.jnt_axis + 3 * jnt0);
     } else {
       const int p = m.body_parentid[b];
       for (int k = 0; k < 3; ++k)
-        d.tree_origin[3 * b + k] = p == 0 ? m.body_pos[3 * b + k] : d.tree_origin[3 * p + k];
+        d.tree_origin()[3 * b + k] = p == 0 ? m.body_pos[3 * b + k] : d.tree_origin()[3 * p + k];
       body_frame_in_parent(m, d, b, xpos, xquat);
       for (int k = 0; k < m.body_jntnum[b]; ++k) {
         const int j = jnt0 + k;
         // kept for the adjoint, which would otherwise recompute every joint's entry rotation
-        store4(d.jnt_frame_quat, 4 * j, xquat);
+        store4(d.jnt_frame_quat(), 4 * j, xquat);
         Real xanchor[3], xaxis[3], qloc[4] = {Real(1), Real(0), Real(0), Real(0)};
-        apply_joint(m, d.qpos, j, xpos, xquat, xanchor, xaxis, qloc);
-        store3(d.xanchor, 3 * j, xanchor);
-        store3(d.xaxis, 3 * j, xaxis);
-        store4(d.jnt_qloc, 4 * j, qloc);
+        apply_joint(m, d.qpos(), j, xpos, xquat, xanchor, xaxis, qloc);
+        store3(d.xanchor(), 3 * j, xanchor);
+        store3(d.xaxis(), 3 * j, xaxis);
+        store4(d.jnt_qloc(), 4 * j, qloc);
       }
     }
-    store4(d.xquat_raw, 4 * b, xquat);
+    store4(d.xquat_raw(), 4 * b, xquat);
     normalize4(xquat);
     Real xmat[9];
     quat_to_mat(xmat, xquat);
-    store3(d.xpos, 3 * b, xpos); store4(d.xquat, 4 * b, xquat); store9(d.xmat, 9 * b, xmat);
+    store3(d.xpos(), 3 * b, xpos);
+    store4(d.xquat(), 4 * b, xquat);
+    store9(d.xmat(), 9 * b, xmat);
 
     // centre-of-mass frame
     Real xipos[3], off[3], iq[4], imat[9];
@@ -130,7 +138,8 @@ SG_HD void fwd_kinematics_base_to_tip(const ModelView<Real>& m, const Data<Real,
     add3(xipos, xpos, off);
     quat_mul(iq, xquat, m.body_iquat + 4 * b);
     quat_to_mat(imat, iq);
-    store3(d.xipos, 3 * b, xipos); store9(d.ximat, 9 * b, imat);
+    store3(d.xipos(), 3 * b, xipos);
+    store9(d.ximat(), 9 * b, imat);
   }
 }
 
@@ -145,14 +154,14 @@ SG_HD SG_INLINE void tree_com(const ModelView<Real>& m, const Data<Real, L>& d) 
     const int r = m.body_rootid[b];
     if (r == b) { sum[0] = sum[1] = sum[2] = Real(0); mass = Real(0); }
     const Real mb = m.body_mass[b];
-    for (int k = 0; k < 3; ++k) sum[k] += mb * d.xipos[3 * b + k];
+    for (int k = 0; k < 3; ++k) sum[k] += mb * d.xipos()[3 * b + k];
     mass += mb;
     if (b + 1 == m.nbody || m.body_rootid[b + 1] != r) {
       if (mass < min_norm<Real>()) {
-        for (int k = 0; k < 3; ++k) d.subtree_com[3 * r + k] = d.xipos[3 * r + k];
+        for (int k = 0; k < 3; ++k) d.subtree_com()[3 * r + k] = d.xipos()[3 * r + k];
       } else {
         const Real inv = Real(1) / mass;
-        for (int k = 0; k < 3; ++k) d.subtree_com[3 * r + k] = sum[k] * inv;
+        for (int k = 0; k < 3; ++k) d.subtree_com()[3 * r + k] = sum[k] * inv;
       }
     }
   }
@@ -166,12 +175,12 @@ SG_HD SG_INLINE void tree_com(const ModelView<Real>& m, const Data<Real, L>& d) 
 template <class Real, class L>
 SG_HD void com_inertia_and_dofs(const ModelView<Real>& m, const Data<Real, L>& d) {
   tree_com(m, d);
-  for (int k = 0; k < 10; ++k) d.cinert[k] = Real(0);
+  for (int k = 0; k < 10; ++k) d.cinert()[k] = Real(0);
   for (int b = 1; b < m.nbody; ++b) {
     Real R[9], c[3], Ic[9], cin[10];
-    load9(R, d.ximat, 9 * b);
+    load9(R, d.ximat(), 9 * b);
     const int root = m.body_rootid[b];
-    for (int k = 0; k < 3; ++k) c[k] = d.xipos[3 * b + k] - d.subtree_com[3 * root + k];
+    for (int k = 0; k < 3; ++k) c[k] = d.xipos()[3 * b + k] - d.subtree_com()[3 * root + k];
     const Real* D = m.body_inertia + 3 * b;
     // Ic = R diag(D) R^T
     for (int r = 0; r < 3; ++r)
@@ -179,47 +188,51 @@ SG_HD void com_inertia_and_dofs(const ModelView<Real>& m, const Data<Real, L>& d
         Ic[3 * r + s] = R[3 * r] * D[0] * R[3 * s] + R[3 * r + 1] * D[1] * R[3 * s + 1] +
                         R[3 * r + 2] * D[2] * R[3 * s + 2];
     inertia_from_com(cin, m.body_mass[b], c, Ic);
-    for (int k = 0; k < 10; ++k) d.cinert[10 * b + k] = cin[k];
+    for (int k = 0; k < 10; ++k) d.cinert()[10 * b + k] = cin[k];
   }
   for (int j = 0; j < m.njnt; ++j) {
     const int da = m.jnt_dofadr[j];
     const int b = m.jnt_bodyid[j];
     const int r = m.body_rootid[b];
     Real anchor[3], axis[3], dof[6];  // anchor relative to the tree's centre of mass
-    for (int k = 0; k < 3; ++k) anchor[k] = d.xanchor[3 * j + k] - d.subtree_com[3 * r + k];
+    for (int k = 0; k < 3; ++k) anchor[k] = d.xanchor()[3 * j + k] - d.subtree_com()[3 * r + k];
     switch (m.jnt_type[j]) {
       case kJntFree:
         for (int i = 0; i < 3; ++i) {
           for (int k = 0; k < 6; ++k) dof[k] = Real(0);
           dof[3 + i] = Real(1);
-          store6(d.cdof, 6 * (da + i), dof);
+          store6(d.cdof(), 6 * (da + i), dof);
         }
         for (int i = 0; i < 3; ++i) {
-          axis[0] = d.xmat[9 * b + i]; axis[1] = d.xmat[9 * b + 3 + i]; axis[2] = d.xmat[9 * b + 6 + i];
+          axis[0] = d.xmat()[9 * b + i];
+          axis[1] = d.xmat()[9 * b + 3 + i];
+          axis[2] = d.xmat()[9 * b + 6 + i];
           copy3(dof, axis);
           cross3(dof + 3, anchor, axis);
-          store6(d.cdof, 6 * (da + 3 + i), dof);
+          store6(d.cdof(), 6 * (da + 3 + i), dof);
         }
         break;
       case kJntBall:
         for (int i = 0; i < 3; ++i) {
-          axis[0] = d.xmat[9 * b + i]; axis[1] = d.xmat[9 * b + 3 + i]; axis[2] = d.xmat[9 * b + 6 + i];
+          axis[0] = d.xmat()[9 * b + i];
+          axis[1] = d.xmat()[9 * b + 3 + i];
+          axis[2] = d.xmat()[9 * b + 6 + i];
           copy3(dof, axis);
           cross3(dof + 3, anchor, axis);
-          store6(d.cdof, 6 * (da + i), dof);
+          store6(d.cdof(), 6 * (da + i), dof);
         }
         break;
       case kJntSlide:
-        load3(axis, d.xaxis, 3 * j);
+        load3(axis, d.xaxis(), 3 * j);
         dof[0] = dof[1] = dof[2] = Real(0);
         copy3(dof + 3, axis);
-        store6(d.cdof, 6 * da, dof);
+        store6(d.cdof(), 6 * da, dof);
         break;
       default:  // hinge
-        load3(axis, d.xaxis, 3 * j);
+        load3(axis, d.xaxis(), 3 * j);
         copy3(dof, axis);
         cross3(dof + 3, anchor, axis);
-        store6(d.cdof, 6 * da, dof);
+        store6(d.cdof(), 6 * da, dof);
         break;
     }
   }

@@ -26,13 +26,13 @@ SG_HD SG_INLINE void adj_tree_com(const ModelView<Real>& m, const Data<Real, L>&
       for (int c = b; c < m.nbody && m.body_rootid[c] == b; ++c) mass += m.body_mass[c];
     }
     Real adj_p[3];
-    load3(adj_p, a.subtree_com, 3 * root);
+    load3(adj_p, a.subtree_com(), 3 * root);
     if (mass < min_norm<Real>()) {
       if (b == root)
-        for (int k = 0; k < 3; ++k) a.xipos[3 * b + k] += adj_p[k];
+        for (int k = 0; k < 3; ++k) a.xipos()[3 * b + k] += adj_p[k];
     } else {
       const Real w = m.body_mass[b] * (Real(1) / mass);
-      for (int k = 0; k < 3; ++k) a.xipos[3 * b + k] += w * adj_p[k];
+      for (int k = 0; k < 3; ++k) a.xipos()[3 * b + k] += w * adj_p[k];
     }
   }
 }
@@ -50,37 +50,41 @@ SG_HD void adj_com_inertia_and_dofs(const ModelView<Real>& m, const Data<Real, L
     const int b = m.jnt_bodyid[j];
     const int root = m.body_rootid[b];
     Real anchor[3], axis[3], adj_dof[6];
-    for (int k = 0; k < 3; ++k) anchor[k] = d.xanchor[3 * j + k] - d.subtree_com[3 * root + k];
+    for (int k = 0; k < 3; ++k) anchor[k] = d.xanchor()[3 * j + k] - d.subtree_com()[3 * root + k];
     Real adj_anchor[3] = {}, adj_axis[3] = {};
     const int type = m.jnt_type[j];
     if (type == kJntFree || type == kJntBall) {
       const int rot0 = type == kJntFree ? da + 3 : da;  // free translations are constant
       for (int i = 0; i < 3; ++i) {
-        axis[0] = d.xmat[9 * b + i]; axis[1] = d.xmat[9 * b + 3 + i]; axis[2] = d.xmat[9 * b + 6 + i];
-        load6(adj_dof, a.cdof, 6 * (rot0 + i));
+        axis[0] = d.xmat()[9 * b + i];
+        axis[1] = d.xmat()[9 * b + 3 + i];
+        axis[2] = d.xmat()[9 * b + 6 + i];
+        load6(adj_dof, a.cdof(), 6 * (rot0 + i));
         Real adj_col[3] = {adj_dof[0], adj_dof[1], adj_dof[2]};
         adj_cross3(anchor, axis, adj_anchor, adj_col, adj_dof + 3);
-        a.xmat[9 * b + i] += adj_col[0]; a.xmat[9 * b + 3 + i] += adj_col[1]; a.xmat[9 * b + 6 + i] += adj_col[2];
+        a.xmat()[9 * b + i] += adj_col[0];
+        a.xmat()[9 * b + 3 + i] += adj_col[1];
+        a.xmat()[9 * b + 6 + i] += adj_col[2];
       }
     } else if (type == kJntSlide) {
-      load6(adj_dof, a.cdof, 6 * da);
+      load6(adj_dof, a.cdof(), 6 * da);
       for (int k = 0; k < 3; ++k) adj_axis[k] += adj_dof[3 + k];
     } else {
-      load3(axis, d.xaxis, 3 * j);
-      load6(adj_dof, a.cdof, 6 * da);
+      load3(axis, d.xaxis(), 3 * j);
+      load6(adj_dof, a.cdof(), 6 * da);
       for (int k = 0; k < 3; ++k) adj_axis[k] += adj_dof[k];
       adj_cross3(anchor, axis, adj_anchor, adj_axis, adj_dof + 3);
     }
-    accumulate(a.xanchor, 3 * j, adj_anchor, 3);
-    for (int k = 0; k < 3; ++k) a.subtree_com[3 * root + k] -= adj_anchor[k];
-    accumulate(a.xaxis, 3 * j, adj_axis, 3);
+    accumulate(a.xanchor(), 3 * j, adj_anchor, 3);
+    for (int k = 0; k < 3; ++k) a.subtree_com()[3 * root + k] -= adj_anchor[k];
+    accumulate(a.xaxis(), 3 * j, adj_axis, 3);
   }
   for (int b = m.nbody - 1; b >= 1; --b) {
     const int root = m.body_rootid[b];
     Real R[9], c[3], adj_I[10], adj_c[3] = {}, adj_Ic[9] = {}, adj_R[9] = {};
-    load9(R, d.ximat, 9 * b);
-    for (int k = 0; k < 3; ++k) c[k] = d.xipos[3 * b + k] - d.subtree_com[3 * root + k];
-    for (int k = 0; k < 10; ++k) adj_I[k] = a.cinert[10 * b + k];
+    load9(R, d.ximat(), 9 * b);
+    for (int k = 0; k < 3; ++k) c[k] = d.xipos()[3 * b + k] - d.subtree_com()[3 * root + k];
+    for (int k = 0; k < 10; ++k) adj_I[k] = a.cinert()[10 * b + k];
     adj_inertia_from_com(m.body_mass[b], c, adj_c, adj_Ic, adj_I);
     // Ic[rs] = sum_k R[r,k] D_k R[s,k], for the entries the primal reads
     const Real* D = m.body_inertia + 3 * b;
@@ -92,9 +96,9 @@ SG_HD void adj_com_inertia_and_dofs(const ModelView<Real>& m, const Data<Real, L
         adj_R[3 * e[1] + k] += g * D[k] * R[3 * e[0] + k];
       }
     }
-    accumulate(a.ximat, 9 * b, adj_R, 9);
-    accumulate(a.xipos, 3 * b, adj_c, 3);
-    for (int k = 0; k < 3; ++k) a.subtree_com[3 * root + k] -= adj_c[k];
+    accumulate(a.ximat(), 9 * b, adj_R, 9);
+    accumulate(a.xipos(), 3 * b, adj_c, 3);
+    for (int k = 0; k < 3; ++k) a.subtree_com()[3 * root + k] -= adj_c[k];
   }
   adj_tree_com(m, a);
 }
@@ -109,22 +113,22 @@ SG_HD void adj_fwd_kinematics_base_to_tip(const ModelView<Real>& m, const Data<R
     const int parent = m.body_parentid[b];
     if (parent > 0) {
       Real adj_origin[3];
-      load3(adj_origin, a.tree_origin, 3 * b);
-      accumulate(a.tree_origin, 3 * parent, adj_origin, 3);
+      load3(adj_origin, a.tree_origin(), 3 * b);
+      accumulate(a.tree_origin(), 3 * parent, adj_origin, 3);
     }
     Real xquat[4], xmat[9];
-    load4(xquat, d.xquat, 4 * b);
-    load9(xmat, d.xmat, 9 * b);
+    load4(xquat, d.xquat(), 4 * b);
+    load9(xmat, d.xmat(), 9 * b);
     Real adj_xpos[3], adj_xquat[4], adj_xmat[9];
-    load3(adj_xpos, a.xpos, 3 * b);
-    load4(adj_xquat, a.xquat, 4 * b);
-    load9(adj_xmat, a.xmat, 9 * b);
+    load3(adj_xpos, a.xpos(), 3 * b);
+    load4(adj_xquat, a.xquat(), 4 * b);
+    load9(adj_xmat, a.xmat(), 9 * b);
 
     // centre-of-mass frame: xipos = xpos + xmat ipos, ximat = mat(xquat * iquat)
     {
       Real adj_xipos[3], adj_ximat[9], dummy[3] = {};
-      load3(adj_xipos, a.xipos, 3 * b);
-      load9(adj_ximat, a.ximat, 9 * b);
+      load3(adj_xipos, a.xipos(), 3 * b);
+      load9(adj_ximat, a.ximat(), 9 * b);
       for (int k = 0; k < 3; ++k) adj_xpos[k] += adj_xipos[k];
       adj_mat_vec3(xmat, m.body_ipos + 3 * b, adj_xmat, dummy, adj_xipos);
       Real iq[4], adj_iq[4] = {}, adj_iquat[4] = {};
@@ -138,18 +142,18 @@ SG_HD void adj_fwd_kinematics_base_to_tip(const ModelView<Real>& m, const Data<R
     if (is_free_body(m, b)) {
       const int qa = m.jnt_qposadr[jnt0];
       // xpos and xanchor are the tree-relative zero: only tree_origin depends on qpos[0:3]
-      for (int k = 0; k < 3; ++k) a.qpos[qa + k] += a.tree_origin[3 * b + k];
+      for (int k = 0; k < 3; ++k) a.qpos()[qa + k] += a.tree_origin()[3 * b + k];
       Real q_in[4], adj_q_in[4] = {};
-      load4(q_in, d.qpos, qa + 3);
+      load4(q_in, d.qpos(), qa + 3);
       adj_normalize4(q_in, adj_q_in, adj_xquat);
-      accumulate(a.qpos, qa + 3, adj_q_in, 4);
+      accumulate(a.qpos(), qa + 3, adj_q_in, 4);
       continue;
     }
 
     // undo the final normalization (the raw quaternion was kept by the forward pass)
     {
       Real raw[4], adj_pre[4] = {};
-      load4(raw, d.xquat_raw, 4 * b);
+      load4(raw, d.xquat_raw(), 4 * b);
       adj_normalize4(raw, adj_pre, adj_xquat);
       copy4(adj_xquat, adj_pre);
     }
@@ -160,24 +164,26 @@ SG_HD void adj_fwd_kinematics_base_to_tip(const ModelView<Real>& m, const Data<R
     for (int k = nj - 1; k >= 0; --k) {
       const int j = jnt0 + k;
       Real q[4], q_after[4], qloc[4], ax[3];
-      load4(q, d.jnt_frame_quat, 4 * j);
-      load4(qloc, d.jnt_qloc, 4 * j);
-      load3(ax, d.xaxis, 3 * j);
-      if (k + 1 < nj) load4(q_after, d.jnt_frame_quat, 4 * (j + 1));
-      else load4(q_after, d.xquat_raw, 4 * b);
+      load4(q, d.jnt_frame_quat(), 4 * j);
+      load4(qloc, d.jnt_qloc(), 4 * j);
+      load3(ax, d.xaxis(), 3 * j);
+      if (k + 1 < nj)
+        load4(q_after, d.jnt_frame_quat(), 4 * (j + 1));
+      else
+        load4(q_after, d.xquat_raw(), 4 * b);
 
       const int qa = m.jnt_qposadr[j];
       const int type = m.jnt_type[j];
       const Real* jpos = m.jnt_pos + 3 * j;
       const Real* jaxis = m.jnt_axis + 3 * j;
       Real adj_anchor[3], adj_axis[3], adj_q[4] = {}, adj_p[3], dummy[3] = {};
-      load3(adj_anchor, a.xanchor, 3 * j);
-      load3(adj_axis, a.xaxis, 3 * j);
+      load3(adj_anchor, a.xanchor(), 3 * j);
+      load3(adj_axis, a.xaxis(), 3 * j);
       if (type == kJntSlide) {
-        const Real s = d.qpos[qa] - m.qpos0[qa];
+        const Real s = d.qpos()[qa] - m.qpos0[qa];
         copy3(adj_p, adj_xpos);
         for (int c = 0; c < 3; ++c) adj_axis[c] += adj_xpos[c] * s;
-        a.qpos[qa] += dot3(adj_xpos, ax);
+        a.qpos()[qa] += dot3(adj_xpos, ax);
         copy4(adj_q, adj_xquat);
       } else {
         // p_after = anchor - rot(q_after, jpos); q_after = q * qloc
@@ -190,14 +196,14 @@ SG_HD void adj_fwd_kinematics_base_to_tip(const ModelView<Real>& m, const Data<R
         adj_quat_mul(q, qloc, adj_q, adj_qloc, adj_qa);
         if (type == kJntBall) {
           Real q_in[4], adj_q_in[4] = {};
-          load4(q_in, d.qpos, qa);
+          load4(q_in, d.qpos(), qa);
           adj_normalize4(q_in, adj_q_in, adj_qloc);
-          accumulate(a.qpos, qa, adj_q_in, 4);
+          accumulate(a.qpos(), qa, adj_q_in, 4);
         } else {
           // qloc = (cos(t/2), axis sin(t/2)): dqloc/dt = (-sin/2, axis cos/2), with sin and
           // cos read back from qloc rather than re-evaluated (axis is unit)
           const Real c = qloc[0], sn = dot3(jaxis, qloc + 1);
-          a.qpos[qa] += Real(0.5) * (-sn * adj_qloc[0] + c * dot3(jaxis, adj_qloc + 1));
+          a.qpos()[qa] += Real(0.5) * (-sn * adj_qloc[0] + c * dot3(jaxis, adj_qloc + 1));
         }
         adj_p[0] = adj_p[1] = adj_p[2] = Real(0);
       }
@@ -217,13 +223,13 @@ SG_HD void adj_fwd_kinematics_base_to_tip(const ModelView<Real>& m, const Data<R
     const int p = m.body_parentid[b];
     if (p > 0) {
       Real pmat[9], pquat[4], adj_pmat[9] = {}, adj_pquat[4] = {}, adj_bquat[4] = {}, dummy[3] = {};
-      load9(pmat, d.xmat, 9 * p);
-      load4(pquat, d.xquat, 4 * p);
-      accumulate(a.xpos, 3 * p, adj_xpos, 3);
+      load9(pmat, d.xmat(), 9 * p);
+      load4(pquat, d.xquat(), 4 * p);
+      accumulate(a.xpos(), 3 * p, adj_xpos, 3);
       adj_mat_vec3(pmat, m.body_pos + 3 * b, adj_pmat, dummy, adj_xpos);
-      accumulate(a.xmat, 9 * p, adj_pmat, 9);
+      accumulate(a.xmat(), 9 * p, adj_pmat, 9);
       adj_quat_mul(pquat, m.body_quat + 4 * b, adj_pquat, adj_bquat, adj_xquat);
-      accumulate(a.xquat, 4 * p, adj_pquat, 4);
+      accumulate(a.xquat(), 4 * p, adj_pquat, 4);
     }
   }
 }

@@ -16,17 +16,17 @@ SG_HD void tendon_kinematics(const ModelView<Real>& m, const Data<Real, L>& d) {
     Real len = Real(0), vel = Real(0);
     for (int w = m.tendon_adr[t]; w < m.tendon_adr[t] + m.tendon_num[t]; ++w) {
       const int j = m.wrap_jntid[w];
-      len += m.wrap_coef[w] * d.qpos[m.jnt_qposadr[j]];
-      vel += m.wrap_coef[w] * d.qvel[m.jnt_dofadr[j]];
+      len += m.wrap_coef[w] * d.qpos()[m.jnt_qposadr[j]];
+      vel += m.wrap_coef[w] * d.qvel()[m.jnt_dofadr[j]];
     }
-    d.ten_length[t] = len;
-    d.ten_velocity[t] = vel;
+    d.ten_length()[t] = len;
+    d.ten_velocity()[t] = vel;
   }
 }
 
 template <class Real, class L>
 SG_HD void passive_forces(const ModelView<Real>& m, const Data<Real, L>& d) {
-  for (int i = 0; i < m.nv; ++i) d.qfrc_passive[i] = -m.dof_damping[i] * d.qvel[i];
+  for (int i = 0; i < m.nv; ++i) d.qfrc_passive()[i] = -m.dof_damping[i] * d.qvel()[i];
   for (int j = 0; j < m.njnt; ++j) {
     const Real k = m.jnt_stiffness[j];
     if (k == Real(0)) continue;
@@ -34,26 +34,27 @@ SG_HD void passive_forces(const ModelView<Real>& m, const Data<Real, L>& d) {
     int da = m.jnt_dofadr[j];
     const int type = m.jnt_type[j];
     if (type == kJntFree) {
-      for (int c = 0; c < 3; ++c) d.qfrc_passive[da + c] -= k * (d.qpos[pa + c] - m.qpos_spring[pa + c]);
+      for (int c = 0; c < 3; ++c)
+        d.qfrc_passive()[da + c] -= k * (d.qpos()[pa + c] - m.qpos_spring[pa + c]);
       pa += 3;
       da += 3;
     }
     if (type == kJntFree || type == kJntBall) {
       Real q[4], dif[3];
-      load4(q, d.qpos, pa);
+      load4(q, d.qpos(), pa);
       normalize4(q);
       quat_sub(dif, q, m.qpos_spring + pa);
-      for (int c = 0; c < 3; ++c) d.qfrc_passive[da + c] -= k * dif[c];
+      for (int c = 0; c < 3; ++c) d.qfrc_passive()[da + c] -= k * dif[c];
     } else {
-      d.qfrc_passive[da] -= k * (d.qpos[pa] - m.qpos_spring[pa]);
+      d.qfrc_passive()[da] -= k * (d.qpos()[pa] - m.qpos_spring[pa]);
     }
   }
   for (int t = 0; t < m.ntendon; ++t) {
-    const Real f = -m.tendon_stiffness[t] * (d.ten_length[t] - m.tendon_lengthspring[t]) -
-                   m.tendon_damping[t] * d.ten_velocity[t];
+    const Real f = -m.tendon_stiffness[t] * (d.ten_length()[t] - m.tendon_lengthspring[t]) -
+                   m.tendon_damping[t] * d.ten_velocity()[t];
     if (f == Real(0)) continue;
     for (int w = m.tendon_adr[t]; w < m.tendon_adr[t] + m.tendon_num[t]; ++w)
-      d.qfrc_passive[m.jnt_dofadr[m.wrap_jntid[w]]] += m.wrap_coef[w] * f;
+      d.qfrc_passive()[m.jnt_dofadr[m.wrap_jntid[w]]] += m.wrap_coef[w] * f;
   }
 }
 

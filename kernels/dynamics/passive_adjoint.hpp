@@ -8,7 +8,7 @@ namespace stiffgrad::kern {
 
 template <class Real, class L>
 SG_HD void adj_passive_forces(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a) {
-  for (int i = 0; i < m.nv; ++i) a.qvel[i] -= m.dof_damping[i] * a.qfrc_passive[i];
+  for (int i = 0; i < m.nv; ++i) a.qvel()[i] -= m.dof_damping[i] * a.qfrc_passive()[i];
   for (int j = 0; j < m.njnt; ++j) {
     const Real k = m.jnt_stiffness[j];
     if (k == Real(0)) continue;
@@ -16,32 +16,32 @@ SG_HD void adj_passive_forces(const ModelView<Real>& m, const Data<Real, L>& d, 
     int da = m.jnt_dofadr[j];
     const int type = m.jnt_type[j];
     if (type == kJntFree) {
-      for (int c = 0; c < 3; ++c) a.qpos[pa + c] -= k * a.qfrc_passive[da + c];
+      for (int c = 0; c < 3; ++c) a.qpos()[pa + c] -= k * a.qfrc_passive()[da + c];
       pa += 3;
       da += 3;
     }
     if (type == kJntFree || type == kJntBall) {
       Real q_in[4], q[4], adj_dif[3], adj_q[4] = {}, adj_q_in[4] = {};
-      load4(q_in, d.qpos, pa);
+      load4(q_in, d.qpos(), pa);
       copy4(q, q_in);
       normalize4(q);
-      for (int c = 0; c < 3; ++c) adj_dif[c] = -k * a.qfrc_passive[da + c];
+      for (int c = 0; c < 3; ++c) adj_dif[c] = -k * a.qfrc_passive()[da + c];
       adj_quat_sub(q, m.qpos_spring + pa, adj_q, adj_dif);
       adj_normalize4(q_in, adj_q_in, adj_q);
-      accumulate(a.qpos, pa, adj_q_in, 4);
+      accumulate(a.qpos(), pa, adj_q_in, 4);
     } else {
-      a.qpos[pa] -= k * a.qfrc_passive[da];
+      a.qpos()[pa] -= k * a.qfrc_passive()[da];
     }
   }
   for (int t = 0; t < m.ntendon; ++t) {
     Real adj_f = Real(0);
     for (int w = m.tendon_adr[t]; w < m.tendon_adr[t] + m.tendon_num[t]; ++w)
-      adj_f += m.wrap_coef[w] * a.qfrc_passive[m.jnt_dofadr[m.wrap_jntid[w]]];
+      adj_f += m.wrap_coef[w] * a.qfrc_passive()[m.jnt_dofadr[m.wrap_jntid[w]]];
     const Real adj_len = -m.tendon_stiffness[t] * adj_f, adj_vel = -m.tendon_damping[t] * adj_f;
     for (int w = m.tendon_adr[t]; w < m.tendon_adr[t] + m.tendon_num[t]; ++w) {
       const int j = m.wrap_jntid[w];
-      a.qpos[m.jnt_qposadr[j]] += m.wrap_coef[w] * adj_len;
-      a.qvel[m.jnt_dofadr[j]] += m.wrap_coef[w] * adj_vel;
+      a.qpos()[m.jnt_qposadr[j]] += m.wrap_coef[w] * adj_len;
+      a.qvel()[m.jnt_dofadr[j]] += m.wrap_coef[w] * adj_vel;
     }
   }
 }

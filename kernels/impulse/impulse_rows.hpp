@@ -24,9 +24,9 @@ SG_HD SG_INLINE void begin_impulse_block(const ModelView<Real>& m, const Data<Re
   for (int r = 0; r < 3; ++r) {
     const int i = 3 * blk + r;
     if (r > 0) begin_row(m, d, i, kChainEmpty);
-    d.efc_type[i] = Real(type);
-    d.efc_id[i] = Real(id);
-    d.efc_pos[i] = pos;
+    d.efc_type()[i] = Real(type);
+    d.efc_id()[i] = Real(id);
+    d.efc_pos()[i] = pos;
   }
 }
 
@@ -60,7 +60,8 @@ SG_HD int impulse_rows(const ModelView<Real>& m, const Data<Real, L>& d, View<Re
       if (!m.jnt_limited[j] || (type != kJntHinge && type != kJntSlide)) continue;
       const int da = m.jnt_dofadr[j], qa = m.jnt_qposadr[j];
       for (int side = 0; side < 2; ++side) {
-        const Real dist = side == 0 ? d.qpos[qa] - m.jnt_range[2 * j] : m.jnt_range[2 * j + 1] - d.qpos[qa];
+        const Real dist =
+            side == 0 ? d.qpos()[qa] - m.jnt_range[2 * j] : m.jnt_range[2 * j + 1] - d.qpos()[qa];
         if (!(dist < m.jnt_margin[j]) || !room()) continue;
         unit_row(m, d, 3 * nb, da, side == 0 ? Real(1) : Real(-1));
         begin_impulse_block(m, d, nb, kCnstrLimitJoint, j, dist);
@@ -69,25 +70,27 @@ SG_HD int impulse_rows(const ModelView<Real>& m, const Data<Real, L>& d, View<Re
         sigma[nb++] = Real(1);
       }
     }
-  const View<Real, L> jac = d.solver_ws;  // 6 x nv scratch (free: no Newton solve in this model)
-  const int ncon = sg_int(d.ncon[0]);
+  const View<Real, L> jac = d.solver_ws();  // 6 x nv scratch (free: no Newton solve in this model)
+  const int ncon = sg_int(d.ncon()[0]);
   for (int k = 0; k < ncon; ++k) {
     if (!room()) break;
     const int chain = contact_jacobian(m, d, k, jac);
     for (int r = 0; r < 3; ++r) {
       const int i = 3 * nb + r;
       begin_row(m, d, i, chain);
-      for_each_row_entry(m, chain, [&](int slot, int col) { d.efc_J[i * m.nv + slot] = contact_frame_row(m, d, k, jac, r, col); });
-      d.efc_type[i] = Real(kCnstrContactElliptic);
-      d.efc_id[i] = Real(k);
-      d.efc_pos[i] = d.contact_dist[k];
+      for_each_row_entry(m, chain, [&](int slot, int col) {
+        d.efc_J()[i * m.nv + slot] = contact_frame_row(m, d, k, jac, r, col);
+      });
+      d.efc_type()[i] = Real(kCnstrContactElliptic);
+      d.efc_id()[i] = Real(k);
+      d.efc_pos()[i] = d.contact_dist()[k];
     }
-    const int c = sg_int(d.contact_pair[k]);
+    const int c = sg_int(d.contact_pair()[k]);
     mu[nb] = m.cpair_condim[c] > 1 ? m.cpair_friction[5 * c] : Real(0);
     dim[nb] = Real(3);
-    sigma[nb++] = impulse_activation(-d.contact_dist[k], m.impulse_kappa);
+    sigma[nb++] = impulse_activation(-d.contact_dist()[k], m.impulse_kappa);
   }
-  d.nefc[0] = Real(3 * nb);
+  d.nefc()[0] = Real(3 * nb);
   return status;
 }
 

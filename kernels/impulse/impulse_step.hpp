@@ -27,13 +27,14 @@ namespace stiffgrad::kern {
 
 template <class Real, class L>
 SG_HD SG_INLINE ImpulseWorkspace<Real, L> impulse_workspace(const ModelView<Real>& m, const Data<Real, L>& d) {
-  return ImpulseWorkspace<Real, L>::bind(d.imp_ws, m.nq, m.nv, m.nbody, m.nefc_max, m.impulse_sweeps);
+  return ImpulseWorkspace<Real, L>::bind(d.imp_ws(), m.nq, m.nv, m.nbody, m.nefc_max,
+                                         m.impulse_sweeps);
 }
 
 // Whether block b is 1-D (friction loss, limit): its rows 1 and 2 are empty and padded.
 template <class Real, class L>
 SG_HD SG_INLINE bool impulse_block_is_1d(const Data<Real, L>& d, int b) {
-  return sg_int(d.efc_type[3 * b]) != kCnstrContactElliptic;
+  return sg_int(d.efc_type()[3 * b]) != kCnstrContactElliptic;
 }
 
 // Whether row r is a 1-D block's row 0: the unit row ±e_k of a friction loss or a limit on dof k
@@ -66,16 +67,18 @@ SG_HD void impulse_delassus(const Team& team, const ModelView<Real>& m, const Da
     for (int c = 0; c < nv; ++c) y[c] = Real(0);
     const int chain = row_chain(d, r);
     if (chain == kChainEmpty) return;
-    for_each_row_entry(m, chain, [&](int slot, int col) { y[col] = d.efc_J[r * nv + slot]; });
-    if (chain == kChainDense) ltdl_solve(m, d.qLD, y);
-    else ltdl_solve_chain(m, d.qLD, y, chain);  // the row's own pattern: chain = its deepest dof
+    for_each_row_entry(m, chain, [&](int slot, int col) { y[col] = d.efc_J()[r * nv + slot]; });
+    if (chain == kChainDense)
+      ltdl_solve(m, d.qLD(), y);
+    else
+      ltdl_solve_chain(m, d.qLD(), y, chain);  // the row's own pattern: chain = its deepest dof
   });
   team.sync();  // row r's entries read the Y rows s <= r, other lanes' items
   team.for_each(n, [&](int r) {
     const int chain = row_chain(d, r);
     const bool unit = impulse_row_is_unit(d, r);
     const auto dot = [&](View<Real, L> x) {
-      return unit ? unit_row_dot(m, d.efc_J, r, chain, x) : row_dot(m, d.efc_J, r, chain, x);
+      return unit ? unit_row_dot(m, d.efc_J(), r, chain, x) : row_dot(m, d.efc_J(), r, chain, x);
     };
     // item r writes G_rs and G_sr for s <= r: no other item writes them
     for (int s = 0; s <= r; ++s) {
@@ -86,7 +89,7 @@ SG_HD void impulse_delassus(const Team& team, const ModelView<Real>& m, const Da
       w.G[s * n + r] = g;
     }
     if (r % 3 != 0 && impulse_block_is_1d(d, r / 3)) w.G[r * n + r] = Real(1);
-    w.c[r] = dot(w.v0) + m.timestep * dot(d.qacc_smooth);
+    w.c[r] = dot(w.v0) + m.timestep * dot(d.qacc_smooth());
   });
   team.sync();
 }
@@ -98,10 +101,10 @@ template <class Real, class L>
 SG_HD void impulse_substep_half_step(const ModelView<Real>& m, const Data<Real, L>& d) {
   const int nq = m.nq, nv = m.nv;
   const ImpulseWorkspace<Real, L> w = impulse_workspace(m, d);
-  for (int i = 0; i < nq; ++i) w.q0[i] = d.qpos[i];
-  for (int i = 0; i < nv; ++i) w.v0[i] = d.qvel[i];
-  integrate_pos(m, d.qpos, d.qvel, Real(0.5) * m.timestep);
-  for (int i = 0; i < nq; ++i) w.qmid[i] = d.qpos[i];
+  for (int i = 0; i < nq; ++i) w.q0[i] = d.qpos()[i];
+  for (int i = 0; i < nv; ++i) w.v0[i] = d.qvel()[i];
+  integrate_pos(m, d.qpos(), d.qvel(), Real(0.5) * m.timestep);
+  for (int i = 0; i < nq; ++i) w.qmid[i] = d.qpos()[i];
 }
 
 // Then, at (q_mid, v): kinematics, velocities and actuation (before the narrow phase), ...
@@ -116,10 +119,11 @@ SG_HD void impulse_substep_kinematics(const ModelView<Real>& m, const Data<Real,
 template <class Real, class L>
 SG_HD void impulse_substep_smooth(const ModelView<Real>& m, const Data<Real, L>& d) {
   const int nv = m.nv;
-  for (int i = 0; i < nv; ++i) d.qfrc_smooth[i] = d.qfrc_passive[i] + d.qfrc_actuator[i] - d.qfrc_bias[i];
+  for (int i = 0; i < nv; ++i)
+    d.qfrc_smooth()[i] = d.qfrc_passive()[i] + d.qfrc_actuator()[i] - d.qfrc_bias()[i];
   factor_mass(m, d, m.timestep);
-  for (int i = 0; i < nv; ++i) d.qacc_smooth[i] = d.qfrc_smooth[i];
-  ltdl_solve(m, d.qLD, d.qacc_smooth);
+  for (int i = 0; i < nv; ++i) d.qacc_smooth()[i] = d.qfrc_smooth()[i];
+  ltdl_solve(m, d.qLD(), d.qacc_smooth());
 }
 
 // After the rows: the Delassus assembly and the impulses, by a team (kernels/base/team.hpp) whose
@@ -128,11 +132,11 @@ SG_HD void impulse_substep_smooth(const ModelView<Real>& m, const Data<Real, L>&
 template <class Team, class Real, class L>
 SG_HD void impulse_substep_solve(const Team& team, const ModelView<Real>& m, const Data<Real, L>& d) {
   const ImpulseWorkspace<Real, L> w = impulse_workspace(m, d);
-  const int n = sg_int(d.nefc[0]);
+  const int n = sg_int(d.nefc()[0]);
   impulse_delassus(team, m, d, w, n);
   impulse_solve(team, n / 3, w.G, w.c, w.mu, w.sigma, /*soft=*/true, w.dim, m.impulse_sweeps, w.step, w.P, w.out,
                 w.record);
-  if (team.leader()) d.solver_niter[0] = Real(m.impulse_sweeps);
+  if (team.leader()) d.solver_niter()[0] = Real(m.impulse_sweeps);
 }
 
 // After the solve: qacc, v' and q' (the step's last two lines).
@@ -141,24 +145,24 @@ SG_HD void impulse_substep_finish(const ModelView<Real>& m, const Data<Real, L>&
   const int nv = m.nv;
   const Real h = m.timestep;
   const ImpulseWorkspace<Real, L> w = impulse_workspace(m, d);
-  const int n = sg_int(d.nefc[0]);
+  const int n = sg_int(d.nefc()[0]);
   for (int i = 0; i < nv; ++i) {
-    d.qfrc_constraint[i] = Real(0);
-    d.qacc[i] = d.qacc_smooth[i];
+    d.qfrc_constraint()[i] = Real(0);
+    d.qacc()[i] = d.qacc_smooth()[i];
   }
   for (int r = 0; r < n; ++r) {
     const Real f = w.out[r] / h;
-    d.efc_force[r] = f;
+    d.efc_force()[r] = f;
     const int chain = row_chain(d, r);
     if (chain == kChainEmpty) continue;
-    row_axpy(m, d.efc_J, r, chain, f, d.qfrc_constraint);
-    for (int c = 0; c < nv; ++c) d.qacc[c] += w.Y[r * nv + c] * f;
+    row_axpy(m, d.efc_J(), r, chain, f, d.qfrc_constraint());
+    for (int c = 0; c < nv; ++c) d.qacc()[c] += w.Y[r * nv + c] * f;
   }
   for (int i = 0; i < nv; ++i) {
-    d.qvel[i] = w.v0[i] + h * d.qacc[i];
-    w.v1[i] = d.qvel[i];
+    d.qvel()[i] = w.v0[i] + h * d.qacc()[i];
+    w.v1[i] = d.qvel()[i];
   }
-  integrate_pos(m, d.qpos, d.qvel, Real(0.5) * h);
+  integrate_pos(m, d.qpos(), d.qvel(), Real(0.5) * h);
 }
 
 // Advances d.qpos, d.qvel by one substep; returns status bits (0: none). Needs m.nefc_max > 0

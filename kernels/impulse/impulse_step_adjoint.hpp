@@ -22,15 +22,17 @@ namespace stiffgrad::kern {
 // subtree_com, tree origins (the limit and friction-loss rows are constant).
 template <class Real, class L>
 SG_HD void adj_impulse_rows(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a) {
-  const int nv = m.nv, nb = sg_int(d.nefc[0]) / 3;
-  const View<Real, L> jac = d.solver_ws, jac_bar = d.solver_ws.at(6 * nv);
+  const int nv = m.nv, nb = sg_int(d.nefc()[0]) / 3;
+  const View<Real, L> jac = d.solver_ws(), jac_bar = d.solver_ws().at(6 * nv);
   for (int b = nb - 1; b >= 0; --b) {
     if (impulse_block_is_1d(d, b)) continue;
-    const int first = 3 * b, k = sg_int(d.efc_id[first]);
+    const int first = 3 * b, k = sg_int(d.efc_id()[first]);
     const int chain = row_chain(d, first);
     adj_contact_jacobian(m, d, a, k, jac, jac_bar, [&](auto&& adj_frame_row) {
       for (int r = 0; r < 3; ++r)
-        for_each_row_entry(m, chain, [&](int slot, int col) { adj_frame_row(r, col, a.efc_J[(first + r) * nv + slot]); });
+        for_each_row_entry(m, chain, [&](int slot, int col) {
+          adj_frame_row(r, col, a.efc_J()[(first + r) * nv + slot]);
+        });
     });
   }
 }
@@ -78,21 +80,22 @@ SG_HD void adj_impulse_begin(const ModelView<Real>& m, const DataLayout& o, cons
   const int nq = m.nq, nv = m.nv;
   const Real h = m.timestep, half = Real(0.5) * m.timestep;
   const ImpulseWorkspace<Real, L> w = impulse_workspace(m, d), wb = impulse_workspace(m, a);
-  const int n = sg_int(d.nefc[0]);
+  const int n = sg_int(d.nefc()[0]);
   clear_impulse_adjoint_scratch(m, o, adj_buffer, wb, n);
 
-  adj_integrate_pos(m, w.qmid, w.v1, half, a.qpos, a.qvel);
-  for (int i = 0; i < nv; ++i) a.qacc[i] = h * a.qvel[i];
-  for (int i = 0; i < nq; ++i) d.qpos[i] = w.qmid[i];  // the state the dynamics saw
-  for (int i = 0; i < nv; ++i) d.qvel[i] = w.v0[i];
+  adj_integrate_pos(m, w.qmid, w.v1, half, a.qpos(), a.qvel());
+  for (int i = 0; i < nv; ++i) a.qacc()[i] = h * a.qvel()[i];
+  for (int i = 0; i < nq; ++i) d.qpos()[i] = w.qmid[i];  // the state the dynamics saw
+  for (int i = 0; i < nv; ++i) d.qvel()[i] = w.v0[i];
 
-  adj_ltdl_solve(m, d.qLD, a.qacc);
-  for (int i = 0; i < nv; ++i) a.qfrc_smooth[i] = a.qacc[i];
+  adj_ltdl_solve(m, d.qLD(), a.qacc());
+  for (int i = 0; i < nv; ++i) a.qfrc_smooth()[i] = a.qacc()[i];
   for (int r = 0; r < n; ++r) {
     const int chain = row_chain(d, r);
-    wb.out[r] = row_dot(m, d.efc_J, r, chain, a.qacc) / h;
+    wb.out[r] = row_dot(m, d.efc_J(), r, chain, a.qacc()) / h;
     const Real f = w.out[r] / h;
-    for_each_row_entry(m, chain, [&](int slot, int col) { a.efc_J[r * nv + slot] += f * a.qacc[col]; });
+    for_each_row_entry(m, chain,
+                       [&](int slot, int col) { a.efc_J()[r * nv + slot] += f * a.qacc()[col]; });
   }
 }
 
@@ -100,13 +103,14 @@ SG_HD void adj_impulse_begin(const ModelView<Real>& m, const DataLayout& o, cons
 template <class Real, class L>
 SG_HD void adj_impulse_solve_out(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a) {
   const ImpulseWorkspace<Real, L> w = impulse_workspace(m, d), wb = impulse_workspace(m, a);
-  const int n = sg_int(d.nefc[0]);
+  const int n = sg_int(d.nefc()[0]);
   adj_impulse_solve(SerialTeam{m.team_width}, n / 3, w.G, w.c, w.mu, w.sigma, /*soft=*/true, w.dim, m.impulse_sweeps, w.P, w.record, wb.out,
                     wb.G, wb.c, wb.mu, wb.sigma, wb.P, w.step, wb.step);  // wb.step: which steps are the source's
   for (int b = 0; b < n / 3; ++b) {
     if (impulse_block_is_1d(d, b)) continue;
-    const int k = sg_int(d.efc_id[3 * b]);
-    a.contact_dist[k] -= adj_impulse_activation(-d.contact_dist[k], m.impulse_kappa, wb.sigma[b]);
+    const int k = sg_int(d.efc_id()[3 * b]);
+    a.contact_dist()[k] -=
+        adj_impulse_activation(-d.contact_dist()[k], m.impulse_kappa, wb.sigma[b]);
   }
 }
 
@@ -120,19 +124,19 @@ SG_HD void adj_impulse_delassus(const ModelView<Real>& m, const Data<Real, L>& d
   const int nv = m.nv;
   const Real h = m.timestep;
   const ImpulseWorkspace<Real, L> w = impulse_workspace(m, d), wb = impulse_workspace(m, a);
-  const int n = sg_int(d.nefc[0]);
+  const int n = sg_int(d.nefc()[0]);
   for (int r = 0; r < n; ++r) {
     const int chain = row_chain(d, r);
     if (chain == kChainEmpty) continue;
     if (impulse_row_is_unit(d, r)) {
       // a constant row ±e_k (chain k): no J̄_r; Ȳ_s and the c̄ terms touch column k alone (the
       // full loop's other terms add (±0) products, which change no sum: unit_row_dot)
-      const Real J = d.efc_J[r * nv];
+      const Real J = d.efc_J()[r * nv];
       for (int s = 0; s < n; ++s)
         if (row_chain(d, s) != kChainEmpty) wb.Y[s * nv + chain] += wb.G[r * n + s] * J;
       const Real cb = wb.c[r];
-      a.qvel[chain] += cb * J;
-      a.qacc_smooth[chain] += h * cb * J;
+      a.qvel()[chain] += cb * J;
+      a.qacc_smooth()[chain] += h * cb * J;
       continue;
     }
     for (int s = 0; s < n; ++s) {
@@ -140,29 +144,29 @@ SG_HD void adj_impulse_delassus(const ModelView<Real>& m, const Data<Real, L>& d
       if (row_chain(d, s) == kChainEmpty) continue;
       const Real g = wb.G[r * n + s];
       for_each_row_entry(m, chain, [&](int slot, int col) {
-        a.efc_J[r * nv + slot] += g * w.Y[s * nv + col];
-        wb.Y[s * nv + col] += g * d.efc_J[r * nv + slot];
+        a.efc_J()[r * nv + slot] += g * w.Y[s * nv + col];
+        wb.Y[s * nv + col] += g * d.efc_J()[r * nv + slot];
       });
     }
     const Real cb = wb.c[r];
     for_each_row_entry(m, chain, [&](int slot, int col) {
-      const Real J = d.efc_J[r * nv + slot];
-      a.efc_J[r * nv + slot] += cb * (w.v0[col] + h * d.qacc_smooth[col]);
-      a.qvel[col] += cb * J;
-      a.qacc_smooth[col] += h * cb * J;
+      const Real J = d.efc_J()[r * nv + slot];
+      a.efc_J()[r * nv + slot] += cb * (w.v0[col] + h * d.qacc_smooth()[col]);
+      a.qvel()[col] += cb * J;
+      a.qacc_smooth()[col] += h * cb * J;
     });
   }
   for (int s = 0; s < n; ++s) {
     const int chain = row_chain(d, s);
     if (chain == kChainEmpty) continue;
     const View<Real, L> lam = wb.Y.at(s * nv);
-    adj_ltdl_solve(m, d.qLD, lam);
-    for_each_row_entry(m, chain, [&](int slot, int col) { a.efc_J[s * nv + slot] += lam[col]; });
+    adj_ltdl_solve(m, d.qLD(), lam);
+    for_each_row_entry(m, chain, [&](int slot, int col) { a.efc_J()[s * nv + slot] += lam[col]; });
     for (int c = 0; c < nv; ++c) lam[c] = -lam[c];
     adj_mass_product(m, d, a, w.Y.at(s * nv), lam, wb.bodies);
   }
-  adj_ltdl_solve(m, d.qLD, a.qacc_smooth);
-  for (int i = 0; i < nv; ++i) a.qfrc_smooth[i] += a.qacc_smooth[i];
+  adj_ltdl_solve(m, d.qLD(), a.qacc_smooth());
+  for (int i = 0; i < nv; ++i) a.qfrc_smooth()[i] += a.qacc_smooth()[i];
 }
 
 // Last stage: τ = passive + actuator − bias; M̃ qacc = τ + Jᵀ out / h and M̃ qacc_smooth = τ at
@@ -174,20 +178,20 @@ SG_HD void adj_impulse_end(const ModelView<Real>& m, const Data<Real, L>& d, con
   const Real half = Real(0.5) * m.timestep;
   const ImpulseWorkspace<Real, L> w = impulse_workspace(m, d);
   for (int i = 0; i < nv; ++i) {
-    a.qfrc_passive[i] = a.qfrc_smooth[i];
-    a.qfrc_actuator[i] = a.qfrc_smooth[i];
+    a.qfrc_passive()[i] = a.qfrc_smooth()[i];
+    a.qfrc_actuator()[i] = a.qfrc_smooth()[i];
   }
   adj_passive_forces(m, d, a);
   adj_actuator_forces(m, d, a);
-  rnea(m, d, /*use_qacc=*/true, d.qacc, d.qfrc_bias);
-  for (int i = 0; i < nv; ++i) a.qfrc_bias[i] = -a.qacc[i];
-  adj_rnea(m, d, a, d.qacc, a.qfrc_bias);
-  rnea(m, d, /*use_qacc=*/true, d.qacc_smooth, d.qfrc_bias);
-  for (int i = 0; i < nv; ++i) a.qfrc_bias[i] = -a.qacc_smooth[i];
-  adj_rnea(m, d, a, d.qacc_smooth, a.qfrc_bias);
+  rnea(m, d, /*use_qacc=*/true, d.qacc(), d.qfrc_bias());
+  for (int i = 0; i < nv; ++i) a.qfrc_bias()[i] = -a.qacc()[i];
+  adj_rnea(m, d, a, d.qacc(), a.qfrc_bias());
+  rnea(m, d, /*use_qacc=*/true, d.qacc_smooth(), d.qfrc_bias());
+  for (int i = 0; i < nv; ++i) a.qfrc_bias()[i] = -a.qacc_smooth()[i];
+  adj_rnea(m, d, a, d.qacc_smooth(), a.qfrc_bias());
   adj_kinematics_tail(m, d, a);
-  adj_integrate_pos(m, w.q0, w.v0, half, a.qpos, a.qvel);
-  for (int i = 0; i < nq; ++i) d.qpos[i] = w.q0[i];
+  adj_integrate_pos(m, w.q0, w.v0, half, a.qpos(), a.qvel());
+  for (int i = 0; i < nq; ++i) d.qpos()[i] = w.q0[i];
 }
 
 // Adjoint of impulse_substep(), with the contract of adj_substep (kernels/step/step_adjoint.hpp): on

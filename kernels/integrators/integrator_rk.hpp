@@ -111,14 +111,20 @@ struct RkScratch {
   View<Real, L> q0, v0;  // nq, nv  the step's start state
   View<Real, L> tmp;     // nv  P (the velocity integrate_pos is given)
   int nq, nv;
-  SG_HD View<Real, L> stage_q(const Data<Real, L>& d, int i) const { return d.rk_stage_q.at(i * nq); }
-  SG_HD View<Real, L> stage_v(const Data<Real, L>& d, int i) const { return d.rk_stage_k.at(2 * i * nv); }
-  SG_HD View<Real, L> stage_a(const Data<Real, L>& d, int i) const { return d.rk_stage_k.at((2 * i + 1) * nv); }
+  SG_HD View<Real, L> stage_q(const Data<Real, L>& d, int i) const {
+    return d.rk_stage_q().at(i * nq);
+  }
+  SG_HD View<Real, L> stage_v(const Data<Real, L>& d, int i) const {
+    return d.rk_stage_k().at(2 * i * nv);
+  }
+  SG_HD View<Real, L> stage_a(const Data<Real, L>& d, int i) const {
+    return d.rk_stage_k().at((2 * i + 1) * nv);
+  }
 };
 
 template <class Real, class L>
 SG_HD SG_INLINE RkScratch<Real, L> rk_scratch(const ModelView<Real>& m, const Data<Real, L>& d) {
-  return RkScratch<Real, L>{d.rk_y0, d.rk_y0.at(m.nq), d.rk_tmp, m.nq, m.nv};
+  return RkScratch<Real, L>{d.rk_y0(), d.rk_y0().at(m.nq), d.rk_tmp(), m.nq, m.nv};
 }
 
 // d.qpos, d.qvel <- (integrate_pos(q0, Σ_j c_j V_j, h), v0 + h Σ_j c_j acc_j) over j < n, in
@@ -135,10 +141,10 @@ SG_HD void rk_combine(const ModelView<Real>& m, const Data<Real, L>& d, const do
       acc += w.stage_a(d, j)[k] * Real(c[j]);
     }
     w.tmp[k] = p;
-    d.qvel[k] = w.v0[k] + acc * h;
+    d.qvel()[k] = w.v0[k] + acc * h;
   }
-  for (int k = 0; k < m.nq; ++k) d.qpos[k] = w.q0[k];
-  integrate_pos(m, d.qpos, w.tmp, h);
+  for (int k = 0; k < m.nq; ++k) d.qpos()[k] = w.q0[k];
+  integrate_pos(m, d.qpos(), w.tmp, h);
 }
 
 // The dynamics at the state in d for one evaluation of a substep: every constraint solve of the
@@ -149,9 +155,9 @@ SG_HD void rk_combine(const ModelView<Real>& m, const Data<Real, L>& d, const do
 template <class Real, class L>
 SG_HD SG_OUTLINE int rk_dynamics(const ModelView<Real>& m, const Data<Real, L>& d) {
   if (has_warmstart(m))
-    for (int k = 0; k < m.nv; ++k) d.qacc_warmstart[k] = d.rk_warm[k];
+    for (int k = 0; k < m.nv; ++k) d.qacc_warmstart()[k] = d.rk_warm()[k];
   const int status = fwd_dynamics(m, d, Real(0));
-  d.rk_count[2] += d.solver_niter[0];
+  d.rk_count()[2] += d.solver_niter()[0];
   return status;
 }
 
@@ -160,10 +166,10 @@ template <class Real, class L>
 SG_HD int rk_eval_stage(const ModelView<Real>& m, const Data<Real, L>& d, int i) {
   const RkScratch<Real, L> w = rk_scratch(m, d);
   const int status = rk_dynamics(m, d);
-  for (int k = 0; k < m.nq; ++k) w.stage_q(d, i)[k] = d.qpos[k];
+  for (int k = 0; k < m.nq; ++k) w.stage_q(d, i)[k] = d.qpos()[k];
   for (int k = 0; k < m.nv; ++k) {
-    w.stage_v(d, i)[k] = d.qvel[k];
-    w.stage_a(d, i)[k] = d.qacc[k];
+    w.stage_v(d, i)[k] = d.qvel()[k];
+    w.stage_a(d, i)[k] = d.qacc()[k];
   }
   return status;
 }
@@ -177,9 +183,10 @@ SG_HD int rk_eval_stage(const ModelView<Real>& m, const Data<Real, L>& d, int i)
 template <class Real, class L>
 SG_HD SG_INLINE int rk_constraint_signature(const ModelView<Real>& m, const Data<Real, L>& d) {
   if (m.nefc_max <= 0 || !(m.rk_event_step > 0.0)) return 0;
-  const int nefc = sg_int(d.nefc[0]);
+  const int nefc = sg_int(d.nefc()[0]);
   unsigned sig = static_cast<unsigned>(nefc);
-  for (int i = 0; i < nefc; ++i) sig = sig * 31u + static_cast<unsigned>(sg_int(d.efc_state[i]) + 1);
+  for (int i = 0; i < nefc; ++i)
+    sig = sig * 31u + static_cast<unsigned>(sg_int(d.efc_state()[i]) + 1);
   return static_cast<int>(sig & 0x7fffffffu);
 }
 
@@ -196,8 +203,8 @@ SG_HD int rk_step(const ModelView<Real>& m, const Data<Real, L>& d, const RkTabl
   *event = false;
   for (int i = stage0_ready ? 1 : 0; i < t.stages; ++i) {
     if (i == 0) {
-      for (int k = 0; k < m.nq; ++k) d.qpos[k] = w.q0[k];
-      for (int k = 0; k < m.nv; ++k) d.qvel[k] = w.v0[k];
+      for (int k = 0; k < m.nq; ++k) d.qpos()[k] = w.q0[k];
+      for (int k = 0; k < m.nv; ++k) d.qvel()[k] = w.v0[k];
     } else {
       rk_combine(m, d, t.a[i], i, h);
     }
@@ -246,8 +253,9 @@ SG_HD double rk_error_norm(const ModelView<Real>& m, const Data<Real, L>& d, con
     }
     eq *= h;
     ev *= h;
-    const double q0 = rk_position_magnitude(m, w.q0, j, c), q1 = rk_position_magnitude(m, d.qpos, j, c);
-    const double v0 = sg_double(sg_abs(w.v0[k])), v1 = sg_double(sg_abs(d.qvel[k]));
+    const double q0 = rk_position_magnitude(m, w.q0, j, c),
+                 q1 = rk_position_magnitude(m, d.qpos(), j, c);
+    const double v0 = sg_double(sg_abs(w.v0[k])), v1 = sg_double(sg_abs(d.qvel()[k]));
     const double sq = atol + rtol * (q0 > q1 ? q0 : q1), sv = atol + rtol * (v0 > v1 ? v0 : v1);
     sum += (eq / sq) * (eq / sq) + (ev / sv) * (ev / sv);
   });
@@ -288,27 +296,27 @@ SG_HD double rk_initial_step(const ModelView<Real>& m, const Data<Real, L>& d, c
   double h0 = (d0 < 1e-5 || d1 < 1e-5) ? 1e-6 : 0.01 * d0 / d1;
   if (h0 > H) h0 = H;
   // the Euler probe y0 + h0 f(y0)
-  for (int i = 0; i < nq; ++i) d.qpos[i] = w.q0[i];
+  for (int i = 0; i < nq; ++i) d.qpos()[i] = w.q0[i];
   for (int i = 0; i < nv; ++i) {
     w.tmp[i] = w.stage_v(d, 0)[i];
-    d.qvel[i] = w.v0[i] + w.stage_a(d, 0)[i] * Real(h0);
+    d.qvel()[i] = w.v0[i] + w.stage_a(d, 0)[i] * Real(h0);
   }
-  integrate_pos(m, d.qpos, w.tmp, Real(h0));
+  integrate_pos(m, d.qpos(), w.tmp, Real(h0));
   *status |= rk_dynamics(m, d);
   ++*rhs;
   double d2 = 0;
   rk_for_each_dof(m, [&](int j, int c, int k) {
     const double sq = atol + rtol * rk_position_magnitude(m, w.q0, j, c);
     const double sv = atol + rtol * sg_double(sg_abs(w.v0[k]));
-    const double eq = sg_double(d.qvel[k] - w.stage_v(d, 0)[k]) / sq;
-    const double ev = sg_double(d.qacc[k] - w.stage_a(d, 0)[k]) / sv;
+    const double eq = sg_double(d.qvel()[k] - w.stage_v(d, 0)[k]) / sq;
+    const double ev = sg_double(d.qacc()[k] - w.stage_a(d, 0)[k]) / sv;
     d2 += eq * eq + ev * ev;
   });
   d2 = sg_sqrt(d2 / n) / h0;
   const double dmax = d1 > d2 ? d1 : d2;
   const double h1 = dmax <= 1e-15 ? (h0 * 1e-3 > 1e-6 ? h0 * 1e-3 : 1e-6) : sg_pow(0.01 / dmax, 1.0 / (t.order + 1));
-  for (int i = 0; i < nq; ++i) d.qpos[i] = w.q0[i];
-  for (int i = 0; i < nv; ++i) d.qvel[i] = w.v0[i];
+  for (int i = 0; i < nq; ++i) d.qpos()[i] = w.q0[i];
+  for (int i = 0; i < nv; ++i) d.qvel()[i] = w.v0[i];
   double h = 100 * h0 < h1 ? 100 * h0 : h1;
   return h < H ? h : H;
 }
@@ -327,14 +335,14 @@ template <class Real, class L>
 SG_HD double rk_event_rate(const ModelView<Real>& m, const Data<Real, L>& d, const RkTableau& t) {
   const RkScratch<Real, L> w = rk_scratch(m, d);
   const int last = t.stages - 1;
-  const Real newton_iterations = d.rk_count[2];  // the substep's statistic, not these repeats
-  const double rate = rk_event_normal(m, d, w.stage_q(d, 0), w.stage_v(d, 0), w.stage_q(d, last), w.stage_v(d, last),
-                                      [&](View<Real, L> q, View<Real, L> v) {
-                                        for (int k = 0; k < m.nq; ++k) d.qpos[k] = q[k];
-                                        for (int k = 0; k < m.nv; ++k) d.qvel[k] = v[k];
+  const Real newton_iterations = d.rk_count()[2];  // the substep's statistic, not these repeats
+  const double rate = rk_event_normal(m, d, w.stage_q(d, 0), w.stage_v(d, 0), w.stage_q(d, last),
+                                      w.stage_v(d, last), [&](View<Real, L> q, View<Real, L> v) {
+                                        for (int k = 0; k < m.nq; ++k) d.qpos()[k] = q[k];
+                                        for (int k = 0; k < m.nv; ++k) d.qvel()[k] = v[k];
                                         rk_dynamics(m, d);
                                       });
-  d.rk_count[2] = newton_iterations;
+  d.rk_count()[2] = newton_iterations;
   return rate;
 }
 
@@ -354,7 +362,7 @@ SG_HD bool rk_event_saltation_tangent(const ModelView<Real>& m, const Data<Real,
 // Accepted step n of the last substep: its start state and size (the adjoint's record).
 template <class Real, class L>
 SG_HD SG_INLINE View<Real, L> rk_step_record(const ModelView<Real>& m, const Data<Real, L>& d, int n) {
-  return d.rk_steps.at(n * (m.nq + m.nv + 1));  // qpos (nq), qvel (nv), h
+  return d.rk_steps().at(n * (m.nq + m.nv + 1));  // qpos (nq), qvel (nv), h
 }
 
 // One substep of length m.timestep with the integrator m.rk_integrator (RK4 or adaptive).
@@ -374,24 +382,24 @@ SG_HD SG_OUTLINE int rk_substep(const ModelView<Real>& m, const Data<Real, L>& d
   // UIADD3 per warp on a per-thread branch), so the lanes of a diverged warp shared one count and
   // wrote their records past the workspace (compute-sanitizer on an H200, 2026-12-04). Memory
   // addressed per environment cannot be made warp-uniform.
-  d.rk_count[0] = Real(0);
-  d.rk_count[2] = Real(0);
+  d.rk_count()[0] = Real(0);
+  d.rk_count()[2] = Real(0);
   if (has_warmstart(m))
-    for (int i = 0; i < nv; ++i) d.rk_warm[i] = d.qacc_warmstart[i];
+    for (int i = 0; i < nv; ++i) d.rk_warm()[i] = d.qacc_warmstart()[i];
   double done = 0.0, h = H, inv_prev = 1.0;
   const double k = t.order, beta1 = 0.6 / k, beta2 = -0.2 / k;
   const int max_trials = t.adaptive ? (m.rk_max_steps > 1 ? m.rk_max_steps : 1) : 1;
   const double event_step = t.adaptive ? m.rk_event_step : 0.0;  // AdaptiveTolerances::event_step
   int sig = 0;  // the constraint signature at the current step's stage 0
   if (t.adaptive) {
-    for (int i = 0; i < nq; ++i) w.q0[i] = d.qpos[i];
-    for (int i = 0; i < nv; ++i) w.v0[i] = d.qvel[i];
+    for (int i = 0; i < nq; ++i) w.q0[i] = d.qpos()[i];
+    for (int i = 0; i < nv; ++i) w.v0[i] = d.qvel()[i];
     h = rk_initial_step(m, d, t, H, &rhs, &status, &sig);
     stage0_ready = true;
   }
   for (;;) {
-    for (int i = 0; i < nq; ++i) w.q0[i] = d.qpos[i];
-    for (int i = 0; i < nv; ++i) w.v0[i] = d.qvel[i];
+    for (int i = 0; i < nq; ++i) w.q0[i] = d.qpos()[i];
+    for (int i = 0; i < nv; ++i) w.v0[i] = d.qvel()[i];
     const double left = H - done;
     const bool forced = trials + 1 >= max_trials;
     const bool last = forced || h >= left;
@@ -406,12 +414,12 @@ SG_HD SG_OUTLINE int rk_substep(const ModelView<Real>& m, const Data<Real, L>& d
     const bool split = event_step > 0.0 && event && h > event_step && !forced;
     if ((err <= 1.0 && !split) || forced) {
       if (err > 1.0) status |= kEnvStepCap;
-      const int accepted = sg_int(d.rk_count[0]);
+      const int accepted = sg_int(d.rk_count()[0]);
       const View<Real, L> rec = rk_step_record(m, d, accepted);
       for (int i = 0; i < nq; ++i) rec[i] = w.q0[i];
       for (int i = 0; i < nv; ++i) rec[nq + i] = w.v0[i];
       rec[nq + nv] = Real(h);
-      d.rk_count[0] = Real(accepted + 1);
+      d.rk_count()[0] = Real(accepted + 1);
       // forward mode with event gradients: the saltation on the result's tangent
       // (integrator_rk_event.hpp); the values stay as they are
       bool tangent_changed = false;
@@ -430,8 +438,8 @@ SG_HD SG_OUTLINE int rk_substep(const ModelView<Real>& m, const Data<Real, L>& d
       if (tangent_changed) --rhs;  // the repeated evaluation is not counted
     } else {
       // rejected: back to the start; its stage 0 is still the one recorded
-      for (int i = 0; i < nq; ++i) d.qpos[i] = w.q0[i];
-      for (int i = 0; i < nv; ++i) d.qvel[i] = w.v0[i];
+      for (int i = 0; i < nq; ++i) d.qpos()[i] = w.q0[i];
+      for (int i = 0; i < nv; ++i) d.qvel()[i] = w.v0[i];
       stage0_ready = true;
       sig = sig_start;
       if (split) {
@@ -446,7 +454,7 @@ SG_HD SG_OUTLINE int rk_substep(const ModelView<Real>& m, const Data<Real, L>& d
     if (err <= 1.0) inv_prev = inv;
     h *= factor;
   }
-  d.rk_count[1] = Real(rhs);
+  d.rk_count()[1] = Real(rhs);
   return status;
 }
 

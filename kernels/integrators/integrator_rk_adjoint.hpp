@@ -50,53 +50,53 @@ SG_HD void adj_rk_step(const ModelView<Real>& m, const DataLayout& o, const Data
   for (int j = 0; j < s; ++j)
     for (int k = 0; k < nv; ++k) { wa.stage_v(a, j)[k] = Real(0); wa.stage_a(a, j)[k] = Real(0); }
   rk_combine(m, d, t.b, s, h);  // w.tmp = Σ b_j V_j
-  for (int k = 0; k < nq; ++k) wa.q0[k] = a.qpos[k];
+  for (int k = 0; k < nq; ++k) wa.q0[k] = a.qpos()[k];
   for (int k = 0; k < nv; ++k) wa.tmp[k] = Real(0);
   adj_integrate_pos(m, w.q0, w.tmp, h, wa.q0, wa.tmp);
   for (int k = 0; k < nv; ++k) {
-    wa.v0[k] = a.qvel[k];
+    wa.v0[k] = a.qvel()[k];
     for (int j = 0; j < s; ++j) {
       if (t.b[j] == 0.0) continue;
       wa.stage_v(a, j)[k] += Real(t.b[j]) * wa.tmp[k];
-      wa.stage_a(a, j)[k] += Real(t.b[j]) * h * a.qvel[k];
+      wa.stage_a(a, j)[k] += Real(t.b[j]) * h * a.qvel()[k];
     }
   }
 
   for (int i = s - 1; i >= 0; --i) {
     if (!rk_stage_used(t, i)) continue;
     // the dynamics at stage i, then their adjoint: (q̄_i, v̄_i) in a.qpos, a.qvel
-    for (int k = 0; k < nq; ++k) d.qpos[k] = w.stage_q(d, i)[k];
-    for (int k = 0; k < nv; ++k) d.qvel[k] = w.stage_v(d, i)[k];
+    for (int k = 0; k < nq; ++k) d.qpos()[k] = w.stage_q(d, i)[k];
+    for (int k = 0; k < nv; ++k) d.qvel()[k] = w.stage_v(d, i)[k];
     rk_dynamics(m, d);  // the forward's solve, from the substep's warm start
     clear_adjoint_scratch(o, adj_buffer);
-    for (int k = 0; k < nq; ++k) a.qpos[k] = Real(0);
+    for (int k = 0; k < nq; ++k) a.qpos()[k] = Real(0);
     for (int k = 0; k < nv; ++k) {
-      a.qvel[k] = wa.stage_v(a, i)[k];  // V_i = v_i
-      a.qacc[k] = wa.stage_a(a, i)[k];
+      a.qvel()[k] = wa.stage_v(a, i)[k];  // V_i = v_i
+      a.qacc()[k] = wa.stage_a(a, i)[k];
     }
     adj_fwd_dynamics(m, d, a, Real(0));
-    for (int k = 0; k < nv; ++k) wa.v0[k] += a.qvel[k];
+    for (int k = 0; k < nv; ++k) wa.v0[k] += a.qvel()[k];
     if (i == 0) {
-      for (int k = 0; k < nq; ++k) wa.q0[k] += a.qpos[k];
+      for (int k = 0; k < nq; ++k) wa.q0[k] += a.qpos()[k];
       continue;
     }
     // v_i = v0 + h Σ_{j<i} a_ij acc_j
     for (int j = 0; j < i; ++j) {
       if (t.a[i][j] == 0.0) continue;
-      for (int k = 0; k < nv; ++k) wa.stage_a(a, j)[k] += Real(t.a[i][j]) * h * a.qvel[k];
+      for (int k = 0; k < nv; ++k) wa.stage_a(a, j)[k] += Real(t.a[i][j]) * h * a.qvel()[k];
     }
     // q_i = integrate_pos(q0, P_i, h), P_i = Σ_{j<i} a_ij V_j (w.tmp, recomputed)
     rk_combine(m, d, t.a[i], i, h);
     for (int k = 0; k < nv; ++k) wa.tmp[k] = Real(0);
-    adj_integrate_pos(m, w.q0, w.tmp, h, a.qpos, wa.tmp);
-    for (int k = 0; k < nq; ++k) wa.q0[k] += a.qpos[k];
+    adj_integrate_pos(m, w.q0, w.tmp, h, a.qpos(), wa.tmp);
+    for (int k = 0; k < nq; ++k) wa.q0[k] += a.qpos()[k];
     for (int j = 0; j < i; ++j) {
       if (t.a[i][j] == 0.0) continue;
       for (int k = 0; k < nv; ++k) wa.stage_v(a, j)[k] += Real(t.a[i][j]) * wa.tmp[k];
     }
   }
-  for (int k = 0; k < nq; ++k) a.qpos[k] = wa.q0[k];
-  for (int k = 0; k < nv; ++k) a.qvel[k] = wa.v0[k];
+  for (int k = 0; k < nq; ++k) a.qpos()[k] = wa.q0[k];
+  for (int k = 0; k < nv; ++k) a.qvel()[k] = wa.v0[k];
 }
 
 // Adjoint of rk_substep(). On entry d.qpos, d.qvel, d.ctrl hold the state and control before
@@ -110,7 +110,7 @@ SG_HD SG_OUTLINE void adj_rk_substep(const ModelView<Real>& m, const DataLayout&
                           View<Real, L> adj_buffer) {
   const RkTableau t = rk_tableau(m.rk_integrator);
   rk_substep(m, d);
-  const int nsteps = sg_int(d.rk_count[0]);
+  const int nsteps = sg_int(d.rk_count()[0]);
   for (int n = nsteps - 1; n >= 0; --n) {
     const View<Real, L> rec = rk_step_record(m, d, n);
     adj_rk_step(m, o, d, a, adj_buffer, t, rec, rec.at(m.nq), rec[m.nq + m.nv]);

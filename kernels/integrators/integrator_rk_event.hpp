@@ -45,11 +45,11 @@ constexpr double kEventMatchDistance = 1e-5;
 template <class Real, class L, class F>
 SG_HD void for_each_active_contact(const ModelView<Real>& m, const Data<Real, L>& d, F&& f) {
   if (m.nefc_max <= 0) return;
-  const int nefc = sg_int(d.nefc[0]);
+  const int nefc = sg_int(d.nefc()[0]);
   int last = -1;
   for (int i = 0; i < nefc; ++i) {
-    if (sg_int(d.efc_type[i]) < kCnstrContactFrictionless) continue;
-    const int k = sg_int(d.efc_id[i]);
+    if (sg_int(d.efc_type()[i]) < kCnstrContactFrictionless) continue;
+    const int k = sg_int(d.efc_id()[i]);
     if (k != last) f(k);
     last = k;
   }
@@ -59,13 +59,13 @@ SG_HD void for_each_active_contact(const ModelView<Real>& m, const Data<Real, L>
 // d.solver_ws as the 6 x nv Jacobian scratch (free once the solve is done).
 template <class Real, class L>
 SG_HD double rk_event_add_normal_row(const ModelView<Real>& m, const Data<Real, L>& d, int k, View<Real, L> grad) {
-  const View<Real, L> jac = d.solver_ws;
+  const View<Real, L> jac = d.solver_ws();
   contact_jacobian(m, d, k, jac);
   double rate = 0.0;
   for (int c = 0; c < m.nv; ++c) {
     const double jn = sg_double(contact_frame_row(m, d, k, jac, 0, c));
     grad[c] = Real(sg_double(grad[c]) + jn);
-    rate += jn * sg_double(d.qvel[c]);
+    rate += jn * sg_double(d.qvel()[c]);
   }
   return rate;
 }
@@ -78,14 +78,15 @@ template <class Real, class L, class Eval>
 SG_HD double rk_event_normal(const ModelView<Real>& m, const Data<Real, L>& d, View<Real, L> q_start,
                              View<Real, L> v_start, View<Real, L> q_end, View<Real, L> v_end, Eval&& eval) {
   const int nv = m.nv;
-  const View<Real, L> grad = d.rk_event, ends = d.rk_event.at(nv);  // ends: pair, x, y, z per contact
+  const View<Real, L> grad = d.rk_event(),
+                      ends = d.rk_event().at(nv);  // ends: pair, x, y, z per contact
   for (int c = 0; c < nv; ++c) grad[c] = Real(0);
   // the end state's active contacts
   eval(q_end, v_end);
   int n_end = 0;
   for_each_active_contact(m, d, [&](int k) {
-    ends[4 * n_end] = d.contact_pair[k];
-    for (int i = 0; i < 3; ++i) ends[4 * n_end + 1 + i] = d.contact_pos[3 * k + i];
+    ends[4 * n_end] = d.contact_pair()[k];
+    for (int i = 0; i < 3; ++i) ends[4 * n_end + 1 + i] = d.contact_pos()[3 * k + i];
     ++n_end;
   });
   double rate = 0.0;
@@ -93,12 +94,12 @@ SG_HD double rk_event_normal(const ModelView<Real>& m, const Data<Real, L>& d, V
   // the start state's: matched ones are marked (pair -1), the others switched off
   eval(q_start, v_start);
   for_each_active_contact(m, d, [&](int k) {
-    const int pair = sg_int(d.contact_pair[k]);
+    const int pair = sg_int(d.contact_pair()[k]);
     for (int e = 0; e < n_end; ++e) {
       if (sg_int(ends[4 * e]) != pair) continue;
       double d2 = 0.0;
       for (int i = 0; i < 3; ++i) {
-        const double x = sg_double(ends[4 * e + 1 + i]) - sg_double(d.contact_pos[3 * k + i]);
+        const double x = sg_double(ends[4 * e + 1 + i]) - sg_double(d.contact_pos()[3 * k + i]);
         d2 += x * x;
       }
       if (d2 <= kEventMatchDistance * kEventMatchDistance) {
@@ -133,31 +134,33 @@ SG_HD void rk_event_tangent(const ModelView<Real>& m, const Data<Real, L>& d, Vi
   if constexpr (is_dual_number<Real>::value) {
     using T = decltype(Real::v);  // the scalar of the value and each direction
     constexpr int N = sizeof(Real::d) / sizeof(Real::d[0]);
-    const View<Real, L> grad = d.rk_event;
+    const View<Real, L> grad = d.rk_event();
     for (int n = 0; n < N; ++n) {
       T along(0);  // ∇g · δθ
       for (int j = 0; j < m.njnt; ++j) {
         int pa = m.jnt_qposadr[j], da = m.jnt_dofadr[j];
         const int type = m.jnt_type[j];
         if (type == kJntFree) {
-          for (int c = 0; c < 3; ++c) along += grad[da + c].v * d.qpos[pa + c].d[n];
+          for (int c = 0; c < 3; ++c) along += grad[da + c].v * d.qpos()[pa + c].d[n];
           pa += 3;
           da += 3;
         }
         if (type == kJntFree || type == kJntBall) {
-          const T w = d.qpos[pa].v, u[3] = {d.qpos[pa + 1].v, d.qpos[pa + 2].v, d.qpos[pa + 3].v};
-          const T dw = d.qpos[pa].d[n], du[3] = {d.qpos[pa + 1].d[n], d.qpos[pa + 2].d[n], d.qpos[pa + 3].d[n]};
+          const T w = d.qpos()[pa].v,
+                  u[3] = {d.qpos()[pa + 1].v, d.qpos()[pa + 2].v, d.qpos()[pa + 3].v};
+          const T dw = d.qpos()[pa].d[n],
+                  du[3] = {d.qpos()[pa + 1].d[n], d.qpos()[pa + 2].d[n], d.qpos()[pa + 3].d[n]};
           for (int c = 0; c < 3; ++c) {
             const int a = (c + 1) % 3, b = (c + 2) % 3;
             const T dtheta = T(2) * (w * du[c] - dw * u[c] - (u[a] * du[b] - u[b] * du[a]));
             along += grad[da + c].v * dtheta;
           }
         } else {
-          along += grad[da].v * d.qpos[pa].d[n];
+          along += grad[da].v * d.qpos()[pa].d[n];
         }
       }
       const T s = along / T(rate);
-      for (int c = 0; c < m.nv; ++c) d.qvel[c].d[n] += (acc_end[c].v - acc_start[c].v) * s;
+      for (int c = 0; c < m.nv; ++c) d.qvel()[c].d[n] += (acc_end[c].v - acc_start[c].v) * s;
     }
   }
 }
@@ -168,27 +171,28 @@ template <class Real, class L>
 SG_HD void adj_rk_event(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a,
                         View<Real, L> q_end, View<Real, L> acc_start, View<Real, L> acc_end, double rate) {
   double along = 0.0;  // Δaccᵀ λv
-  for (int c = 0; c < m.nv; ++c) along += sg_double(acc_end[c] - acc_start[c]) * sg_double(a.qvel[c]);
+  for (int c = 0; c < m.nv; ++c)
+    along += sg_double(acc_end[c] - acc_start[c]) * sg_double(a.qvel()[c]);
   const Real s = Real(along / rate);
-  const View<Real, L> grad = d.rk_event;
+  const View<Real, L> grad = d.rk_event();
   for (int j = 0; j < m.njnt; ++j) {
     int pa = m.jnt_qposadr[j], da = m.jnt_dofadr[j];
     const int type = m.jnt_type[j];
     if (type == kJntFree) {
-      for (int c = 0; c < 3; ++c) a.qpos[pa + c] += grad[da + c] * s;
+      for (int c = 0; c < 3; ++c) a.qpos()[pa + c] += grad[da + c] * s;
       pa += 3;
       da += 3;
     }
     if (type == kJntFree || type == kJntBall) {
       const Real w = q_end[pa], u[3] = {q_end[pa + 1], q_end[pa + 2], q_end[pa + 3]};
       const Real t[3] = {grad[da] * s, grad[da + 1] * s, grad[da + 2] * s};
-      a.qpos[pa] += Real(-2) * (u[0] * t[0] + u[1] * t[1] + u[2] * t[2]);
+      a.qpos()[pa] += Real(-2) * (u[0] * t[0] + u[1] * t[1] + u[2] * t[2]);
       for (int c = 0; c < 3; ++c) {
         const int p = (c + 1) % 3, r = (c + 2) % 3;
-        a.qpos[pa + 1 + c] += Real(2) * (w * t[c] + (u[p] * t[r] - u[r] * t[p]));
+        a.qpos()[pa + 1 + c] += Real(2) * (w * t[c] + (u[p] * t[r] - u[r] * t[p]));
       }
     } else {
-      a.qpos[pa] += grad[da] * s;
+      a.qpos()[pa] += grad[da] * s;
     }
   }
 }

@@ -15,9 +15,9 @@ template <class Real> SG_HD SG_INLINE bool is_finite(Real x) { return (x - x) ==
 template <class Real, class LS, class LW>
 SG_HD void load_env(const ModelView<Real>& m, View<Real, LS> qpos, View<Real, LS> qvel,
                     View<Real, LS> ctrl, const Data<Real, LW>& d) {
-  for (int i = 0; i < m.nq; ++i) d.qpos[i] = qpos[i];
-  for (int i = 0; i < m.nv; ++i) d.qvel[i] = qvel[i];
-  for (int i = 0; i < m.nu; ++i) d.ctrl[i] = ctrl[i];
+  for (int i = 0; i < m.nq; ++i) d.qpos()[i] = qpos[i];
+  for (int i = 0; i < m.nv; ++i) d.qvel()[i] = qvel[i];
+  for (int i = 0; i < m.nu; ++i) d.ctrl()[i] = ctrl[i];
 }
 
 // The solve's warm start, the part of the state beside (qpos, qvel) that a constrained step
@@ -26,12 +26,12 @@ SG_HD void load_env(const ModelView<Real>& m, View<Real, LS> qpos, View<Real, LS
 template <class Real, class LS, class LW>
 SG_HD void load_warmstart(const ModelView<Real>& m, View<Real, LS> warm, const Data<Real, LW>& d) {
   if (!has_warmstart(m)) return;
-  for (int i = 0; i < m.nv; ++i) d.qacc_warmstart[i] = warm.p ? warm[i] : Real(0);
+  for (int i = 0; i < m.nv; ++i) d.qacc_warmstart()[i] = warm.p ? warm[i] : Real(0);
 }
 template <class Real, class LS, class LW>
 SG_HD void store_warmstart(const ModelView<Real>& m, const Data<Real, LW>& d, View<Real, LS> warm) {
   if (!has_warmstart(m) || !warm.p) return;
-  for (int i = 0; i < m.nv; ++i) warm[i] = d.qacc_warmstart[i];
+  for (int i = 0; i < m.nv; ++i) warm[i] = d.qacc_warmstart()[i];
 }
 
 // The parts of a control step, for control_step_env below and for the staged CUDA pipeline
@@ -65,15 +65,15 @@ template <class Real, class LS, class LW>
 SG_HD SG_INLINE void control_step_end(const ModelView<Real>& m, const Data<Real, LW>& d, View<Real, LS> qpos,
                                       View<Real, LS> qvel, View<Real, LS> warm, int raised, int* status) {
   bool finite = true;
-  for (int i = 0; i < m.nq; ++i) finite = finite && is_finite(d.qpos[i]);
-  for (int i = 0; i < m.nv; ++i) finite = finite && is_finite(d.qvel[i]);
+  for (int i = 0; i < m.nq; ++i) finite = finite && is_finite(d.qpos()[i]);
+  for (int i = 0; i < m.nv; ++i) finite = finite && is_finite(d.qvel()[i]);
   if (!finite) {
     *status |= kEnvNonFinite;
     return;
   }
   *status |= raised;
-  for (int i = 0; i < m.nq; ++i) qpos[i] = d.qpos[i];
-  for (int i = 0; i < m.nv; ++i) qvel[i] = d.qvel[i];
+  for (int i = 0; i < m.nq; ++i) qpos[i] = d.qpos()[i];
+  for (int i = 0; i < m.nv; ++i) qvel[i] = d.qvel()[i];
   store_warmstart(m, d, warm);
 }
 

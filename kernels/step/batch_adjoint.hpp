@@ -26,18 +26,18 @@ SG_HD SG_INLINE int replay_size(const ModelView<Real>& m, int substeps) {
 template <class Real, class LW>
 SG_HD SG_INLINE void save_replay_state(const ModelView<Real>& m, const Data<Real, LW>& d, View<Real, LW> replay, int s) {
   const int base = s * replay_state_size(m);
-  for (int i = 0; i < m.nq; ++i) replay[base + i] = d.qpos[i];
-  for (int i = 0; i < m.nv; ++i) replay[base + m.nq + i] = d.qvel[i];
+  for (int i = 0; i < m.nq; ++i) replay[base + i] = d.qpos()[i];
+  for (int i = 0; i < m.nv; ++i) replay[base + m.nq + i] = d.qvel()[i];
   if (has_warmstart(m))
-    for (int i = 0; i < m.nv; ++i) replay[base + m.nq + m.nv + i] = d.qacc_warmstart[i];
+    for (int i = 0; i < m.nv; ++i) replay[base + m.nq + m.nv + i] = d.qacc_warmstart()[i];
 }
 template <class Real, class LW>
 SG_HD SG_INLINE void load_replay_state(const ModelView<Real>& m, View<Real, LW> replay, int s, const Data<Real, LW>& d) {
   const int base = s * replay_state_size(m);
-  for (int i = 0; i < m.nq; ++i) d.qpos[i] = replay[base + i];
-  for (int i = 0; i < m.nv; ++i) d.qvel[i] = replay[base + m.nq + i];
+  for (int i = 0; i < m.nq; ++i) d.qpos()[i] = replay[base + i];
+  for (int i = 0; i < m.nv; ++i) d.qvel()[i] = replay[base + m.nq + i];
   if (has_warmstart(m))
-    for (int i = 0; i < m.nv; ++i) d.qacc_warmstart[i] = replay[base + m.nq + m.nv + i];
+    for (int i = 0; i < m.nv; ++i) d.qacc_warmstart()[i] = replay[base + m.nq + m.nv + i];
 }
 
 // Inputs (batched, layout LS): the checkpoint state at the start of the control step (qpos,
@@ -79,20 +79,20 @@ SG_HD bool adj_control_step_env(const ModelView<Real>& m, const ModelView<Real>&
       substep(m, d);
     }
     bool identical = true;
-    for (int i = 0; i < m.nq; ++i) identical = identical && d.qpos[i] == next_qpos[i];
-    for (int i = 0; i < m.nv; ++i) identical = identical && d.qvel[i] == next_qvel[i];
-    for (int i = 0; i < m.nq; ++i) a.qpos[i] = adj_qpos[i];
-    for (int i = 0; i < m.nv; ++i) a.qvel[i] = adj_qvel[i];
-    for (int i = 0; i < m.nu; ++i) a.ctrl[i] = Real(0);
+    for (int i = 0; i < m.nq; ++i) identical = identical && d.qpos()[i] == next_qpos[i];
+    for (int i = 0; i < m.nv; ++i) identical = identical && d.qvel()[i] == next_qvel[i];
+    for (int i = 0; i < m.nq; ++i) a.qpos()[i] = adj_qpos[i];
+    for (int i = 0; i < m.nv; ++i) a.qvel()[i] = adj_qvel[i];
+    for (int i = 0; i < m.nu; ++i) a.ctrl()[i] = Real(0);
     for (int s = substeps - 1; s >= 0; --s) {
       load_replay_state(m, replay, s, d);
       if (impulse) adj_impulse_substep(mg, o, d, a, adj_buffer);
       else if (mg.rk_integrator != kIntEuler) adj_rk_substep(mg, o, d, a, adj_buffer);
       else adj_substep(mg, o, d, a, adj_buffer);
     }
-    for (int i = 0; i < m.nq; ++i) adj_qpos[i] = a.qpos[i];
-    for (int i = 0; i < m.nv; ++i) adj_qvel[i] = a.qvel[i];
-    for (int i = 0; i < m.nu; ++i) adj_ctrl[i] = a.ctrl[i];
+    for (int i = 0; i < m.nq; ++i) adj_qpos[i] = a.qpos()[i];
+    for (int i = 0; i < m.nv; ++i) adj_qvel[i] = a.qvel()[i];
+    for (int i = 0; i < m.nu; ++i) adj_ctrl[i] = a.ctrl()[i];
     return identical;
   }
   const int kept = substeps - 2;  // substep whose primal stays in d_keep (none if S = 1)
@@ -102,21 +102,21 @@ SG_HD bool adj_control_step_env(const ModelView<Real>& m, const ModelView<Real>&
   for (int s = 0; s < substeps; ++s) {
     save_replay_state(m, d, replay, s);
     if (s == kept) {
-      load_env(m, d.qpos, d.qvel, d.ctrl, d_keep);
+      load_env(m, d.qpos(), d.qvel(), d.ctrl(), d_keep);
       load_replay_state(m, replay, s, d_keep);
       substep(m, d_keep);
-      for (int i = 0; i < m.nq; ++i) d.qpos[i] = d_keep.qpos[i];
-      for (int i = 0; i < m.nv; ++i) d.qvel[i] = d_keep.qvel[i];
+      for (int i = 0; i < m.nq; ++i) d.qpos()[i] = d_keep.qpos()[i];
+      for (int i = 0; i < m.nv; ++i) d.qvel()[i] = d_keep.qvel()[i];
       if (has_warmstart(m))
-        for (int i = 0; i < m.nv; ++i) d.qacc_warmstart[i] = d_keep.qacc_warmstart[i];
+        for (int i = 0; i < m.nv; ++i) d.qacc_warmstart()[i] = d_keep.qacc_warmstart()[i];
     } else if (s + 1 < substeps) {
       substep(m, d);
     }
   }
 
-  for (int i = 0; i < m.nq; ++i) a.qpos[i] = adj_qpos[i];
-  for (int i = 0; i < m.nv; ++i) a.qvel[i] = adj_qvel[i];
-  for (int i = 0; i < m.nu; ++i) a.ctrl[i] = Real(0);
+  for (int i = 0; i < m.nq; ++i) a.qpos()[i] = adj_qpos[i];
+  for (int i = 0; i < m.nv; ++i) a.qvel()[i] = adj_qvel[i];
+  for (int i = 0; i < m.nu; ++i) a.ctrl()[i] = Real(0);
   bool identical = true;
   for (int s = substeps - 1; s >= 0; --s) {
     const Data<Real, LW>& p = s == kept ? d_keep : d;
@@ -131,13 +131,13 @@ SG_HD bool adj_control_step_env(const ModelView<Real>& m, const ModelView<Real>&
       // adj_substep left the last substep's qacc in d: finishing the Euler step reproduces
       // the end of the control step, which must equal the recorded checkpoint bit for bit
       integrate_euler(m, d);
-      for (int i = 0; i < m.nq; ++i) identical = identical && d.qpos[i] == next_qpos[i];
-      for (int i = 0; i < m.nv; ++i) identical = identical && d.qvel[i] == next_qvel[i];
+      for (int i = 0; i < m.nq; ++i) identical = identical && d.qpos()[i] == next_qpos[i];
+      for (int i = 0; i < m.nv; ++i) identical = identical && d.qvel()[i] == next_qvel[i];
     }
   }
-  for (int i = 0; i < m.nq; ++i) adj_qpos[i] = a.qpos[i];
-  for (int i = 0; i < m.nv; ++i) adj_qvel[i] = a.qvel[i];
-  for (int i = 0; i < m.nu; ++i) adj_ctrl[i] = a.ctrl[i];
+  for (int i = 0; i < m.nq; ++i) adj_qpos[i] = a.qpos()[i];
+  for (int i = 0; i < m.nv; ++i) adj_qvel[i] = a.qvel()[i];
+  for (int i = 0; i < m.nu; ++i) adj_ctrl[i] = a.ctrl()[i];
   return identical;
 }
 

@@ -82,20 +82,20 @@ SG_HD void staged_replay_carry(const ModelView<Real>& m, const Data<Real, LW>& s
                                View<Real, LW> replay, int s) {
   const int base = (s + 1) * replay_state_size(m);
   for (int i = 0; i < m.nq; ++i) {
-    const Real x = slot.qpos[i];
-    next.qpos[i] = x;
+    const Real x = slot.qpos()[i];
+    next.qpos()[i] = x;
     replay[base + i] = x;
   }
   for (int i = 0; i < m.nv; ++i) {
-    const Real x = slot.qvel[i];
-    next.qvel[i] = x;
+    const Real x = slot.qvel()[i];
+    next.qvel()[i] = x;
     replay[base + m.nq + i] = x;
   }
-  for (int i = 0; i < m.nu; ++i) next.ctrl[i] = slot.ctrl[i];
+  for (int i = 0; i < m.nu; ++i) next.ctrl()[i] = slot.ctrl()[i];
   if (has_warmstart(m))
     for (int i = 0; i < m.nv; ++i) {
-      const Real x = slot.qacc_warmstart[i];
-      next.qacc_warmstart[i] = x;
+      const Real x = slot.qacc_warmstart()[i];
+      next.qacc_warmstart()[i] = x;
       replay[base + m.nq + m.nv + i] = x;
     }
 }
@@ -106,8 +106,8 @@ template <class Real, class LS, class LW>
 SG_HD bool staged_replay_matches(const ModelView<Real>& m, const Data<Real, LW>& last, View<Real, LS> next_qpos,
                                  View<Real, LS> next_qvel) {
   bool identical = true;
-  for (int i = 0; i < m.nq; ++i) identical = identical && last.qpos[i] == next_qpos[i];
-  for (int i = 0; i < m.nv; ++i) identical = identical && last.qvel[i] == next_qvel[i];
+  for (int i = 0; i < m.nq; ++i) identical = identical && last.qpos()[i] == next_qpos[i];
+  for (int i = 0; i < m.nv; ++i) identical = identical && last.qvel()[i] == next_qvel[i];
   return identical;
 }
 
@@ -115,9 +115,9 @@ SG_HD bool staged_replay_matches(const ModelView<Real>& m, const Data<Real, LW>&
 template <class Real, class LS, class LW>
 SG_HD void staged_adjoint_begin(const ModelView<Real>& m, View<Real, LS> adj_qpos, View<Real, LS> adj_qvel,
                                 const Data<Real, LW>& a) {
-  for (int i = 0; i < m.nq; ++i) a.qpos[i] = adj_qpos[i];
-  for (int i = 0; i < m.nv; ++i) a.qvel[i] = adj_qvel[i];
-  for (int i = 0; i < m.nu; ++i) a.ctrl[i] = Real(0);
+  for (int i = 0; i < m.nq; ++i) a.qpos()[i] = adj_qpos[i];
+  for (int i = 0; i < m.nv; ++i) a.qvel()[i] = adj_qvel[i];
+  for (int i = 0; i < m.nu; ++i) a.ctrl()[i] = Real(0);
 }
 
 // Adjoint state stage of substep s: slot s holds the substep's primal with its state advanced
@@ -168,7 +168,7 @@ SG_HD void staged_adjoint_pair(const ModelView<Real>& m, const Data<Real, L>& d,
 template <class Real, class L, class LS>
 SG_HD void staged_adjoint_collision(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a,
                                     View<Real, LS> slots) {
-  if (sg_int(d.ncon[0]) > 0)
+  if (sg_int(d.ncon()[0]) > 0)
     for (int c = 0; c < m.ncpair; ++c) {
       if (sg_int(slots[c]) == 0) continue;
       Real pos_bar[2][3], mat_bar[2][9];
@@ -193,9 +193,9 @@ SG_HD void staged_adjoint_finish(const ModelView<Real>& m, const Data<Real, LW>&
 template <class Real, class LS, class LW>
 SG_HD void staged_adjoint_end(const ModelView<Real>& m, const Data<Real, LW>& a, View<Real, LS> adj_qpos,
                               View<Real, LS> adj_qvel, View<Real, LS> adj_ctrl) {
-  for (int i = 0; i < m.nq; ++i) adj_qpos[i] = a.qpos[i];
-  for (int i = 0; i < m.nv; ++i) adj_qvel[i] = a.qvel[i];
-  for (int i = 0; i < m.nu; ++i) adj_ctrl[i] = a.ctrl[i];
+  for (int i = 0; i < m.nq; ++i) adj_qpos[i] = a.qpos()[i];
+  for (int i = 0; i < m.nv; ++i) adj_qvel[i] = a.qvel()[i];
+  for (int i = 0; i < m.nu; ++i) adj_ctrl[i] = a.ctrl()[i];
 }
 
 }  // namespace stiffgrad::kern

@@ -128,7 +128,7 @@ SG_HD int staged_gather_contacts(const ModelView<Real>& m, const Data<Real, L>& 
         status = append_pair_contacts(m, d, c, &one, 1, &ncon);
       }
     }
-  d.ncon[0] = Real(ncon);
+  d.ncon()[0] = Real(ncon);
   return status;
 }
 

@@ -33,7 +33,7 @@ SG_HD void fwd_position(const ModelView<Real>& m, const Data<Real, L>& d) {
 template <class Real, class L>
 SG_HD void fwd_velocity(const ModelView<Real>& m, const Data<Real, L>& d) {
   com_velocity_base_to_tip(m, d);
-  rnea(m, d, /*use_qacc=*/false, d.qfrc_bias);
+  rnea(m, d, /*use_qacc=*/false, d.qfrc_bias());
   tendon_kinematics(m, d);
   passive_forces(m, d);
 }
@@ -59,7 +59,7 @@ SG_HD SG_INLINE void add_implicit_actuator_damping(const ModelView<Real>& m, con
     if (actuator_clamps(m, d, u).force_blocked()) continue;
     const Real g = m.actuator_gear[u];
     const Real k = -g * g * m.actuator_biasprm[3 * u + 2];
-    if (k > Real(0)) d.qLD[i * nv + i] += h * k;  // only damping (b2 < 0) is made implicit
+    if (k > Real(0)) d.qLD()[i * nv + i] += h * k;  // only damping (b2 < 0) is made implicit
   }
 }
 
@@ -69,11 +69,11 @@ SG_HD SG_INLINE void factor_mass(const ModelView<Real>& m, const Data<Real, L>& 
   const int nv = m.nv;
   for (int i = 0; i < nv; ++i) {
     const int* ch = m.dof_chain + m.dof_chainadr[i];  // i, its parent, ..., the root dof
-    for (int k = 1; k < m.dof_chainnum[i]; ++k) d.qLD[i * nv + ch[k]] = d.qM[i * nv + ch[k]];
-    d.qLD[i * nv + i] = d.qM[i * nv + i] + h_damping * m.dof_damping[i];
+    for (int k = 1; k < m.dof_chainnum[i]; ++k) d.qLD()[i * nv + ch[k]] = d.qM()[i * nv + ch[k]];
+    d.qLD()[i * nv + i] = d.qM()[i * nv + i] + h_damping * m.dof_damping[i];
   }
   if (h_damping != Real(0)) add_implicit_actuator_damping(m, d, h_damping);
-  ltdl_factor(m, d.qLD);
+  ltdl_factor(m, d.qLD());
 }
 
 // Whether the Euler step solves (M + h D) a = qfrc_smooth + qfrc_constraint after the constraint
@@ -90,11 +90,12 @@ SG_HD SG_INLINE bool euler_solves_damping(const ModelView<Real>& m) {
 template <class Real, class L>
 SG_HD void fwd_acceleration_smooth(const ModelView<Real>& m, const Data<Real, L>& d) {
   const int nv = m.nv;
-  for (int i = 0; i < nv; ++i) d.qfrc_smooth[i] = d.qfrc_passive[i] + d.qfrc_actuator[i] - d.qfrc_bias[i];
+  for (int i = 0; i < nv; ++i)
+    d.qfrc_smooth()[i] = d.qfrc_passive()[i] + d.qfrc_actuator()[i] - d.qfrc_bias()[i];
   if (m.nefc_max > 0) {
     factor_mass(m, d, Real(0));
-    for (int i = 0; i < nv; ++i) d.qacc_smooth[i] = d.qfrc_smooth[i];
-    ltdl_solve(m, d.qLD, d.qacc_smooth);
+    for (int i = 0; i < nv; ++i) d.qacc_smooth()[i] = d.qfrc_smooth()[i];
+    ltdl_solve(m, d.qLD(), d.qacc_smooth());
   }
 }
 
@@ -104,14 +105,14 @@ template <class Real, class L>
 SG_HD void fwd_acceleration_finish(const ModelView<Real>& m, const Data<Real, L>& d, Real h_damping) {
   const int nv = m.nv;
   if (m.nefc_max > 0) {
-    for (int i = 0; i < nv; ++i) d.qacc_solver[i] = d.qacc[i];  // kept for the adjoint
+    for (int i = 0; i < nv; ++i) d.qacc_solver()[i] = d.qacc()[i];  // kept for the adjoint
     if (h_damping == Real(0) || !euler_solves_damping(m)) return;
-    for (int i = 0; i < nv; ++i) d.qacc[i] = d.qfrc_smooth[i] + d.qfrc_constraint[i];
+    for (int i = 0; i < nv; ++i) d.qacc()[i] = d.qfrc_smooth()[i] + d.qfrc_constraint()[i];
   } else {
-    for (int i = 0; i < nv; ++i) d.qacc[i] = d.qfrc_smooth[i];
+    for (int i = 0; i < nv; ++i) d.qacc()[i] = d.qfrc_smooth()[i];
   }
   factor_mass(m, d, h_damping);
-  ltdl_solve(m, d.qLD, d.qacc);
+  ltdl_solve(m, d.qLD(), d.qacc());
 }
 
 // qacc = (M + h_damping D)^-1 (qfrc_smooth [+ qfrc_constraint]); h_damping = 0 gives the plain
@@ -142,8 +143,8 @@ SG_HD SG_OUTLINE int fwd_dynamics(const ModelView<Real>& m, const Data<Real, L>&
 template <class Real, class L>
 SG_HD void integrate_euler(const ModelView<Real>& m, const Data<Real, L>& d) {
   const Real h = m.timestep;
-  for (int i = 0; i < m.nv; ++i) d.qvel[i] += h * d.qacc[i];
-  integrate_pos(m, d.qpos, d.qvel, h);
+  for (int i = 0; i < m.nv; ++i) d.qvel()[i] += h * d.qacc()[i];
+  integrate_pos(m, d.qpos(), d.qvel(), h);
 }
 
 // One Euler substep of length m.timestep; returns status bits (0: none). kernels/step/substep.hpp

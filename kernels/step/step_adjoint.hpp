@@ -55,36 +55,39 @@ template <class Real, class L>
 SG_HD void adj_constraint_forces_begin(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a,
                                        bool euler_solve) {
   const int nv = m.nv;
-  const int nefc = sg_int(d.nefc[0]);
+  const int nefc = sg_int(d.nefc()[0]);
   if (euler_solve) {
     for (int i = 0; i < nefc; ++i) {
       // J's structural zeros are constants and not stored (row_sparsity.hpp)
       const int chain = row_chain(d, i);
-      a.efc_force[i] += row_dot(m, d.efc_J, i, chain, a.qacc);
-      for_each_row_entry(m, chain, [&](int slot, int c) { a.efc_J[i * nv + slot] += d.efc_force[i] * a.qacc[c]; });
+      a.efc_force()[i] += row_dot(m, d.efc_J(), i, chain, a.qacc());
+      for_each_row_entry(m, chain, [&](int slot, int c) {
+        a.efc_J()[i * nv + slot] += d.efc_force()[i] * a.qacc()[c];
+      });
     }
     // the solve's own qacc enters a_hat only through f: its adjoint is zero; keep lambda_1
     for (int c = 0; c < nv; ++c) {
-      a.qacc_solver[c] = a.qacc[c];
-      a.qacc[c] = Real(0);
+      a.qacc_solver()[c] = a.qacc()[c];
+      a.qacc()[c] = Real(0);
     }
   } else {
-    for (int c = 0; c < nv; ++c) a.qacc_solver[c] = Real(0);  // lambda_1 = 0; a.qacc: a_c's adjoint
+    for (int c = 0; c < nv; ++c)
+      a.qacc_solver()[c] = Real(0);  // lambda_1 = 0; a.qacc: a_c's adjoint
   }
-  for (int c = 0; c < nv; ++c) d.qacc_smooth[c] = d.qacc[c];  // a_hat, restored by _end
-  for (int c = 0; c < nv; ++c) d.qacc[c] = d.qacc_solver[c];  // the solver's a_c
+  for (int c = 0; c < nv; ++c) d.qacc_smooth()[c] = d.qacc()[c];  // a_hat, restored by _end
+  for (int c = 0; c < nv; ++c) d.qacc()[c] = d.qacc_solver()[c];  // the solver's a_c
 }
 
 // After adj_constraint_solve (lambda_2 in a.qacc_smooth, qfrc_smooth_bar in a.qfrc_smooth).
 template <class Real, class L>
 SG_HD void adj_constraint_forces_rows(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a) {
   for (int c = 0; c < m.nv; ++c) {
-    a.qfrc_passive[c] += a.qfrc_smooth[c];
-    a.qfrc_actuator[c] += a.qfrc_smooth[c];
-    a.qfrc_bias[c] = -a.qacc_smooth[c];
+    a.qfrc_passive()[c] += a.qfrc_smooth()[c];
+    a.qfrc_actuator()[c] += a.qfrc_smooth()[c];
+    a.qfrc_bias()[c] = -a.qacc_smooth()[c];
   }
-  rnea(m, d, /*use_qacc=*/true, d.qacc_solver, d.qfrc_bias);
-  adj_rnea(m, d, a, d.qacc_solver, a.qfrc_bias);
+  rnea(m, d, /*use_qacc=*/true, d.qacc_solver(), d.qfrc_bias());
+  adj_rnea(m, d, a, d.qacc_solver(), a.qfrc_bias());
   adj_fwd_constraint_rows(m, d, a);
 }
 
@@ -92,8 +95,8 @@ SG_HD void adj_constraint_forces_rows(const ModelView<Real>& m, const Data<Real,
 template <class Real, class L>
 SG_HD void adj_constraint_forces_end(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a) {
   for (int c = 0; c < m.nv; ++c) {
-    d.qacc[c] = d.qacc_smooth[c];
-    a.qacc[c] = a.qacc_solver[c];
+    d.qacc()[c] = d.qacc_smooth()[c];
+    a.qacc()[c] = a.qacc_solver()[c];
   }
 }
 
@@ -134,12 +137,12 @@ SG_HD void adj_fwd_dynamics_begin(const ModelView<Real>& m, const Data<Real, L>&
                                   Real h_damping) {
   const bool euler_solve = adj_dynamics_euler_solve(m, h_damping);
   const bool direct = m.nefc_max > 0 && !euler_solve;
-  if (!direct) adj_ltdl_solve(m, d.qLD, a.qacc);
+  if (!direct) adj_ltdl_solve(m, d.qLD(), a.qacc());
 
   // f = passive + actuator - bias: the passive and actuator parts
   for (int i = 0; i < m.nv; ++i) {
-    a.qfrc_passive[i] = direct ? Real(0) : a.qacc[i];
-    a.qfrc_actuator[i] = direct ? Real(0) : a.qacc[i];
+    a.qfrc_passive()[i] = direct ? Real(0) : a.qacc()[i];
+    a.qfrc_actuator()[i] = direct ? Real(0) : a.qacc()[i];
   }
 }
 
@@ -150,9 +153,9 @@ template <class Real, class L>
 SG_HD void adj_fwd_dynamics_end(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a) {
   adj_passive_forces(m, d, a);
   adj_actuator_forces(m, d, a);
-  rnea(m, d, /*use_qacc=*/true, d.qfrc_bias);
-  for (int i = 0; i < m.nv; ++i) a.qfrc_bias[i] = -a.qacc[i];
-  adj_rnea(m, d, a, a.qfrc_bias);
+  rnea(m, d, /*use_qacc=*/true, d.qfrc_bias());
+  for (int i = 0; i < m.nv; ++i) a.qfrc_bias()[i] = -a.qacc()[i];
+  adj_rnea(m, d, a, a.qfrc_bias());
   adj_kinematics_tail(m, d, a);
 }
 
@@ -174,9 +177,9 @@ SG_HD void adj_substep_begin(const ModelView<Real>& m, const DataLayout& o, cons
   // integrate: qvel' = qvel + h qacc, qpos' = qpos (+) h qvel'
   // qvel' in d.qfrc_bias, free until RNEA is recomputed below (qfrc_smooth is still read by
   // the constraint solve's adjoint)
-  for (int i = 0; i < m.nv; ++i) d.qfrc_bias[i] = d.qvel[i] + h * d.qacc[i];
-  adj_integrate_pos(m, d.qpos, d.qfrc_bias, h, a.qpos, a.qvel);
-  for (int i = 0; i < m.nv; ++i) a.qacc[i] = h * a.qvel[i];
+  for (int i = 0; i < m.nv; ++i) d.qfrc_bias()[i] = d.qvel()[i] + h * d.qacc()[i];
+  adj_integrate_pos(m, d.qpos(), d.qfrc_bias(), h, a.qpos(), a.qvel());
+  for (int i = 0; i < m.nv; ++i) a.qacc()[i] = h * a.qvel()[i];
   adj_fwd_dynamics_begin(m, d, a, h);
 }
 

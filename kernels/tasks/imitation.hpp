@@ -77,7 +77,7 @@ template <class Real, class L>
 SG_HD SG_INLINE void imitation_key_positions(const Data<Real, L>& d, const ImitationSpec& s, Real* key) {
   for (int k = 0; k < s.nkey; ++k) {
     const int b = s.key_body[k];
-    for (int i = 0; i < 3; ++i) key[3 * k + i] = d.tree_origin[3 * b + i] + d.xpos[3 * b + i];
+    for (int i = 0; i < 3; ++i) key[3 * k + i] = d.tree_origin()[3 * b + i] + d.xpos()[3 * b + i];
   }
 }
 
@@ -178,7 +178,7 @@ SG_HD void imitation_observe(const ModelView<Real>& m, const Data<Real, L>& d, c
   fwd_kinematics_base_to_tip(m, d);
   Real key[3 * kImitationMaxKeys];
   imitation_key_positions(d, s, key);
-  imitation_observation(s, d.qpos, d.qvel, key, ref_qpos, ref_key, obs);
+  imitation_observation(s, d.qpos(), d.qvel(), key, ref_qpos, ref_key, obs);
 }
 
 // Reward of the state in d.
@@ -188,7 +188,7 @@ SG_HD Real imitation_reward_state(const ModelView<Real>& m, const Data<Real, L>&
   fwd_kinematics_base_to_tip(m, d);
   Real key[3 * kImitationMaxKeys];
   imitation_key_positions(d, s, key);
-  return imitation_reward(s, d.qpos, d.qvel, key, ref_qpos, ref_qvel, ref_key);
+  return imitation_reward(s, d.qpos(), d.qvel(), key, ref_qpos, ref_qvel, ref_key);
 }
 
 }  // namespace stiffgrad::kern

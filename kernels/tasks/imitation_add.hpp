@@ -70,7 +70,7 @@ SG_HD void imitation_add_features_state(const ModelView<Real>& m, const Data<Rea
   fwd_kinematics_base_to_tip(m, d);
   Real key[3 * kImitationMaxKeys];
   imitation_key_positions(d, s, key);
-  imitation_add_features(s, d.qpos, d.qvel, key, f);
+  imitation_add_features(s, d.qpos(), d.qvel(), key, f);
 }
 
 // Δ = ref_features − f(state in d); ref_features (imitation_add_dim) is a constant.

@@ -83,8 +83,8 @@ SG_HD void adj_imitation_add_delta_state(const ModelView<Real>& m, const Data<Re
   Real adj_f[kImitationAddMaxDim];
   const int n = imitation_add_dim(s);
   for (int i = 0; i < n; ++i) adj_f[i] = -adj_delta[i];
-  View<Real, L> aq = a.qpos, av = a.qvel;
-  adj_imitation_add_features(s, d.qpos, d.qvel, key, aq, av, adj_key, adj_f);
+  View<Real, L> aq = a.qpos(), av = a.qvel();
+  adj_imitation_add_features(s, d.qpos(), d.qvel(), key, aq, av, adj_key, adj_f);
   adj_imitation_key_positions(a, s, adj_key);
   adj_fwd_kinematics_base_to_tip(m, d, a);
 }

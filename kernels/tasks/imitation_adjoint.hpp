@@ -34,8 +34,8 @@ SG_HD SG_INLINE void adj_imitation_key_positions(const Data<Real, L>& a, const I
   for (int k = 0; k < s.nkey; ++k) {
     const int b = s.key_body[k];
     for (int i = 0; i < 3; ++i) {
-      a.tree_origin[3 * b + i] += adj_key[3 * k + i];
-      a.xpos[3 * b + i] += adj_key[3 * k + i];
+      a.tree_origin()[3 * b + i] += adj_key[3 * k + i];
+      a.xpos()[3 * b + i] += adj_key[3 * k + i];
     }
   }
 }
@@ -123,10 +123,20 @@ SG_HD void adj_imitation_reward(const ImitationSpec& s, const QP& qpos, const QV
 // xmat, xipos, ximat, xanchor, xaxis); qpos and qvel adjoints are left to accumulate.
 template <class Real, class L>
 SG_HD SG_INLINE void imitation_clear_kinematics_adjoint(const ModelView<Real>& m, const Data<Real, L>& a) {
-  for (int i = 0; i < 3 * m.nbody; ++i) { a.tree_origin[i] = Real(0); a.xpos[i] = Real(0); a.xipos[i] = Real(0); }
-  for (int i = 0; i < 4 * m.nbody; ++i) a.xquat[i] = Real(0);
-  for (int i = 0; i < 9 * m.nbody; ++i) { a.xmat[i] = Real(0); a.ximat[i] = Real(0); }
-  for (int i = 0; i < 3 * m.njnt; ++i) { a.xanchor[i] = Real(0); a.xaxis[i] = Real(0); }
+  for (int i = 0; i < 3 * m.nbody; ++i) {
+    a.tree_origin()[i] = Real(0);
+    a.xpos()[i] = Real(0);
+    a.xipos()[i] = Real(0);
+  }
+  for (int i = 0; i < 4 * m.nbody; ++i) a.xquat()[i] = Real(0);
+  for (int i = 0; i < 9 * m.nbody; ++i) {
+    a.xmat()[i] = Real(0);
+    a.ximat()[i] = Real(0);
+  }
+  for (int i = 0; i < 3 * m.njnt; ++i) {
+    a.xanchor()[i] = Real(0);
+    a.xaxis()[i] = Real(0);
+  }
 }
 
 // Adjoint of imitation_observe: a.qpos += (∂obs/∂qpos)ᵀ adj_obs, a.qvel += (∂obs/∂qvel)ᵀ adj_obs.
@@ -139,8 +149,9 @@ SG_HD void adj_imitation_observe(const ModelView<Real>& m, const Data<Real, L>& 
   Real key[3 * kImitationMaxKeys], adj_key[3 * kImitationMaxKeys] = {};
   imitation_key_positions(d, s, key);
   imitation_clear_kinematics_adjoint(m, a);
-  View<Real, L> aq = a.qpos, av = a.qvel;
-  adj_imitation_observation(s, d.qpos, d.qvel, key, ref_qpos, ref_key, aq, av, adj_key, adj_obs);
+  View<Real, L> aq = a.qpos(), av = a.qvel();
+  adj_imitation_observation(s, d.qpos(), d.qvel(), key, ref_qpos, ref_key, aq, av, adj_key,
+                            adj_obs);
   adj_imitation_key_positions(a, s, adj_key);
   adj_fwd_kinematics_base_to_tip(m, d, a);
 }
@@ -154,8 +165,9 @@ SG_HD void adj_imitation_reward_state(const ModelView<Real>& m, const Data<Real,
   Real key[3 * kImitationMaxKeys], adj_key[3 * kImitationMaxKeys] = {};
   imitation_key_positions(d, s, key);
   imitation_clear_kinematics_adjoint(m, a);
-  View<Real, L> aq = a.qpos, av = a.qvel;
-  adj_imitation_reward(s, d.qpos, d.qvel, key, ref_qpos, ref_qvel, ref_key, aq, av, adj_key, adj_r);
+  View<Real, L> aq = a.qpos(), av = a.qvel();
+  adj_imitation_reward(s, d.qpos(), d.qvel(), key, ref_qpos, ref_qvel, ref_key, aq, av, adj_key,
+                       adj_r);
   adj_imitation_key_positions(a, s, adj_key);
   adj_fwd_kinematics_base_to_tip(m, d, a);
 }

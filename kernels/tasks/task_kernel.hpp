@@ -110,8 +110,8 @@ SG_HD void task_observe(const TaskKernel& k, const ModelView<double>& m, const Q
     case kTaskKernelCartpole: cartpole_observe(qpos, qvel, obs); break;
     case kTaskKernelLocomotion: locomotion_observe(k.nq, k.nv, qpos, qvel, obs); break;
     case kTaskKernelImitation:
-      for (int i = 0; i < k.nq; ++i) d.qpos[i] = qpos[i];
-      for (int i = 0; i < k.nv; ++i) d.qvel[i] = qvel[i];
+      for (int i = 0; i < k.nq; ++i) d.qpos()[i] = qpos[i];
+      for (int i = 0; i < k.nv; ++i) d.qvel()[i] = qvel[i];
       imitation_observe(m, d, k.imitation, ref, ref + k.nq, obs);
       break;
     default: break;
@@ -128,11 +128,17 @@ SG_HD void adj_task_observe(const TaskKernel& k, const ModelView<double>& m, con
     case kTaskKernelCartpole: adj_cartpole_observe(qpos, qvel, adj_obs, adj_qpos, adj_qvel); break;
     case kTaskKernelLocomotion: adj_locomotion_observe(k.nq, k.nv, adj_obs, adj_qpos, adj_qvel); break;
     case kTaskKernelImitation:
-      for (int i = 0; i < k.nq; ++i) { d.qpos[i] = qpos[i]; a.qpos[i] = 0.0; }
-      for (int i = 0; i < k.nv; ++i) { d.qvel[i] = qvel[i]; a.qvel[i] = 0.0; }
+      for (int i = 0; i < k.nq; ++i) {
+        d.qpos()[i] = qpos[i];
+        a.qpos()[i] = 0.0;
+      }
+      for (int i = 0; i < k.nv; ++i) {
+        d.qvel()[i] = qvel[i];
+        a.qvel()[i] = 0.0;
+      }
       adj_imitation_observe(m, d, a, k.imitation, ref, ref + k.nq, adj_obs);
-      for (int i = 0; i < k.nq; ++i) adj_qpos[i] += a.qpos[i];
-      for (int i = 0; i < k.nv; ++i) adj_qvel[i] += a.qvel[i];
+      for (int i = 0; i < k.nq; ++i) adj_qpos[i] += a.qpos()[i];
+      for (int i = 0; i < k.nv; ++i) adj_qvel[i] += a.qvel()[i];
       break;
     default: break;
   }

@@ -31,7 +31,8 @@ constexpr int kThreads = 128;
 __host__ __device__ inline std::size_t sz(long a) { return static_cast<std::size_t>(a); }
 unsigned blocks_for(int n) { return static_cast<unsigned>((n + kThreads - 1) / kThreads); }
 
-// What every kernel reads, by value (device pointers).
+// What every kernel reads, by value (device pointers). A __grid_constant__ parameter of each
+// kernel: a Data reads its offsets from &layout without a per-thread copy to local memory.
 struct LoopArgs {
   kern::tasks::TaskKernel k;  // the task's kernel: sizes (nq, nv, nu, na, no, ref_dim), kind, device arrays
   kern::ModelView<double> m;  // the model's kernel arrays (device)
@@ -53,8 +54,8 @@ __device__ const double* ref_row(const LoopArgs& a, int t, int e) {
   return a.k.ref_dim > 0 ? a.ref + (sz(t) * a.N + e) * a.k.ref_dim : nullptr;
 }
 
-__global__ void observe_kernel(const LoopArgs a, int t, const double* qpos, const double* qvel, double* Q, double* V,
-                               double* obs, float* x) {
+__global__ void observe_kernel(const __grid_constant__ LoopArgs a, int t, const double* qpos,
+                               const double* qvel, double* Q, double* V, double* obs, float* x) {
   const int e = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   if (e >= a.N) return;
   const LS em{a.N};
@@ -64,17 +65,18 @@ __global__ void observe_kernel(const LoopArgs a, int t, const double* qpos, cons
                            x + (sz(t) * a.N + e) * a.k.no);
 }
 
-__global__ void act_kernel(const LoopArgs a, int t, const float* mu, const float* log_std, const float* eps,
-                           double* act, double* ctrl) {
+__global__ void act_kernel(const __grid_constant__ LoopArgs a, int t, const float* mu,
+                           const float* log_std, const float* eps, double* act, double* ctrl) {
   const int e = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   if (e >= a.N) return;
   const std::size_t row = (sz(t) * a.N + e) * a.k.na;
   kern::policy_act_env(a.k, mu + row, log_std, eps + row, ref_row(a, t, e), act + row, VS{ctrl + e, LS{a.N}});
 }
 
-__global__ void adj_act_kernel(const LoopArgs a, int t, const int* steps_active, const double* act,
-                               const double* dA, const double* adj_ctrl, const float* log_std, const float* eps,
-                               float* d_mu, float* terms, int* nonfinite) {
+__global__ void adj_act_kernel(const __grid_constant__ LoopArgs a, int t, const int* steps_active,
+                               const double* act, const double* dA, const double* adj_ctrl,
+                               const float* log_std, const float* eps, float* d_mu, float* terms,
+                               int* nonfinite) {
   const int e = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   if (e >= a.N) return;
   const std::size_t row = (sz(t) * a.N + e) * a.k.na;
@@ -87,8 +89,9 @@ __global__ void adj_act_kernel(const LoopArgs a, int t, const int* steps_active,
 // Bounded to 128 registers (cuda_detail::blocks_at_128_registers): it took 164 without the
 // bound, and fits 128 with no spills and the same 816 B of stack (sm_90, CUDA 13).
 __global__ void __launch_bounds__(kThreads, cuda_detail::blocks_at_128_registers(kThreads))
-    adj_observe_kernel(const LoopArgs a, int t, const int* steps_active, const double* Q, const double* V,
-                       const double* obs, const float* dx, double* adj_qpos, double* adj_qvel) {
+    adj_observe_kernel(const __grid_constant__ LoopArgs a, int t, const int* steps_active,
+                       const double* Q, const double* V, const double* obs, const float* dx,
+                       double* adj_qpos, double* adj_qvel) {
   const int e = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   if (e >= a.N) return;
   const LS em{a.N};
