@@ -77,7 +77,8 @@ void run_staged_control_step(Exec& x, const PairGroups& g, bool contact_enabled,
 // provides replay_begin(), replay_substep(s) (the staged substep's stages over tape slot s,
 // run_staged_substep), replay_carry(s), replay_check(), adjoint_begin(), per substep (last to
 // first) the adjoint stages over slot s, and adjoint_end(). The adjoint stages of a substep:
-// with soft constraints adjoint_state(s), adjoint_solve(s), adjoint_rows(s); with the Impulse
+// with soft constraints adjoint_state(s), adjoint_hessian(s), adjoint_solve(s), adjoint_rows(s);
+// with the Impulse
 // model (`impulse`) impulse_adjoint_begin(s), impulse_adjoint_solve(s),
 // impulse_adjoint_delassus(s), impulse_adjoint_rows(s); then adjoint_pairs(s, routine, first,
 // count) (with contacts, one call per routine as narrow()) and adjoint_collision(s); last
@@ -99,6 +100,7 @@ void run_staged_adjoint_step(Exec& x, const PairGroups& g, bool contact_enabled,
       x.impulse_adjoint_rows(s);
     } else {
       x.adjoint_state(s);
+      x.adjoint_hessian(s);
       x.adjoint_solve(s);
       x.adjoint_rows(s);
     }

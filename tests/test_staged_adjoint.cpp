@@ -132,9 +132,10 @@ void check_staged_adjoint(const std::shared_ptr<const Model>& model, const std::
 
   struct AdjointExec {
     std::function<void()> replay_begin, replay_check, adjoint_begin, adjoint_end;
-    std::function<void(int)> replay_substep, replay_carry, adjoint_state, adjoint_solve, adjoint_rows,
-        adjoint_collision, adjoint_finish, impulse_adjoint_begin, impulse_adjoint_solve, impulse_adjoint_delassus,
-        impulse_adjoint_rows, impulse_adjoint_finish;
+    std::function<void(int)> replay_substep, replay_carry, adjoint_state, adjoint_hessian,
+        adjoint_solve, adjoint_rows, adjoint_collision, adjoint_finish, impulse_adjoint_begin,
+        impulse_adjoint_solve, impulse_adjoint_delassus, impulse_adjoint_rows,
+        impulse_adjoint_finish;
     std::function<void(int, int, int, int)> adjoint_pairs;
   } x;
   int stage_calls = 0;
@@ -170,7 +171,13 @@ void check_staged_adjoint(const std::shared_ptr<const Model>& model, const std::
   x.impulse_adjoint_delassus = [&](int s) { for (int e = 0; e < nenv; ++e) kern::adj_impulse_delassus(m, slot(s, e), adata(e)); };
   x.impulse_adjoint_rows = [&](int s) { for (int e = 0; e < nenv; ++e) kern::adj_impulse_rows(m, slot(s, e), adata(e)); };
   x.impulse_adjoint_finish = [&](int s) { for (int e = 0; e < nenv; ++e) kern::adj_impulse_end(m, slot(s, e), adata(e)); };
-  x.adjoint_solve = [&](int s) { for (int e = 0; e < nenv; ++e) kern::adj_constraint_solve(m, slot(s, e), adata(e)); };
+  x.adjoint_hessian = [&](int s) {  // a warp per environment on the device
+    for (int e = 0; e < nenv; ++e)
+      kern::adj_constraint_solve_begin(sgtest::LastLaneFirstTeam{{width}}, m, slot(s, e));
+  };
+  x.adjoint_solve = [&](int s) {
+    for (int e = 0; e < nenv; ++e) kern::adj_constraint_solve_end(m, slot(s, e), adata(e));
+  };
   x.adjoint_rows = [&](int s) { for (int e = 0; e < nenv; ++e) kern::adj_constraint_forces_rows(m, slot(s, e), adata(e)); };
   std::vector<Real> pair_slots(static_cast<std::size_t>(kern::adjoint_pair_slots_size(m)) * n + 1);
   int pair_calls = 0;

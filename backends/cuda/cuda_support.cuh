@@ -37,6 +37,29 @@ inline void check(cudaError_t err, const char* what, const char* file, int line)
                            std::to_string(line));
 }
 
+// Captures what enqueue() launches on `stream` into an instantiated CUDA graph, or returns null
+// (the failed capture's error cleared: it is not the user's) where the stream cannot be captured,
+// e.g. the legacy default stream. Thread-local capture mode: other threads' CUDA calls are
+// unaffected. The graph bakes in the launches' arguments.
+template <class Enqueue>
+cudaGraphExec_t capture_graph(cudaStream_t stream, Enqueue&& enqueue) {
+  cudaGraph_t g = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  bool ok = cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) == cudaSuccess;
+  if (ok) {
+    enqueue();
+    ok = cudaStreamEndCapture(stream, &g) == cudaSuccess;
+    ok = ok && cudaGraphInstantiate(&exec, g, 0) == cudaSuccess;
+    if (g) cudaGraphDestroy(g);
+  }
+  if (!ok) {
+    cudaGetLastError();
+    if (exec) cudaGraphExecDestroy(exec);
+    return nullptr;
+  }
+  return exec;
+}
+
 }  // namespace cuda_detail
 
 namespace cuda_detail {

@@ -10,10 +10,15 @@
 //   tape_     S x DataLayout::size x nenv   substep s's primal Data in slot s
 //   pair_slots_  adjoint_pair_slots_size x nenv   the pairs stage's geom pose adjoints
 //   stats_    kContactStats x nenv          the replay's statistics (scratch)
-// The adjoint Data and the replay buffer are the rollout's. Plain launches (no graph: the
-// checkpoint pointers change with the control step). The instantiations live in
-// staged_adjoint_float.cu and staged_adjoint_double.cu.
+// The adjoint Data and the replay buffer are the rollout's. A control step's launches are
+// captured once into a CUDA graph per set of argument pointers (a rollout's backward pass has one
+// per control step: the checkpoints of step t are at fixed places) and replayed with one
+// cudaGraphLaunch; a stream that cannot be captured falls back to plain launches. The
+// instantiations live in staged_adjoint_float.cu and staged_adjoint_double.cu.
 #pragma once
+
+#include <array>
+#include <map>
 
 #include "backends/cuda/staged_step.cuh"
 
@@ -41,16 +46,30 @@ template <class Real>
 class StagedAdjoint {
  public:
   StagedAdjoint(const kern::ModelView<Real>& m, const kern::DataLayout& layout, int nenv, int substeps);
+  ~StagedAdjoint();
+  StagedAdjoint(const StagedAdjoint&) = delete;
+  StagedAdjoint& operator=(const StagedAdjoint&) = delete;
   // Enqueues the adjoint of one control step (a: everything but tape) on `stream`; the replay's
-  // substeps go through `step` (the backend's StagedStep). No host sync, no allocation.
+  // substeps go through `step` (the backend's StagedStep). No host sync, and no allocation once
+  // the graph of these pointers exists (the first backward pass of a rollout captures one per
+  // control step).
   void launch(cudaStream_t stream, StagedStep<Real>& step, StagedAdjointArgs<Real> a);
   std::size_t bytes() const { return tape_.bytes() + pair_slots_.bytes() + stats_.bytes(); }
 
  private:
+  // the pointers a captured graph bakes in: StagedAdjointArgs' per-call ones and the step's
+  using GraphKey = std::array<const void*, 16>;
+  static constexpr std::size_t kMaxGraphs = 4096;  // beyond: the cache is emptied (bounded memory)
+  void enqueue(cudaStream_t stream, StagedStep<Real>& step, const StagedAdjointArgs<Real>& a) const;
+  cudaGraphExec_t graph(cudaStream_t stream, StagedStep<Real>& step,
+                        const StagedAdjointArgs<Real>& a);
+
   kern::ModelView<Real> m_;
   kern::DataLayout layout_;
   int nenv_, substeps_;
   DeviceArray<Real> tape_, pair_slots_, stats_;
+  std::map<GraphKey, cudaGraphExec_t> graphs_;
+  bool use_graphs_ = true;  // off after a capture failed (then plain launches)
 };
 
 }  // namespace stiffgrad::cuda_detail

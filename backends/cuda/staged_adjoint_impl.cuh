@@ -3,6 +3,7 @@
 #pragma once
 
 #include "backends/cuda/staged_adjoint.cuh"
+#include "backends/cuda/warp_team.cuh"
 #include "kernels/step/staged_adjoint.hpp"
 
 namespace stiffgrad::cuda_detail {
@@ -47,6 +48,17 @@ __global__ void __launch_bounds__(kBlockSize, kBlocksAt128Registers) stage_kerne
   Stage::run(a, e, s);
 }
 
+// The warp-per-environment stages: warp w of the grid runs environment w with a WarpTeam (uniform
+// across the warp, so a warp leaves or stays whole: its team operations need every lane).
+template <class Real, class Stage>
+__global__ void __launch_bounds__(kBlockSize, kBlocksAt128Registers)
+    warp_stage_kernel(const __grid_constant__ StagedAdjointArgs<Real> a, int s) {
+  const int thread = static_cast<int>(blockIdx.x) * kBlockSize + static_cast<int>(threadIdx.x);
+  const int e = thread / kern::kMaxTeamWidth;
+  if (e >= a.nenv) return;
+  Stage::run(a, e, s);
+}
+
 // The stages, each one kern:: call (kernels/step/staged_adjoint.hpp, the adjoint functions).
 struct ReplayBegin {
   template <class Real>
@@ -82,10 +94,16 @@ struct AdjointState {
                                env_view(a.adjoint_ws, a, e));
   }
 };
+struct AdjointHessian {  // warp_stage_kernel
+  template <class Real>
+  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s) {
+    kern::adj_constraint_solve_begin(WarpTeam{}, a.m, slot(a, s, e));
+  }
+};
 struct AdjointSolve {
   template <class Real>
   __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s) {
-    kern::adj_constraint_solve(a.m, slot(a, s, e), adjoint_data(a, e));
+    kern::adj_constraint_solve_end(a.m, slot(a, s, e), adjoint_data(a, e));
   }
 };
 struct AdjointRows {
@@ -176,6 +194,13 @@ struct Launcher {
     stage_kernel<Real, Stage><<<blocks, kBlockSize, 0, stream>>>(a, s);
     SG_CUDA_CHECK(cudaGetLastError());
   }
+  template <class Stage>
+  void launch_warps(int s) const {
+    const std::size_t threads = static_cast<std::size_t>(a.nenv) * kern::kMaxTeamWidth;
+    const unsigned warp_blocks = static_cast<unsigned>((threads + kBlockSize - 1) / kBlockSize);
+    warp_stage_kernel<Real, Stage><<<warp_blocks, kBlockSize, 0, stream>>>(a, s);
+    SG_CUDA_CHECK(cudaGetLastError());
+  }
   Real* tape_slot(int s) const {
     return a.tape + static_cast<std::size_t>(s) * static_cast<std::size_t>(a.layout.size) *
                         static_cast<std::size_t>(a.nenv);
@@ -186,6 +211,7 @@ struct Launcher {
   void replay_check() const { launch<ReplayCheck>(substeps - 1); }
   void adjoint_begin() const { launch<AdjointBegin>(); }
   void adjoint_state(int s) const { launch<AdjointState>(s); }
+  void adjoint_hessian(int s) const { launch_warps<AdjointHessian>(s); }
   void adjoint_solve(int s) const { launch<AdjointSolve>(s); }
   void adjoint_rows(int s) const { launch<AdjointRows>(s); }
   void adjoint_pairs(int s, int routine, int first, int count) const {
@@ -223,6 +249,43 @@ StagedAdjoint<Real>::StagedAdjoint(const kern::ModelView<Real>& m, const kern::D
 }
 
 template <class Real>
+StagedAdjoint<Real>::~StagedAdjoint() {
+  for (auto& kv : graphs_) cudaGraphExecDestroy(kv.second);
+}
+
+template <class Real>
+void StagedAdjoint<Real>::enqueue(cudaStream_t stream, StagedStep<Real>& step,
+                                  const StagedAdjointArgs<Real>& a) const {
+  const unsigned blocks = static_cast<unsigned>((nenv_ + kBlockSize - 1) / kBlockSize);
+  const staged_adjoint::Launcher<Real> x{a, step, stats_.get(), substeps_, stream, blocks};
+  run_staged_adjoint_step(x, step.groups(), m_.contact_enabled != 0,
+                          kern::staged_step_is_impulse(m_), substeps_);
+}
+
+template <class Real>
+cudaGraphExec_t StagedAdjoint<Real>::graph(cudaStream_t stream, StagedStep<Real>& step,
+                                           const StagedAdjointArgs<Real>& a) {
+  if (!use_graphs_) return nullptr;
+  const GraphKey key = {a.q0,     a.v0,     a.u,         a.w0,   a.q1,   a.v1,
+                        a.adj_q,  a.adj_v,  a.adj_u,     a.dl_q, a.dl_v, a.adjoint_ws,
+                        a.replay, a.status, a.replay_ok, &step};
+  const auto it = graphs_.find(key);
+  if (it != graphs_.end()) return it->second;
+  if (graphs_.size() >= kMaxGraphs) {
+    for (auto& kv : graphs_) cudaGraphExecDestroy(kv.second);
+    graphs_.clear();
+  }
+  // Capture once; a stream that cannot be captured falls back to plain launches for good.
+  const cudaGraphExec_t exec = capture_graph(stream, [&] { enqueue(stream, step, a); });
+  if (!exec) {
+    use_graphs_ = false;
+    return nullptr;
+  }
+  graphs_.emplace(key, exec);
+  return exec;
+}
+
+template <class Real>
 void StagedAdjoint<Real>::launch(cudaStream_t stream, StagedStep<Real>& step, StagedAdjointArgs<Real> a) {
   a.m = m_;
   a.layout = layout_;
@@ -230,9 +293,11 @@ void StagedAdjoint<Real>::launch(cudaStream_t stream, StagedStep<Real>& step, St
   a.tape = tape_.get();
   a.pair_slots = pair_slots_.get();
   a.pairs = step.pairs();
-  const unsigned blocks = static_cast<unsigned>((nenv_ + kBlockSize - 1) / kBlockSize);
-  const staged_adjoint::Launcher<Real> x{a, step, stats_.get(), substeps_, stream, blocks};
-  run_staged_adjoint_step(x, step.groups(), m_.contact_enabled != 0, kern::staged_step_is_impulse(m_), substeps_);
+  if (const cudaGraphExec_t exec = graph(stream, step, a)) {
+    SG_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    return;
+  }
+  enqueue(stream, step, a);
 }
 
 }  // namespace stiffgrad::cuda_detail

@@ -276,20 +276,9 @@ cudaGraphExec_t StagedStep<Real>::graph(cudaStream_t stream, const StagedArgs<Re
   const auto key = std::make_pair(substeps, a.skip);
   const auto it = graphs_.find(key);
   if (it != graphs_.end()) return it->second;
-  // Capture once (thread-local mode: other threads' CUDA calls are unaffected); a stream that
-  // cannot be captured (the legacy default stream) falls back to plain launches for good.
-  cudaGraph_t g = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  bool ok = cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) == cudaSuccess;
-  if (ok) {
-    enqueue(stream, a, substeps);
-    ok = cudaStreamEndCapture(stream, &g) == cudaSuccess;
-    ok = ok && cudaGraphInstantiate(&exec, g, 0) == cudaSuccess;
-    if (g) cudaGraphDestroy(g);
-  }
-  if (!ok) {
-    cudaGetLastError();  // the failed capture's error is not the user's
-    if (exec) cudaGraphExecDestroy(exec);
+  // Capture once; a stream that cannot be captured falls back to plain launches for good.
+  const cudaGraphExec_t exec = capture_graph(stream, [&] { enqueue(stream, a, substeps); });
+  if (!exec) {
     use_graphs_ = false;
     return nullptr;
   }

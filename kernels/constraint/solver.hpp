@@ -907,9 +907,12 @@ SG_HD SG_INLINE void constraint_solve(const ModelView<Real>& m, const Data<Real,
 // efc_force/efc_state and the gradient, assembles H (the Jacobian of the optimality condition
 // g(a) = 0 on the final active set and cone zones) into the workspace's H and factors it into
 // its chol, so that H λ = ā is one newton_hessian_solve(m, w, λ).
-template <class Real, class L>
-SG_HD NewtonWorkspace<Real, L> newton_hessian_at_solution(const ModelView<Real>& m, const Data<Real, L>& d) {
-  const SerialTeam team{m.team_width};
+// `team`: as constraint_solve's (a warp on the device's staged adjoint, the same sums as a
+// SerialTeam of m.team_width).
+template <class Team, class Real, class L>
+SG_HD NewtonWorkspace<Real, L> newton_hessian_at_solution(const Team& team,
+                                                          const ModelView<Real>& m,
+                                                          const Data<Real, L>& d) {
   const NewtonWorkspace<Real, L> w = newton_workspace(m, d);
   const int nefc = solver_nefc(m, d);
   solver_row_groups(team, d, w.group, nefc);
@@ -917,6 +920,13 @@ SG_HD NewtonWorkspace<Real, L> newton_hessian_at_solution(const ModelView<Real>&
   newton_hessian_assemble(team, m, d, w, nefc);
   newton_hessian_factor(team, m, w);
   return w;
+}
+
+// In one thread, summing in the order of m.team_width.
+template <class Real, class L>
+SG_HD SG_INLINE NewtonWorkspace<Real, L> newton_hessian_at_solution(const ModelView<Real>& m,
+                                                                    const Data<Real, L>& d) {
+  return newton_hessian_at_solution(SerialTeam{m.team_width}, m, d);
 }
 
 }  // namespace stiffgrad::kern

@@ -111,9 +111,11 @@ SG_HD SG_INLINE void adj_cone_value(int dim, int zone, const Real* jar, const Re
 }
 
 // Over the rows: for u_i = f̄_i + (J w)_i (w = nullptr: u = f̄ alone), the row adjoints
-// y = (∂f/∂jar)ᵀu and (∂f/∂D)ᵀu, handed row by row to emit(i, y_i, Dbar_i).
+// y = (∂f/∂jar)ᵀu and (∂f/∂D)ᵀu, handed row by row to emit(i, y_i, Dbar_i). Outlined on the
+// device: inlined twice into adj_constraint_solve_end, its cone arrays pushed the staged
+// adjoint's double solve stage to 68 B of spills at 128 registers (outlined: none).
 template <class Real, class L, class Emit>
-SG_HD void adj_rows_force(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a,
+SG_HD SG_OUTLINE void adj_rows_force(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a,
                           const NewtonWorkspace<Real, L>& ws, int nefc, View<Real, L> w, bool w_on, Emit&& emit) {
   const auto u_of = [&](int i) {
     Real s = a.efc_force()[i];
@@ -149,13 +151,32 @@ SG_HD void adj_rows_force(const ModelView<Real>& m, const Data<Real, L>& d, cons
 //      accumulated) for the caller's reverse RNEA sweep at qacc = a with weight −λ (the M part).
 // Only with m.nefc_max > 0 (the substep runs the solver only then; without it there is no
 // workspace): otherwise it returns at once.
+//
+// Two halves, so that the staged adjoint runs them as two kernels, the first a warp per
+// environment with the forward solve's team functions:
+// adj_constraint_solve_begin leaves jar, the forces, the states and H at the solution, H factored,
+// in d's solver workspace; and adj_constraint_solve_end reads them there. `team`: a warp on the
+// device's staged adjoint (the staged forward solve's team), else one thread.
+template <class Team, class Real, class L>
+SG_HD SG_OUTLINE void adj_constraint_solve_begin(const Team& team, const ModelView<Real>& m,
+                                                 const Data<Real, L>& d) {
+  if (m.nefc_max <= 0) return;
+  newton_hessian_at_solution(team, m, d);
+}
+
 template <class Real, class L>
-SG_HD SG_OUTLINE void adj_constraint_solve(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a) {
+SG_HD SG_INLINE void adj_constraint_solve_begin(const ModelView<Real>& m, const Data<Real, L>& d) {
+  adj_constraint_solve_begin(SerialTeam{m.team_width}, m, d);
+}
+
+template <class Real, class L>
+SG_HD SG_OUTLINE void adj_constraint_solve_end(const ModelView<Real>& m, const Data<Real, L>& d,
+                                               const Data<Real, L>& a) {
   if (m.nefc_max <= 0) return;
   const int nv = m.nv;
   const int nefc = solver_nefc(m, d);
-  // jar, forces, states and H at the solution; H factored in ws.chol
-  const NewtonWorkspace<Real, L> ws = newton_hessian_at_solution(m, d);
+  const NewtonWorkspace<Real, L> ws =
+      newton_workspace(m, d);  // as adj_constraint_solve_begin left it
 
   // 1. ā_tot = ā + Jᵀ (∂f/∂jar)ᵀ f̄, in ws.search
   const View<Real, L> lam = ws.search;
@@ -182,6 +203,13 @@ SG_HD SG_OUTLINE void adj_constraint_solve(const ModelView<Real>& m, const Data<
     a.efc_aref()[i] -= y;
     a.efc_D()[i] += Db;
   });
+}
+
+template <class Real, class L>
+SG_HD SG_INLINE void adj_constraint_solve(const ModelView<Real>& m, const Data<Real, L>& d,
+                                          const Data<Real, L>& a) {
+  adj_constraint_solve_begin(m, d);
+  adj_constraint_solve_end(m, d, a);
 }
 
 }  // namespace stiffgrad::kern

@@ -18,7 +18,8 @@
 //       state     per environment   staged_adjoint_state: slot s's state restored from the
 //                                   replay buffer (its finish integrated it), adj_substep_begin,
 //                                   adj_constraint_forces_begin
-//       solve     per environment   adj_constraint_solve
+//       hessian   per environment   adj_constraint_solve_begin (H at the solution, factored)
+//       solve     per environment   adj_constraint_solve_end
 //       rows      per environment   adj_constraint_forces_rows (the optimality condition's RNEA,
 //                                   the rows' adjoint)
 //       pairs     per (pair, environment), one launch per routine: staged_adjoint_pair, the

@@ -132,6 +132,9 @@ TEST(GpuStaged, PlainLaunchesOnTheLegacyStreamEqualTheGraph) {
 }
 #endif
 
+// The staged adjoint's gradient equals the fused adjoint's bit for bit: through its CUDA graphs
+// (captured by the first backward pass, replayed by the second, which must give the same bits)
+// and through plain launches on the legacy default stream, which cannot be captured.
 TEST(GpuStaged, RolloutReplaysBitwiseAndMatchesTheFusedGradient) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the staged step runs on a device machine (scripts/device_check.sh)";
   for (const Case& g1 : {cases()[0], cases()[2]})  // the G1 with soft constraints, with the Impulse model
@@ -139,10 +142,11 @@ TEST(GpuStaged, RolloutReplaysBitwiseAndMatchesTheFusedGradient) {
     Case c = g1;
     c.T = 8;
     const Model& M = *c.model;
-    std::vector<double> g[2];
-    int k = 0;
-    for (CudaPipeline pipeline : {CudaPipeline::Fused, CudaPipeline::Staged}) {
-      Simulator sim(c.model, options(c, p, pipeline));
+    // the gradient of every backward pass of one recording (`passes` of them)
+    const auto gradients = [&](CudaPipeline pipeline, void* stream, int passes, const char* what) {
+      SimulatorOptions o = options(c, p, pipeline);
+      o.cuda_stream = stream;
+      Simulator sim(c.model, o);
       std::vector<double> q, v, u;
       initial(c, q, v, u);
       sim.set_state(q.data(), v.data());
@@ -155,16 +159,31 @@ TEST(GpuStaged, RolloutReplaysBitwiseAndMatchesTheFusedGradient) {
       std::normal_distribution<double> n01;
       for (double& x : dlq) x = n01(rng);
       for (double& x : dlv) x = n01(rng);
-      std::vector<double> gq(static_cast<std::size_t>(c.nenv) * M.nq), gv(static_cast<std::size_t>(c.nenv) * M.nv),
-          gu(static_cast<std::size_t>(c.T) * c.nenv * M.nu);
-      ro.backward_raw(dlq.data(), dlv.data(), gq.data(), gv.data(), gu.data());
-      EXPECT_TRUE(ro.replay_bitwise()) << (pipeline == CudaPipeline::Staged ? "staged" : "fused") << label(c);
-      g[k] = gq;
-      g[k].insert(g[k].end(), gv.begin(), gv.end());
-      g[k].insert(g[k].end(), gu.begin(), gu.end());
-      ++k;
-    }
-    EXPECT_EQ(g[0], g[1]) << "the gradient of a staged recording differs from the fused one's" << label(c);
+      std::vector<std::vector<double>> out;
+      for (int pass = 0; pass < passes; ++pass) {
+        std::vector<double> gq(static_cast<std::size_t>(c.nenv) * M.nq),
+            gv(static_cast<std::size_t>(c.nenv) * M.nv),
+            gu(static_cast<std::size_t>(c.T) * c.nenv * M.nu);
+        ro.backward_raw(dlq.data(), dlv.data(), gq.data(), gv.data(), gu.data());
+        EXPECT_TRUE(ro.replay_bitwise()) << what << " pass " << pass << label(c);
+        gq.insert(gq.end(), gv.begin(), gv.end());
+        gq.insert(gq.end(), gu.begin(), gu.end());
+        out.push_back(gq);
+      }
+      return out;
+    };
+    const auto fused = gradients(CudaPipeline::Fused, nullptr, 1, "fused");
+    const auto graphs = gradients(CudaPipeline::Staged, nullptr, 2, "staged (graphs)");
+    EXPECT_EQ(fused[0], graphs[0])
+        << "the gradient of a staged recording differs from the fused one's" << label(c);
+    EXPECT_EQ(graphs[0], graphs[1])
+        << "the staged adjoint's replayed graphs differ from their capture" << label(c);
+#ifdef SG_TEST_WITH_CUDA  // the test build has cudaStreamLegacy wherever the CUDA backend is built
+    const auto plain =
+        gradients(CudaPipeline::Staged, static_cast<void*>(cudaStreamLegacy), 1, "staged (plain)");
+    EXPECT_EQ(plain[0], graphs[0])
+        << "the staged adjoint's plain launches differ from its graphs" << label(c);
+#endif
   }
 }
 
