@@ -115,8 +115,9 @@ SG_HD SG_INLINE void adj_cone_value(int dim, int zone, const Real* jar, const Re
 // device: inlined twice into adj_constraint_solve_end, its cone arrays pushed the staged
 // adjoint's double solve stage to 68 B of spills at 128 registers (outlined: none).
 template <class Real, class L, class Emit>
-SG_HD SG_OUTLINE void adj_rows_force(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a,
-                          const NewtonWorkspace<Real, L>& ws, int nefc, View<Real, L> w, bool w_on, Emit&& emit) {
+SG_HD SG_OUTLINE void adj_rows_force(const ModelView<Real>& m, const Data<Real, L>& d,
+                                     const Data<Real, L>& a, const NewtonWorkspace<Real, L>& ws,
+                                     int nefc, View<Real, L> w, bool w_on, Emit&& emit) {
   const auto u_of = [&](int i) {
     Real s = a.efc_force()[i];
     if (w_on) s += row_dot(m, d.efc_J(), i, row_chain(d, i), w);
