@@ -7,8 +7,9 @@
 #
 #   scripts/kernel_resources.sh BUILD_DIR            print the table (Markdown)
 #   scripts/kernel_resources.sh --check BUILD_DIR    also fail (exit 1) on a kernel over the
-#                                                    limits that the allow-list does not name, or
-#                                                    an allow-list entry that names no such kernel
+#                                                    limits that the allow-list does not name, an
+#                                                    allow-list entry that names no such kernel, or
+#                                                    a log older than its object (stale figures)
 #   scripts/kernel_resources.sh --times BUILD_DIR    the nvcc wall time of each CUDA object
 #                                                    instead (the launcher records it), longest
 #                                                    first: what a clean build waits for
@@ -32,6 +33,19 @@ if [ ${#logs[@]} -eq 0 ]; then
        "STIFFGRAD_CUDA_RESOURCE_LOG=ON (scripts/nvcc_ptxas_log.sh keeps them)" >&2
   exit 2
 fi
+
+# A log older than its object describes an earlier compile: nvcc wrote the object but the
+# launcher was stopped before it moved the new log in (an interrupted build). Its figures would be
+# stale, so it is reported (and counted as a problem by --check) until the object is rebuilt.
+stale_logs=()
+for log in "${logs[@]}"; do
+  object="${log%.ptxas.txt}"
+  if [ -f "$object" ] && [ "$object" -nt "$log" ]; then
+    stale_logs+=("$log")
+    echo "kernel_resources: stale log (its object was rebuilt after it; rebuild the object):" \
+         "$log" >&2
+  fi
+done
 
 if [ $times = 1 ]; then
   echo "| object | nvcc wall seconds | kernels |"
@@ -94,7 +108,7 @@ if [ -f "$allow_file" ]; then
   done < "$allow_file"
 fi
 over=$(awk -F'\t' -v r=$kMaxRegisters -v s=$kMaxStack '$3 > r || $5 > s || $6 > 0' <<<"$rows")
-failures=0
+failures=${#stale_logs[@]}
 used=()
 while IFS=$'\t' read -r object arch regs frame cumulative stores loads name; do
   [ -z "$object" ] && continue
