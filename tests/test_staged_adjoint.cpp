@@ -176,7 +176,7 @@ void check_staged_adjoint(const std::shared_ptr<const Model>& model, const std::
       kern::adj_constraint_solve_begin(sgtest::LastLaneFirstTeam{{width}}, m, slot(s, e));
   };
   x.adjoint_solve = [&](int s) {
-    for (int e = 0; e < nenv; ++e) kern::adj_constraint_solve_end(m, slot(s, e), adata(e));
+    for (int e = 0; e < nenv; ++e) kern::adj_constraint_solve_end<true>(m, slot(s, e), adata(e));
   };
   x.adjoint_rows = [&](int s) { for (int e = 0; e < nenv; ++e) kern::adj_constraint_forces_rows(m, slot(s, e), adata(e)); };
   std::vector<Real> pair_slots(static_cast<std::size_t>(kern::adjoint_pair_slots_size(m)) * n + 1);

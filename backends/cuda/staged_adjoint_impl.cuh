@@ -103,7 +103,7 @@ struct AdjointHessian {  // warp_stage_kernel
 struct AdjointSolve {
   template <class Real>
   __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s) {
-    kern::adj_constraint_solve_end(a.m, slot(a, s, e), adjoint_data(a, e));
+    kern::adj_constraint_solve_end<true>(a.m, slot(a, s, e), adjoint_data(a, e));
   }
 };
 struct AdjointRows {

@@ -111,13 +111,11 @@ SG_HD SG_INLINE void adj_cone_value(int dim, int zone, const Real* jar, const Re
 }
 
 // Over the rows: for u_i = f̄_i + (J w)_i (w = nullptr: u = f̄ alone), the row adjoints
-// y = (∂f/∂jar)ᵀu and (∂f/∂D)ᵀu, handed row by row to emit(i, y_i, Dbar_i). Outlined on the
-// device: inlined twice into adj_constraint_solve_end, its cone arrays pushed the staged
-// adjoint's double solve stage to 68 B of spills at 128 registers (outlined: none).
+// y = (∂f/∂jar)ᵀu and (∂f/∂D)ᵀu, handed row by row to emit(i, y_i, Dbar_i).
 template <class Real, class L, class Emit>
-SG_HD SG_OUTLINE void adj_rows_force(const ModelView<Real>& m, const Data<Real, L>& d,
-                                     const Data<Real, L>& a, const NewtonWorkspace<Real, L>& ws,
-                                     int nefc, View<Real, L> w, bool w_on, Emit&& emit) {
+SG_HD void adj_rows_force(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a,
+                          const NewtonWorkspace<Real, L>& ws, int nefc, View<Real, L> w, bool w_on,
+                          Emit&& emit) {
   const auto u_of = [&](int i) {
     Real s = a.efc_force()[i];
     if (w_on) s += row_dot(m, d.efc_J(), i, row_chain(d, i), w);
@@ -139,6 +137,18 @@ SG_HD SG_OUTLINE void adj_rows_force(const ModelView<Real>& m, const Data<Real, 
       ++i;
     }
   }
+}
+
+// adj_rows_force outlined on the device, for the staged adjoint's solve stage: inlined twice
+// into adj_constraint_solve_end, its cone arrays took that double kernel to 68 B of spills at 128
+// registers (outlined: none). The fused adjoint kernel keeps it inline (outlined, ptxas took 11%
+// longer on that kernel).
+template <class Real, class L, class Emit>
+SG_HD SG_OUTLINE void adj_rows_force_outlined(const ModelView<Real>& m, const Data<Real, L>& d,
+                                              const Data<Real, L>& a,
+                                              const NewtonWorkspace<Real, L>& ws, int nefc,
+                                              View<Real, L> w, bool w_on, Emit&& emit) {
+  adj_rows_force(m, d, a, ws, nefc, w, w_on, emit);
 }
 
 // Adjoint of constraint_solve (conventions of the other adj_ kernels: `a` is an adjoint Data
@@ -170,19 +180,25 @@ SG_HD SG_INLINE void adj_constraint_solve_begin(const ModelView<Real>& m, const 
   adj_constraint_solve_begin(SerialTeam{m.team_width}, m, d);
 }
 
-template <class Real, class L>
+// kOutlineRows: adj_rows_force outlined on the device (the staged adjoint's solve stage).
+template <bool kOutlineRows = false, class Real, class L>
 SG_HD SG_OUTLINE void adj_constraint_solve_end(const ModelView<Real>& m, const Data<Real, L>& d,
                                                const Data<Real, L>& a) {
   if (m.nefc_max <= 0) return;
   const int nv = m.nv;
   const int nefc = solver_nefc(m, d);
-  const NewtonWorkspace<Real, L> ws =
-      newton_workspace(m, d);  // as adj_constraint_solve_begin left it
+  const NewtonWorkspace<Real, L> ws = newton_workspace(m, d);  // as _begin left it
+  const auto rows_force = [&](View<Real, L> w, bool w_on, auto&& emit) {
+    if constexpr (kOutlineRows)
+      adj_rows_force_outlined(m, d, a, ws, nefc, w, w_on, emit);
+    else
+      adj_rows_force(m, d, a, ws, nefc, w, w_on, emit);
+  };
 
   // 1. ā_tot = ā + Jᵀ (∂f/∂jar)ᵀ f̄, in ws.search
   const View<Real, L> lam = ws.search;
   for (int c = 0; c < nv; ++c) lam[c] = a.qacc()[c];
-  adj_rows_force(m, d, a, ws, nefc, lam, false, [&](int i, Real y, Real) {
+  rows_force(lam, false, [&](int i, Real y, Real) {
     if (y == Real(0)) return;
     row_axpy(m, d.efc_J(), i, row_chain(d, i), y, lam);
   });
@@ -196,7 +212,7 @@ SG_HD SG_OUTLINE void adj_constraint_solve_end(const ModelView<Real>& m, const D
 
   // 3. with u = f̄ + Jλ, y = (∂f/∂jar)ᵀu: J̄_i += f_i λ + y_i a, aref̄_i −= y_i, D̄ += (∂f/∂D)ᵀu.
   //    Satisfied rows have f = 0 and y = 0 (their force is the constant 0 in the forward too).
-  adj_rows_force(m, d, a, ws, nefc, lam, true, [&](int i, Real y, Real Db) {
+  rows_force(lam, true, [&](int i, Real y, Real Db) {
     const Real f = solver_int(d.efc_state()[i]) == kStateSatisfied ? Real(0) : d.efc_force()[i];
     for_each_row_entry(m, row_chain(d, i), [&](int slot, int c) {
       a.efc_J()[i * nv + slot] += f * lam[c] + y * d.qacc()[c];
