@@ -38,8 +38,8 @@ __device__ SG_INLINE kern::Data<Real, L> adjoint_data(const StagedAdjointArgs<Re
 
 // The per-environment stages: Stage::run(a, e, s) for environment e (thread e) at substep s
 // (-1 for the per-step stages). One kernel template, one instantiation per stage, all under the
-// occupancy bound of 128 registers (the solve and rows stages spill under it rather than run at
-// lower occupancy: scripts/kernel_resources_allow.txt).
+// occupancy bound of 128 registers (every stage fits it without spills, sm_90:
+// scripts/kernel_resources.sh).
 template <class Real, class Stage>
 __global__ void __launch_bounds__(kBlockSize, kBlocksAt128Registers) stage_kernel(
     const __grid_constant__ StagedAdjointArgs<Real> a, int s) {

@@ -27,12 +27,11 @@ struct View {
   SG_HD SG_INLINE View at(int i) const { return View{p + layout(i), layout}; }
 };
 
-// The device layout's view packed to 12 bytes (4-byte aligned) instead of 16: a kern::Data is 73
-// of them, and a stage kernel that passes Data to outlined device functions keeps it in local
-// memory (a primal and an adjoint Data: 2336 B, now 1752 B). Measured on the staged adjoint's
-// kernels (sm_90, double): the finish stage 2440 -> 1776 B of stack and 68 -> 0 B of spills, the
-// rows stage 2664 -> 1920 B, the solve stage 3520 -> 2896 B (docs/gpu.md). The pointer is then
-// read as two 4-byte words where a Data lives in memory.
+// The device layout's view packed to 12 bytes (4-byte aligned) instead of 16: a view passed by
+// reference to an outlined device function, or held in a struct of views (the solver and Impulse
+// workspaces), lives in local memory. Measured when kern::Data still held 73 of them (sm_90,
+// double): the staged adjoint's finish stage 2440 -> 1776 B of stack and 68 -> 0 B of spills
+// (docs/gpu.md). The pointer is then read as two 4-byte words where a view lives in memory.
 template <class T>
 struct __attribute__((packed, aligned(4))) View<T, Strided> {
   T* p = nullptr;
