@@ -7,6 +7,8 @@
 // the per-step culling (bounding spheres, planes) then drops entries without reordering.
 #include "core/collision_pairs.hpp"
 
+#include "kernels/collision/collision.hpp"
+
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -190,26 +192,13 @@ class PairCompiler {
 int max_contacts(GeomType a, GeomType b) {
   if (a > b) std::swap(a, b);
   if (a == GeomType::HField || b == GeomType::HField) return 0;
-  using G = GeomType;
-  switch (a) {
-    case G::Plane:
-      switch (b) {
-        case G::Plane: return 0;
-        case G::Capsule: return 2;
-        case G::Box: return 4;
-        case G::Cylinder: return 4;  // upright: 3 (facts §2); the routine may return up to 4
-        case G::Mesh: return 3;      // support point plus two neighbours (facts §2)
-        default: return 1;           // sphere, ellipsoid
-      }
-    case G::Sphere: return 1;
-    case G::Capsule:
-      if (b == G::Capsule || b == G::Box) return 2;
-      return 1;
-    case G::Box:
-      // box-box: up to 8 clipped points plus the deepest incident corner (facts §2: 9 seen).
-      return b == G::Box ? 9 : 1;
-    default: return 1;  // general convex: one contact
-  }
+  // meshes have no routine (emit refuses them); plane-mesh: the support point and two
+  // neighbours (facts §2), any other mesh pair one
+  if (b == GeomType::Mesh) return a == GeomType::Plane ? 3 : 1;
+  // the routine's own bound (box-box: up to 8 clipped points plus the deepest incident corner,
+  // facts §2: 9 seen; plane-cylinder: 3 upright, up to 4 from the routine), 0 without a routine
+  const int routine = kern::pair_routine(static_cast<int>(a), static_cast<int>(b));
+  return routine == kern::kRoutineNone ? 0 : kern::routine_max_contacts(routine);
 }
 
 void compile_collision_pairs(Model& m) {

@@ -185,9 +185,12 @@ void check_staged_adjoint(const std::shared_ptr<const Model>& model, const std::
     ++pair_calls;
     kern::with_pair_routine(routine, [&](auto r) {
       constexpr int R = decltype(r)::value;
-      for (int k = 0; k < count; ++k)  // blockIdx.y
-        for (int e = 0; e < nenv; ++e)  // the threads
-          kern::staged_adjoint_pair<R>(m, slot(s, e), adata(e), groups.pairs[first + k], at(pair_slots, 0, e));
+      for (int chunk = kern::pair_adjoint_chunks<Real>(R) - 1; chunk >= 0;
+           --chunk)                       // blockIdx.z, last first
+        for (int k = 0; k < count; ++k)   // blockIdx.y
+          for (int e = 0; e < nenv; ++e)  // the threads
+            kern::staged_adjoint_pair<R>(m, slot(s, e), adata(e), groups.pairs[first + k], chunk,
+                                         at(pair_slots, 0, e));
     });
   };
   x.adjoint_collision = [&](int s) {

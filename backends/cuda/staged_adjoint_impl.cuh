@@ -169,15 +169,24 @@ struct AdjointEnd {
 };
 
 // The pairs stage: blockIdx.y is the pair a.pairs[first + blockIdx.y], all of routine R (as the
-// staged step's narrow_kernel: the routine, the pair and its model data warp-uniform), and only
-// that routine's Dual narrow phase in the kernel.
+// staged step's narrow_kernel: the routine, the pair and its model data warp-uniform), blockIdx.z
+// the pass (kern::pair_adjoint_chunks: a share of the 24 pose directions each), and only that
+// routine's Dual narrow phase in the kernel.
+// The occupancy bound of adjoint_pair_kernel<Real, R>: 128 registers, but for box-box and the
+// general convex (MPR), whose Dual passes need 145 to 255 registers even at one direction per
+// pass and keep the block size alone rather than spill (kern::pair_adjoint_directions).
 template <class Real, int R>
-__global__ void __launch_bounds__(kBlockSize) adjoint_pair_kernel(const __grid_constant__ StagedAdjointArgs<Real> a,
-                                                                  int s, int first) {
+constexpr int adjoint_pair_min_blocks() {
+  return R == kern::kRoutineBoxBox || R == kern::kRoutineConvex ? 1 : kBlocksAt128Registers;
+}
+template <class Real, int R>
+__global__ void __launch_bounds__(kBlockSize, (adjoint_pair_min_blocks<Real, R>()))
+    adjoint_pair_kernel(const __grid_constant__ StagedAdjointArgs<Real> a, int s, int first) {
   const int e = env_of_thread(a);
   if (e < 0) return;
   const int c = a.pairs[first + static_cast<int>(blockIdx.y)];
-  kern::staged_adjoint_pair<R>(a.m, slot(a, s, e), adjoint_data(a, e), c, env_view(a.pair_slots, a, e));
+  kern::staged_adjoint_pair<R>(a.m, slot(a, s, e), adjoint_data(a, e), c,
+                               static_cast<int>(blockIdx.z), env_view(a.pair_slots, a, e));
 }
 
 // The launches of run_staged_adjoint_step on one stream.
@@ -219,7 +228,9 @@ struct Launcher {
       constexpr int R = decltype(r)::value;
       for (int done = 0; done < count; done += 65535) {  // gridDim.y <= 65535
         const unsigned n = static_cast<unsigned>(count - done < 65535 ? count - done : 65535);
-        adjoint_pair_kernel<Real, R><<<dim3(blocks, n), kBlockSize, 0, stream>>>(a, s, first + done);
+        constexpr unsigned chunks = kern::pair_adjoint_chunks<Real>(R);
+        adjoint_pair_kernel<Real, R>
+            <<<dim3(blocks, n, chunks), kBlockSize, 0, stream>>>(a, s, first + done);
         SG_CUDA_CHECK(cudaGetLastError());
       }
     });

@@ -74,6 +74,27 @@ SG_HD SG_INLINE int pair_routine(int t1, int t2) {
   return kRoutineNone;
 }
 
+// Most contacts routine r returns: the room a caller needs for its output (Model::cpair_maxcon
+// of its type pairs, core/collision_pairs.cpp). kRoutineNone (the run-time dispatch, any routine):
+// kMaxContactsPerPair. Sizing a per-routine buffer by it keeps the short routines' Dual outputs
+// (kernels/collision/collision_adjoint.hpp) out of the nine-contact frame box-box needs.
+SG_HD constexpr int routine_max_contacts(int r) {
+  switch (r) {
+    case kRoutinePlaneCapsule:
+    case kRoutineCapsuleCapsule:
+    case kRoutineCapsuleBox:
+      return 2;
+    case kRoutinePlaneCylinder:
+    case kRoutinePlaneBox:
+      return 4;
+    case kRoutineBoxBox:
+    case kRoutineNone:
+      return kMaxContactsPerPair;
+    default:
+      return 1;  // spheres, the plane-ellipsoid support point, the general convex (MPR)
+  }
+}
+
 // Calls f(std::integral_constant<int, R>{}) for the routine id r (host or device).
 template <class F>
 SG_HD SG_INLINE void with_pair_routine(int r, F&& f) {

@@ -1,6 +1,7 @@
-// Adjoint (vector-Jacobian product) of the narrow phase, collide_geoms (kernels/collision/collision.hpp):
-// the contacts' dist, pos and full frame (after make_contact_frame) pulled back to the two geoms'
-// world pos and mat (sizes and margin are constants).
+// Adjoint (vector-Jacobian product) of the narrow phase, collide_geoms
+// (kernels/collision/collision.hpp): the contacts' dist, pos and full frame (after
+// make_contact_frame) pulled back to the two geoms' world pos and mat (sizes and margin are
+// constants).
 //
 // Method: local forward mode. The narrow phase is ~1500 lines over 14 routines with many
 // branches; hand-written adjoints of each would be a second copy of the geometry to keep in step.
@@ -18,15 +19,18 @@
 // K = 6 would add a fourth pass of the whole value path (MPR: up to ~50 support iterations) for
 // little saving. K is a template parameter of adj_collide_geoms_k for callers that measure
 // otherwise; the result does not depend on K (each lane's arithmetic is the same; the test
-// checks it bit for bit).
+// checks it bit for bit). One pass is adj_collide_geoms_pass: the staged adjoint on CUDA runs
+// the passes of a pair in separate threads with a K per routine and precision that fits the
+// kernel limits (kern::pair_adjoint_directions in kernels/step/staged_adjoint.hpp), and sizes a
+// pass's Dual contacts by the routine's own maximum (routine_max_contacts).
 //
 // What the derivative means where the geometry is not smooth:
 //  - Branches (face/edge choice, clamps, contact counts, make_contact_frame's choice of t1): the
 //    derivative of the branch taken, i.e. a one-sided derivative at a switch.
-//  - General convex pairs (MPR, kernels/collision/collision_convex.hpp): the derivative of the returned
-//    dist and point along the iteration path MPR took (which support points formed the final
-//    portal, stopped at the 1e-6 tolerance). It is the derivative of MPR's approximation, NOT the
-//    true geometric derivative of the penetration: the two differ by up to the effect of the
+//  - General convex pairs (MPR, kernels/collision/collision_convex.hpp): the derivative of the
+//    returned dist and point along the iteration path MPR took (which support points formed the
+//    final portal, stopped at the 1e-6 tolerance). It is the derivative of MPR's approximation, NOT
+//    the true geometric derivative of the penetration: the two differ by up to the effect of the
 //    portal's tolerance (tests/test_collision_adjoint.cpp measures it against finite differences
 //    and against an exact answer). The analytic normals of mjc_fixNormal are differentiated
 //    through their closed forms and, for the ellipsoid, through the fixed iterations taken.
@@ -104,6 +108,38 @@ SG_HD SG_INLINE int dual_collide(const GeomPose<D>& g1, const GeomPose<D>& g2, D
 
 }  // namespace coll_adj
 
+// One Dual pass: directions first .. first + K - 1 of the 24 inputs (g1.pos, g1.mat, g2.pos,
+// g2.mat; a direction past 23 is not seeded and its acc is 0). acc[k] = sum over the first
+// min(count, ncontacts) contacts c of <bar(c), tangent k of contact c> (bar(c): contact c's
+// adjoint as a Contact<Real>, by value or reference), non-finite tangents counted as 0.
+// R: the pair's routine (its Dual outputs sized by routine_max_contacts(R)) or kRoutineNone. A
+// pass does not depend on K or on the other passes, so callers may split the 24 directions
+// among threads (the staged adjoint's pairs stage) and get adj_collide_geoms's sums bit for bit.
+template <class Real, int K, int R, class Bar>
+SG_HD void adj_collide_geoms_pass(const GeomPose<Real>& g1, const GeomPose<Real>& g2, Real margin,
+                                  const Bar& bar, int ncontacts, int first, Real acc[K]) {
+  using D = Dual<Real, K>;
+  GeomPose<D> d1, d2;
+  coll_adj::seed_pose(g1, 0, first, d1);
+  coll_adj::seed_pose(g2, 12, first, d2);
+  Contact<D> out[routine_max_contacts(R)];
+  // the pair's routine R when the caller knows it (the staged adjoint's per-routine kernels),
+  // else the dispatch on the geom types
+  int n = 0;
+  if constexpr (R == kRoutineNone)
+    n = coll_adj::dual_collide(d1, d2, D(margin), out);
+  else
+    n = coll_adj::dual_pass<R>(d1, d2, D(margin), out);
+  const int m = n < ncontacts ? n : ncontacts;
+  for (int k = 0; k < K; ++k) acc[k] = Real(0);
+  for (int c = 0; c < m; ++c) {
+    const auto& b = bar(c);
+    coll_adj::accumulate<Real, K>(acc, b.dist, out[c].dist);
+    for (int i = 0; i < 3; ++i) coll_adj::accumulate<Real, K>(acc, b.pos[i], out[c].pos[i]);
+    for (int i = 0; i < 9; ++i) coll_adj::accumulate<Real, K>(acc, b.frame[i], out[c].frame[i]);
+  }
+}
+
 // adj_collide_geoms with an explicit number K of directions per Dual pass (1 <= K <= 24), and the
 // pair's routine R (kRoutineNone: from the geom types).
 template <class Real, int K, int R = kRoutineNone>
@@ -111,31 +147,15 @@ SG_HD void adj_collide_geoms_k(const GeomPose<Real>& g1, const GeomPose<Real>& g
                                const Contact<Real>* contact_bar, int ncontacts, Real g1_pos_bar[3],
                                Real g1_mat_bar[9], Real g2_pos_bar[3], Real g2_mat_bar[9]) {
   static_assert(K >= 1 && K <= coll_adj::kInputs, "K directions per pass, 1..24");
-  using D = Dual<Real, K>;
   if (ncontacts <= 0) return;
+  const auto bar = [contact_bar](int c) -> const Contact<Real>& { return contact_bar[c]; };
   // one loop per pass: on the device, unrolling would copy the whole narrow phase 24/K times
 #if defined(__CUDACC__)
 #pragma unroll 1
 #endif
   for (int first = 0; first < coll_adj::kInputs; first += K) {
-    GeomPose<D> d1, d2;
-    coll_adj::seed_pose(g1, 0, first, d1);
-    coll_adj::seed_pose(g2, 12, first, d2);
-    Contact<D> out[kMaxContactsPerPair];
-    // the pair's routine R when the caller knows it (the staged adjoint's per-routine kernels),
-    // else the dispatch on the geom types
-    int n = 0;
-    if constexpr (R == kRoutineNone) n = coll_adj::dual_collide(d1, d2, D(margin), out);
-    else n = coll_adj::dual_pass<R>(d1, d2, D(margin), out);
-    const int m = n < ncontacts ? n : ncontacts;
     Real acc[K];
-    for (int k = 0; k < K; ++k) acc[k] = Real(0);
-    for (int c = 0; c < m; ++c) {
-      const Contact<Real>& b = contact_bar[c];
-      coll_adj::accumulate<Real, K>(acc, b.dist, out[c].dist);
-      for (int i = 0; i < 3; ++i) coll_adj::accumulate<Real, K>(acc, b.pos[i], out[c].pos[i]);
-      for (int i = 0; i < 9; ++i) coll_adj::accumulate<Real, K>(acc, b.frame[i], out[c].frame[i]);
-    }
+    adj_collide_geoms_pass<Real, K, R>(g1, g2, margin, bar, ncontacts, first, acc);
     for (int k = 0; k < K; ++k) {
       const int j = first + k;
       if (j < 3) g1_pos_bar[j] += acc[k];

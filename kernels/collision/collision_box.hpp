@@ -233,15 +233,17 @@ SG_HD int collide_capsule_box(const GeomPose<Real>& g1, const GeomPose<Real>& g2
     secondpos = secondpos * mul;
   }
 
-  // sphere-box at the closest segment point and at the second one
-  copy3(tmp1, pos);
-  coll::add_to_scl3(tmp1, hax, bestsegmentpos);
-  mat_vec3(tmp2, g2.mat, tmp1);
-  add3(tmp2, tmp2, g2.pos);
-  int n = coll::sphere_box_at(tmp2, g1.size[0], g2, margin, out);
-  if (secondpos > Real(-3)) {
+  // sphere-box at the closest segment point and at the second one, one copy of the sphere test
+  // in a loop (two inlined made the Dual adjoint's frame spill)
+  const Real segment[2] = {bestsegmentpos, secondpos + bestsegmentpos};
+  const int tests = secondpos > Real(-3) ? 2 : 1;
+  int n = 0;
+#if defined(__CUDACC__)
+#pragma unroll 1
+#endif
+  for (int i = 0; i < tests; ++i) {
     copy3(tmp1, pos);
-    coll::add_to_scl3(tmp1, hax, secondpos + bestsegmentpos);
+    coll::add_to_scl3(tmp1, hax, segment[i]);
     mat_vec3(tmp2, g2.mat, tmp1);
     add3(tmp2, tmp2, g2.pos);
     n += coll::sphere_box_at(tmp2, g1.size[0], g2, margin, out + n);

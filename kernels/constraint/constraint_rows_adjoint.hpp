@@ -273,6 +273,28 @@ SG_HD void adj_pair_contacts(const ModelView<Real>& m, const Data<Real, L>& d, c
   adj_collide_geoms<Real, R>(p1, p2, m.cpair_margin[c], bar, n, pos_bar[0], mat_bar[0], pos_bar[1], mat_bar[1]);
 }
 
+// One Dual pass of adj_pair_contacts: directions first .. first + K - 1 of the 24 (geom1's pos
+// and mat, then geom2's: pos_bar[0], mat_bar[0], pos_bar[1], mat_bar[1] in that order) into
+// acc[K], the contact adjoints read from a in place (adj_collide_geoms_pass). The passes of
+// adj_pair_contacts, split: each direction's value is the same bit for bit.
+template <int R, int K, class Real, class L>
+SG_HD void adj_pair_contacts_pass(const ModelView<Real>& m, const Data<Real, L>& d,
+                                  const Data<Real, L>& a, int c, int k, int n, int first,
+                                  Real acc[K]) {
+  const int ref = contact_reference_body(m, c);
+  GeomPose<Real> p1, p2;
+  geom_pose_relative(m, d, m.cpair_geom1[c], ref, p1);
+  geom_pose_relative(m, d, m.cpair_geom2[c], ref, p2);
+  const auto bar = [&](int j) {
+    Contact<Real> b;
+    b.dist = a.contact_dist()[k + j];
+    for (int i = 0; i < 3; ++i) b.pos[i] = a.contact_pos()[3 * (k + j) + i];
+    for (int i = 0; i < 9; ++i) b.frame[i] = a.contact_frame()[9 * (k + j) + i];
+    return b;
+  };
+  adj_collide_geoms_pass<Real, K, R>(p1, p2, m.cpair_margin[c], bar, n, first, acc);
+}
+
 // What adj_pair_contacts found for pair c into the geom pose and tree origin adjoints.
 template <class Real, class L>
 SG_HD void add_pair_pose_adjoint(const ModelView<Real>& m, const Data<Real, L>& a, int c, const Real pos_bar[2][3],

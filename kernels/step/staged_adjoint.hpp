@@ -145,22 +145,71 @@ SG_HD SG_INLINE int adjoint_pair_slots_size(const ModelView<Real>& m) {
   return (1 + kPairAdjointReals) * m.ncpair;
 }
 
-// Adjoint pairs stage: candidate pair c's contacts (routine R) pulled back to its geoms' poses,
-// into its slots (adj_pair_contacts).
+// Directions per Dual pass of the pairs stage for routine R: the 24 pose directions are split
+// into pair_adjoint_chunks passes, one thread each (blockIdx.z on the device), so that a thread
+// holds one routine's Dual<Real, K> frame with its outputs sized by routine_max_contacts, where
+// adj_pair_contacts holds Dual<Real, 8> outputs for nine contacts (5.9 KB of stack in float and
+// 11.7 KB in double whatever the routine). K is the largest divisor of 24 with which the kernel
+// fits 128 registers and 2 KB of stack without spilling (sm_90, scripts/kernel_resources.sh; the
+// table in docs/gpu.md): a pass costs a run of the routine's value path, (24 / K)(K + 1) Reals of
+// arithmetic per scalar operation in all, so K = 1 costs 1.8 times K = 8. Box-box and the general
+// convex (MPR) fit at no K, nor does capsule-box in double (scripts/kernel_resources_allow.txt);
+// they take K = 1, their smallest frame (box-box in double: 31 KB of stack and 8.9 KB of spills
+// at K = 8, 5.0 KB and none at K = 1; MPR: 9.4 KB and 24 KB of spills, 1.2 KB and 0.5 KB).
+template <class Real>
+SG_HD constexpr int pair_adjoint_directions(int r) {
+  if constexpr (sizeof(Real) == 8) {
+    switch (r) {
+      case kRoutinePlaneSphere:
+        return 3;
+      case kRoutinePlaneCapsule:
+      case kRoutinePlaneBox:
+      case kRoutineSphereSphere:
+      case kRoutineSphereCapsule:
+        return 2;
+      default:
+        return 1;  // plane-ellipsoid, plane-cylinder, capsule-capsule, sphere-box, capsule-box,
+                   // box-box, convex
+    }
+  } else {
+    switch (r) {
+      case kRoutinePlaneSphere:
+      case kRoutineSphereSphere:
+      case kRoutineSphereCapsule:
+        return 6;
+      case kRoutineCapsuleCapsule:
+      case kRoutineCapsuleBox:
+        return 2;
+      case kRoutineBoxBox:
+      case kRoutineConvex:
+        return 1;
+      default:
+        return 4;  // plane-capsule, plane-ellipsoid, plane-cylinder, plane-box, sphere-box
+    }
+  }
+}
+template <class Real>
+SG_HD constexpr int pair_adjoint_chunks(int r) {
+  return kPairAdjointReals / pair_adjoint_directions<Real>(r);
+}
+
+// Adjoint pairs stage, pass `chunk` of pair_adjoint_chunks(R): candidate pair c's contacts
+// (routine R) pulled back to its geoms' poses along directions chunk K .. chunk K + K - 1, into
+// those of its slots (adj_pair_contacts_pass). Pass 0 also writes the pair's contact count.
 template <int R, class Real, class L, class LS>
-SG_HD void staged_adjoint_pair(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a, int c,
-                               View<Real, LS> slots) {
+SG_HD void staged_adjoint_pair(const ModelView<Real>& m, const Data<Real, L>& d,
+                               const Data<Real, L>& a, int c, int chunk, View<Real, LS> slots) {
+  constexpr int K = pair_adjoint_directions<Real>(R);
+  static_assert(kPairAdjointReals % K == 0, "the passes split the 24 directions evenly");
   int n = 0;
   const int k = pair_contacts_in_list(d, c, &n);
-  slots[c] = Real(n);
+  if (chunk == 0) slots[c] = Real(n);
   if (n == 0) return;
-  Real pos_bar[2][3], mat_bar[2][9];
-  adj_pair_contacts<R>(m, d, a, c, k, n, pos_bar, mat_bar);
-  const int base = m.ncpair + kPairAdjointReals * c;
-  for (int side = 0; side < 2; ++side) {
-    for (int i = 0; i < 3; ++i) slots[base + 12 * side + i] = pos_bar[side][i];
-    for (int i = 0; i < 9; ++i) slots[base + 12 * side + 3 + i] = mat_bar[side][i];
-  }
+  Real acc[K];
+  adj_pair_contacts_pass<R, K>(m, d, a, c, k, n, chunk * K, acc);
+  // 0 + acc: what adj_pair_contacts's zeroed outputs hold after the pass adds to them (-0 -> +0)
+  const int base = m.ncpair + kPairAdjointReals * c + chunk * K;
+  for (int i = 0; i < K; ++i) slots[base + i] = Real(0) + acc[i];
 }
 
 // Adjoint collision stage: the pairs' slots added in pair order (the contact list's: the order
