@@ -2,7 +2,10 @@
 #include "backends/cuda/adjoint_step_impl.cuh"
 
 namespace stiffgrad::cuda_detail {
-template void launch_adjoint_step<double>(const kern::ModelView<double>&, const kern::ModelView<double>&, const kern::DataLayout&,
-                                      double*, double*, double*, double*, double*, double*, double*, double*, double*, const double*, const double*, double*, double*,
-                                      double*, double*, int, int, const int*, int*, const BundlePool<double>&, int, cudaStream_t);
+template void launch_adjoint_step<double>(const kern::ModelView<double>&,
+                                          const kern::ModelView<double>&, const kern::DataLayout&,
+                                          double*, double*, double*, double*, double*, double*,
+                                          double*, double*, double*, const double*, const double*,
+                                          double*, double*, double*, double*, int, int, const int*,
+                                          int*, const BundlePool<double>&, int, bool, cudaStream_t);
 }  // namespace stiffgrad::cuda_detail

@@ -24,14 +24,16 @@
 // Bundles (stiffgrad/bundle.hpp; enable_bundles): one bundle slot per environment (pool = nenv;
 // a smaller pool is refused on CUDA). The forward step is backends/cuda/bundle_cuda.cu's
 // launch_bundled_step (trigger, CUB compaction, nominal and bundle kernels, no host sync); the
-// adjoint kernel below runs a bundled environment's branches through its one
-// adj_control_step_env call. Device memory of the pool, environment-minor: branch states
-// (T + 1) x B(nq + 2 nv) x nenv, perturbations T x 2 B nv x nenv, starts and running adjoints
-// B(nq + 2 nv) + B(nq + nv) per environment, scratch.
+// fused adjoint kernel runs a bundled environment's branches through its one
+// adj_control_step_env call, and, where the staged adjoint applies, only those environments: the
+// others' steps are the staged adjoint's (sweep). Device memory of the pool, environment-minor:
+// branch states (T + 1) x B(nq + 2 nv) x nenv, perturbations T x 2 B nv x nenv, starts and running
+// adjoints B(nq + 2 nv) + B(nq + nv) per environment, scratch.
 //
 // save() is three or four device-to-device copies on the stream (no host sync), so recording
-// keeps step()'s guarantees. backward() uploads the loss gradients once, launches one kernel
-// per control step, and downloads the results once.
+// keeps step()'s guarantees. backward() uploads the loss gradients once, enqueues each control
+// step's adjoint (the staged adjoint's graph, the fused kernel, or both with bundles), and
+// downloads the results once.
 #include "backends/cuda/backend_cuda.cuh"
 #include "backends/cuda/adjoint_launch.cuh"
 #include "backends/cuda/bundle_cuda.cuh"
@@ -90,7 +92,8 @@ class CudaRollout final : public RolloutImpl {
     replay_ = DeviceArray<Real>(replay * n, "replay buffer");
     replay_ok_ = DeviceArray<int>(n, "replay flags");
     // the staged adjoint where the staged step runs and the adjoint's stages cover the model
-    // (kern::staged_adjoint_applies); a step with bundles keeps the fused adjoint kernel
+    // (kern::staged_adjoint_applies); with bundles, a bundled environment's step keeps the fused
+    // adjoint kernel (sweep)
     if (be_.staged_ && kern::staged_adjoint_applies(be_.view_, be_.grad_view_))
       staged_adjoint_ = std::make_unique<StagedAdjoint<Real>>(be_.view_, be_.layout_, nenv_, substeps);
     const std::size_t stage = std::max({(T + 1) * std::max(nq_, nv_), T * nu_, static_cast<std::size_t>(nq_ + nv_)}) * n;
@@ -321,7 +324,10 @@ class CudaRollout final : public RolloutImpl {
       Real* v0 = ckpt_qvel_.get() + t * nv_ * n;
       const Real* dl_q = dL_dqpos && !(t == 0 && skip_row0) ? dl_qpos_.get() + t * nq_ * n : nullptr;
       const Real* dl_v = dL_dqvel ? dl_qvel_.get() + t * nv_ * n : nullptr;
-      if (staged_adjoint_ && !bundle_opt_.enabled) {
+      // The staged adjoint for every environment but the bundled ones (a bundle's branches are
+      // the fused kernel's: adj_bundle_step_env), then the fused kernel for those alone.
+      const char* bundled = bundle_opt_.enabled ? step_in_.get() + t * n : nullptr;
+      if (staged_adjoint_) {
         StagedAdjointArgs<Real> a{};
         a.q0 = q0;
         a.v0 = v0;
@@ -338,15 +344,17 @@ class CudaRollout final : public RolloutImpl {
         a.replay = replay_.get();
         a.status = be_.status_.get();
         a.replay_ok = replay_ok_.get();
+        a.skip = bundled;
         staged_adjoint_->launch(st, *be_.staged_, a);
-        hook(t, st);
-        continue;
       }
-      launch_adjoint_step<Real>(
-          be_.view_, be_.grad_view_, be_.layout_, q0, v0, ckpt_ctrl_.get() + t * nu_ * n,
-          ckpt_warm_.get() + t * nv_ * n, q0 + nq_ * n, v0 + nv_ * n, adj_qpos_.get(), adj_qvel_.get(),
-          adj_ctrl_.get() + t * nu_ * n, dl_q, dl_v, be_.workspace_.get(), keep_ws_.get(),
-          adjoint_ws_.get(), replay_.get(), nenv_, substeps_, be_.status_.get(), replay_ok_.get(), pool_, t, st);
+      if (!staged_adjoint_ || bundled)
+        launch_adjoint_step<Real>(be_.view_, be_.grad_view_, be_.layout_, q0, v0,
+                                  ckpt_ctrl_.get() + t * nu_ * n, ckpt_warm_.get() + t * nv_ * n,
+                                  q0 + nq_ * n, v0 + nv_ * n, adj_qpos_.get(), adj_qvel_.get(),
+                                  adj_ctrl_.get() + t * nu_ * n, dl_q, dl_v, be_.workspace_.get(),
+                                  keep_ws_.get(), adjoint_ws_.get(), replay_.get(), nenv_,
+                                  substeps_, be_.status_.get(), replay_ok_.get(), pool_, t,
+                                  /*bundled_only=*/staged_adjoint_ != nullptr, st);
       hook(t, st);
     }
   }

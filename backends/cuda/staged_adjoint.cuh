@@ -3,8 +3,9 @@
 // over a tape of S Data per environment, then the adjoint substeps run in reverse, a kernel per
 // stage, none recomputing its primal. No physics here: every kernel binds one environment's
 // tape slot and adjoint Data and calls one kern:: stage. CudaRollout uses it where it applies
-// (kern::staged_adjoint_applies, the staged pipeline on, no bundles); elsewhere the fused adjoint
-// kernel (adjoint_launch.cuh).
+// (kern::staged_adjoint_applies, the staged pipeline on); elsewhere the fused adjoint kernel
+// (adjoint_launch.cuh). With bundles, a bundled environment's step is the fused kernel's
+// (StagedAdjointArgs::skip) and every other environment's is the staged adjoint's.
 //
 // Device memory owned here (environment-minor like all of backends/cuda/):
 //   tape_     S x DataLayout::size x nenv   substep s's primal Data in slot s
@@ -39,6 +40,9 @@ struct StagedAdjointArgs {
   const int* pairs;              // PairGroups::pairs on the device (StagedStep::pairs)
   const int* status;             // the backend's status: a non-finite environment's check is not counted
   int* replay_ok;                // cleared where the replay is not bitwise
+  const char* skip;  // nenv or null: environments whose step another kernel differentiates
+                     // (a bundled step: the fused adjoint kernel), left untouched past
+                     // the replay
   int nenv;
 };
 
@@ -58,7 +62,7 @@ class StagedAdjoint {
 
  private:
   // the pointers a captured graph bakes in: StagedAdjointArgs' per-call ones and the step's
-  using GraphKey = std::array<const void*, 16>;
+  using GraphKey = std::array<const void*, 17>;
   static constexpr std::size_t kMaxGraphs = 4096;  // beyond: the cache is emptied (bounded memory)
   void enqueue(cudaStream_t stream, StagedStep<Real>& step, const StagedAdjointArgs<Real>& a) const;
   cudaGraphExec_t graph(cudaStream_t stream, StagedStep<Real>& step,

@@ -13,10 +13,17 @@ namespace staged_adjoint {
 using L = kern::Strided;
 template <class Real> using V = kern::View<Real, L>;
 
+// The environment of this thread, or -1: past nenv, or skipped (a.skip) in a stage past the
+// replay. The replay (ReplayBegin, the staged step's substeps, ReplayCarry) runs for every
+// environment, so that each tape slot holds a state the staged step computed, never stale data.
 template <class Real>
-__device__ SG_INLINE int env_of_thread(const StagedAdjointArgs<Real>& a) {
+__device__ SG_INLINE bool env_skipped(const StagedAdjointArgs<Real>& a, int e) {
+  return a.skip != nullptr && a.skip[e] != 0;
+}
+template <class Real>
+__device__ SG_INLINE int env_of_thread(const StagedAdjointArgs<Real>& a, bool replay = false) {
   const int e = static_cast<int>(blockIdx.x) * kBlockSize + static_cast<int>(threadIdx.x);
-  return e < a.nenv ? e : -1;
+  return e < a.nenv && (replay || !env_skipped(a, e)) ? e : -1;
 }
 
 template <class Real>
@@ -36,6 +43,10 @@ __device__ SG_INLINE kern::Data<Real, L> adjoint_data(const StagedAdjointArgs<Re
   return kern::Data<Real, L>::bind(env_view(a.adjoint_ws, a, e), a.layout);
 }
 
+// The replay's own stages, which run on skipped environments too (env_of_thread).
+template <class Stage>
+constexpr bool stage_is_replay = false;
+
 // The per-environment stages: Stage::run(a, e, s) for environment e (thread e) at substep s
 // (-1 for the per-step stages). One kernel template, one instantiation per stage, all under the
 // occupancy bound of 128 registers (every stage fits it without spills, sm_90:
@@ -43,7 +54,7 @@ __device__ SG_INLINE kern::Data<Real, L> adjoint_data(const StagedAdjointArgs<Re
 template <class Real, class Stage>
 __global__ void __launch_bounds__(kBlockSize, kBlocksAt128Registers) stage_kernel(
     const __grid_constant__ StagedAdjointArgs<Real> a, int s) {
-  const int e = env_of_thread(a);
+  const int e = env_of_thread(a, stage_is_replay<Stage>);
   if (e < 0) return;
   Stage::run(a, e, s);
 }
@@ -55,7 +66,7 @@ __global__ void __launch_bounds__(kBlockSize, kBlocksAt128Registers)
     warp_stage_kernel(const __grid_constant__ StagedAdjointArgs<Real> a, int s) {
   const int thread = static_cast<int>(blockIdx.x) * kBlockSize + static_cast<int>(threadIdx.x);
   const int e = thread / kern::kMaxTeamWidth;
-  if (e >= a.nenv) return;
+  if (e >= a.nenv || env_skipped(a, e)) return;
   Stage::run(a, e, s);
 }
 
@@ -73,6 +84,10 @@ struct ReplayCarry {
     kern::staged_replay_carry(a.m, slot(a, s, e), slot(a, s + 1, e), env_view(a.replay, a, e), s);
   }
 };
+template <>
+constexpr bool stage_is_replay<ReplayBegin> = true;
+template <>
+constexpr bool stage_is_replay<ReplayCarry> = true;
 struct ReplayCheck {  // s: the last substep
   template <class Real>
   __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s) {
@@ -279,7 +294,7 @@ cudaGraphExec_t StagedAdjoint<Real>::graph(cudaStream_t stream, StagedStep<Real>
   if (!use_graphs_) return nullptr;
   const GraphKey key = {a.q0,     a.v0,     a.u,         a.w0,   a.q1,   a.v1,
                         a.adj_q,  a.adj_v,  a.adj_u,     a.dl_q, a.dl_v, a.adjoint_ws,
-                        a.replay, a.status, a.replay_ok, &step};
+                        a.replay, a.status, a.replay_ok, a.skip, &step};
   const auto it = graphs_.find(key);
   if (it != graphs_.end()) return it->second;
   if (graphs_.size() >= kMaxGraphs) {
