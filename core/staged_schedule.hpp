@@ -82,9 +82,13 @@ void run_staged_control_step(Exec& x, const PairGroups& g, bool contact_enabled,
 // model (`impulse`) impulse_adjoint_begin(s), impulse_adjoint_solve(s),
 // impulse_adjoint_delassus(s), impulse_adjoint_rows(s); then adjoint_pairs(s, routine, first,
 // count) (with contacts, one call per routine as narrow()) and adjoint_collision(s); last
-// adjoint_finish(s), or impulse_adjoint_finish(s).
+// adjoint_finish(s), or impulse_adjoint_finish(s). With `gradient_model` (contacts from distance:
+// the adjoint differentiates a second contact model), each substep's adjoint stages are preceded
+// by gradient_restore(s) and gradient_substep(s) (the staged substep's stages in that model over
+// slot s).
 template <class Exec>
-void run_staged_adjoint_step(Exec& x, const PairGroups& g, bool contact_enabled, bool impulse, int substeps) {
+void run_staged_adjoint_step(Exec& x, const PairGroups& g, bool contact_enabled, bool impulse,
+                             int substeps, bool gradient_model = false) {
   x.replay_begin();
   for (int s = 0; s < substeps; ++s) {
     x.replay_substep(s);
@@ -93,6 +97,10 @@ void run_staged_adjoint_step(Exec& x, const PairGroups& g, bool contact_enabled,
   x.replay_check();
   x.adjoint_begin();
   for (int s = substeps - 1; s >= 0; --s) {
+    if (gradient_model) {
+      x.gradient_restore(s);
+      x.gradient_substep(s);
+    }
     if (impulse) {
       x.impulse_adjoint_begin(s);
       x.impulse_adjoint_solve(s);

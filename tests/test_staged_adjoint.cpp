@@ -7,7 +7,8 @@
 // which the CPU backend and the fused CUDA kernel run) bit for bit: the state and control
 // adjoints after every control step and the replay check, in double and float, at the CPU's team
 // width 1 and the CUDA backend's 32 (the solve's team taking its items as a warp's lanes would),
-// with soft constraints and with the Impulse model.
+// with soft constraints and with the Impulse model, and with contacts from distance (the adjoint
+// of a second contact model, whose primal the gradient-model stages put in each slot).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -16,12 +17,13 @@
 #include <string>
 #include <vector>
 
+#include "all_routines_scene.hpp"
 #include "core/model_arrays.hpp"
 #include "core/staged_schedule.hpp"
 #include "kernels/step/staged_adjoint.hpp"
-#include "stiffgrad/stiffgrad.hpp"
-#include "all_routines_scene.hpp"
 #include "last_lane_first_team.hpp"
+#include "stiffgrad/contacts_from_distance.hpp"
+#include "stiffgrad/stiffgrad.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -29,8 +31,9 @@ namespace {
 using namespace stiffgrad;
 
 template <class Real>
-void check_staged_adjoint(const std::shared_ptr<const Model>& model, const std::string& name, int nenv, int T, int S,
-                          int width, ContactModel contact_model = ContactModel::Soft) {
+void check_staged_adjoint(const std::shared_ptr<const Model>& model, const std::string& name,
+                          int nenv, int T, int S, int width,
+                          ContactModel contact_model = ContactModel::Soft, bool cfd = false) {
   const Model& M = *model;
   SimulatorOptions opt;
   opt.contact_model = contact_model;
@@ -43,7 +46,16 @@ void check_staged_adjoint(const std::shared_ptr<const Model>& model, const std::
   const std::unique_ptr<Model> impulse_model = impulse_model_for(M, opt.contact_model, opt.impulse);
   const ModelArrays<Real> arrays(impulse_model ? *impulse_model : M, sim.capacity());
   const kern::ModelView<Real> m = with_team_width(simulation_view(arrays.host_view(), opt), width);
-  ASSERT_TRUE(kern::staged_adjoint_applies(m, m)) << name;
+  // the model the adjoint differentiates: m, or with contacts from distance (DiffMJX's parameters)
+  // the second contact model, as the backends build it
+  if (cfd) opt.cfd = parse_contacts_from_distance("0,0.01,0.05,1,2");
+  const std::unique_ptr<Model> cfd_model =
+      cfd ? std::make_unique<Model>(contacts_from_distance_model(M, opt.cfd)) : nullptr;
+  const std::unique_ptr<ModelArrays<Real>> cfd_arrays =
+      cfd ? std::make_unique<ModelArrays<Real>>(*cfd_model, sim.capacity()) : nullptr;
+  const kern::ModelView<Real> mg =
+      cfd ? with_team_width(gradient_view(cfd_arrays->host_view(), opt), width) : m;
+  ASSERT_TRUE(kern::staged_adjoint_applies(m, mg)) << name;
   const bool impulse = kern::staged_step_is_impulse(m);
   ASSERT_EQ(impulse, contact_model == ContactModel::Impulse) << name;
   const kern::DataLayout layout = kern::DataLayout::make(m);
@@ -109,33 +121,55 @@ void check_staged_adjoint(const std::shared_ptr<const Model>& model, const std::
     std::function<void(int, int, int)> narrow;
   } f;
   int s_fwd = 0;
-  f.smooth = [&] { for (int e = 0; e < nenv; ++e) kern::staged_smooth(m, slot(s_fwd, e)); };
+  const kern::ModelView<Real>* fm =
+      &m;  // the model the stages run: m, mg in the gradient-model pass
+  f.smooth = [&] {
+    for (int e = 0; e < nenv; ++e) kern::staged_smooth(*fm, slot(s_fwd, e));
+  };
   f.narrow = [&](int routine, int first, int count) {
     kern::with_pair_routine(routine, [&](auto r) {
       constexpr int R = decltype(r)::value;
       for (int k = 0; k < count; ++k)
-        for (int e = 0; e < nenv; ++e) kern::staged_narrow<R>(m, slot(s_fwd, e), groups.pairs[first + k], at(slots, 0, e));
+        for (int e = 0; e < nenv; ++e)
+          kern::staged_narrow<R>(*fm, slot(s_fwd, e), groups.pairs[first + k], at(slots, 0, e));
     });
   };
-  f.constraint_rows = [&] { for (int e = 0; e < nenv; ++e) kern::staged_constraint_rows(m, slot(s_fwd, e), at(slots, 0, e)); };
+  f.constraint_rows = [&] {
+    for (int e = 0; e < nenv; ++e)
+      kern::staged_constraint_rows(*fm, slot(s_fwd, e), at(slots, 0, e));
+  };
   f.constraint_solve = [&] {
-    for (int e = 0; e < nenv; ++e) kern::constraint_solve(sgtest::LastLaneFirstTeam{{width}}, m, slot(s_fwd, e));
+    for (int e = 0; e < nenv; ++e)
+      kern::constraint_solve(sgtest::LastLaneFirstTeam{{width}}, *fm, slot(s_fwd, e));
   };
-  f.constraint_finish = [&] { for (int e = 0; e < nenv; ++e) kern::staged_constraint_finish(m, slot(s_fwd, e), at(stats, 0, e)); };
-  f.impulse_half_step = [&] { for (int e = 0; e < nenv; ++e) kern::impulse_substep_half_step(m, slot(s_fwd, e)); };
-  f.impulse_smooth = [&] { for (int e = 0; e < nenv; ++e) kern::staged_impulse_smooth(m, slot(s_fwd, e)); };
-  f.impulse_rows = [&] { for (int e = 0; e < nenv; ++e) kern::staged_impulse_rows(m, slot(s_fwd, e), at(slots, 0, e)); };
+  f.constraint_finish = [&] {
+    for (int e = 0; e < nenv; ++e)
+      kern::staged_constraint_finish(*fm, slot(s_fwd, e), at(stats, 0, e));
+  };
+  f.impulse_half_step = [&] {
+    for (int e = 0; e < nenv; ++e) kern::impulse_substep_half_step(*fm, slot(s_fwd, e));
+  };
+  f.impulse_smooth = [&] {
+    for (int e = 0; e < nenv; ++e) kern::staged_impulse_smooth(*fm, slot(s_fwd, e));
+  };
+  f.impulse_rows = [&] {
+    for (int e = 0; e < nenv; ++e) kern::staged_impulse_rows(*fm, slot(s_fwd, e), at(slots, 0, e));
+  };
   f.impulse_solve = [&] {
-    for (int e = 0; e < nenv; ++e) kern::impulse_substep_solve(sgtest::LastLaneFirstTeam{{width}}, m, slot(s_fwd, e));
+    for (int e = 0; e < nenv; ++e)
+      kern::impulse_substep_solve(sgtest::LastLaneFirstTeam{{width}}, *fm, slot(s_fwd, e));
   };
-  f.impulse_finish = [&] { for (int e = 0; e < nenv; ++e) kern::staged_impulse_finish(m, slot(s_fwd, e), at(stats, 0, e)); };
+  f.impulse_finish = [&] {
+    for (int e = 0; e < nenv; ++e)
+      kern::staged_impulse_finish(*fm, slot(s_fwd, e), at(stats, 0, e));
+  };
 
   struct AdjointExec {
     std::function<void()> replay_begin, replay_check, adjoint_begin, adjoint_end;
-    std::function<void(int)> replay_substep, replay_carry, adjoint_state, adjoint_hessian,
-        adjoint_solve, adjoint_rows, adjoint_collision, adjoint_finish, impulse_adjoint_begin,
-        impulse_adjoint_solve, impulse_adjoint_delassus, impulse_adjoint_rows,
-        impulse_adjoint_finish;
+    std::function<void(int)> replay_substep, replay_carry, gradient_restore, gradient_substep,
+        adjoint_state, adjoint_hessian, adjoint_solve, adjoint_rows, adjoint_collision,
+        adjoint_finish, impulse_adjoint_begin, impulse_adjoint_solve, impulse_adjoint_delassus,
+        impulse_adjoint_rows, impulse_adjoint_finish;
     std::function<void(int, int, int, int)> adjoint_pairs;
   } x;
   int stage_calls = 0;
@@ -148,6 +182,18 @@ void check_staged_adjoint(const std::shared_ptr<const Model>& model, const std::
     s_fwd = s;
     run_staged_substep(f, groups, m.contact_enabled != 0, impulse);
   };
+  int gradient_calls = 0;
+  x.gradient_restore = [&](int s) {
+    for (int e = 0; e < nenv; ++e)
+      kern::staged_gradient_restore(mg, at(replay_s, 0, e), s, slot(s, e));
+  };
+  x.gradient_substep = [&](int s) {
+    ++gradient_calls;
+    s_fwd = s;
+    fm = &mg;
+    run_staged_substep(f, groups, mg.contact_enabled != 0, impulse);
+    fm = &m;
+  };
   x.replay_carry = [&](int s) {
     for (int e = 0; e < nenv; ++e) kern::staged_replay_carry(m, slot(s, e), slot(s + 1, e), at(replay_s, 0, e), s);
   };
@@ -156,30 +202,43 @@ void check_staged_adjoint(const std::shared_ptr<const Model>& model, const std::
       ok[e] = kern::staged_replay_matches(m, slot(S - 1, e), at(q, (t + 1) * nq * n, e), at(v, (t + 1) * nv * n, e));
   };
   x.adjoint_begin = [&] {
-    for (int e = 0; e < nenv; ++e) kern::staged_adjoint_begin(m, at(adjq_staged, 0, e), at(adjv_staged, 0, e), adata(e));
+    for (int e = 0; e < nenv; ++e)
+      kern::staged_adjoint_begin(mg, at(adjq_staged, 0, e), at(adjv_staged, 0, e), adata(e));
   };
   x.adjoint_state = [&](int s) {
     ++stage_calls;
     for (int e = 0; e < nenv; ++e)
-      kern::staged_adjoint_state(m, layout, at(replay_s, 0, e), s, slot(s, e), adata(e), at(adj_ws_s, 0, e));
+      kern::staged_adjoint_state(mg, layout, at(replay_s, 0, e), s, slot(s, e), adata(e),
+                                 at(adj_ws_s, 0, e));
   };
   x.impulse_adjoint_begin = [&](int s) {
     ++stage_calls;
-    for (int e = 0; e < nenv; ++e) kern::adj_impulse_begin(m, layout, slot(s, e), adata(e), at(adj_ws_s, 0, e));
+    for (int e = 0; e < nenv; ++e)
+      kern::adj_impulse_begin(mg, layout, slot(s, e), adata(e), at(adj_ws_s, 0, e));
   };
-  x.impulse_adjoint_solve = [&](int s) { for (int e = 0; e < nenv; ++e) kern::adj_impulse_solve_out(m, slot(s, e), adata(e)); };
-  x.impulse_adjoint_delassus = [&](int s) { for (int e = 0; e < nenv; ++e) kern::adj_impulse_delassus(m, slot(s, e), adata(e)); };
-  x.impulse_adjoint_rows = [&](int s) { for (int e = 0; e < nenv; ++e) kern::adj_impulse_rows(m, slot(s, e), adata(e)); };
-  x.impulse_adjoint_finish = [&](int s) { for (int e = 0; e < nenv; ++e) kern::adj_impulse_end(m, slot(s, e), adata(e)); };
+  x.impulse_adjoint_solve = [&](int s) {
+    for (int e = 0; e < nenv; ++e) kern::adj_impulse_solve_out(mg, slot(s, e), adata(e));
+  };
+  x.impulse_adjoint_delassus = [&](int s) {
+    for (int e = 0; e < nenv; ++e) kern::adj_impulse_delassus(mg, slot(s, e), adata(e));
+  };
+  x.impulse_adjoint_rows = [&](int s) {
+    for (int e = 0; e < nenv; ++e) kern::adj_impulse_rows(mg, slot(s, e), adata(e));
+  };
+  x.impulse_adjoint_finish = [&](int s) {
+    for (int e = 0; e < nenv; ++e) kern::adj_impulse_end(mg, slot(s, e), adata(e));
+  };
   x.adjoint_hessian = [&](int s) {  // a warp per environment on the device
     for (int e = 0; e < nenv; ++e)
-      kern::adj_constraint_solve_begin(sgtest::LastLaneFirstTeam{{width}}, m, slot(s, e));
+      kern::adj_constraint_solve_begin(sgtest::LastLaneFirstTeam{{width}}, mg, slot(s, e));
   };
   x.adjoint_solve = [&](int s) {
-    for (int e = 0; e < nenv; ++e) kern::adj_constraint_solve_end<true>(m, slot(s, e), adata(e));
+    for (int e = 0; e < nenv; ++e) kern::adj_constraint_solve_end<true>(mg, slot(s, e), adata(e));
   };
-  x.adjoint_rows = [&](int s) { for (int e = 0; e < nenv; ++e) kern::adj_constraint_forces_rows(m, slot(s, e), adata(e)); };
-  std::vector<Real> pair_slots(static_cast<std::size_t>(kern::adjoint_pair_slots_size(m)) * n + 1);
+  x.adjoint_rows = [&](int s) {
+    for (int e = 0; e < nenv; ++e) kern::adj_constraint_forces_rows(mg, slot(s, e), adata(e));
+  };
+  std::vector<Real> pair_slots(static_cast<std::size_t>(kern::adjoint_pair_slots_size(mg)) * n + 1);
   int pair_calls = 0;
   x.adjoint_pairs = [&](int s, int routine, int first, int count) {
     ++pair_calls;
@@ -189,30 +248,35 @@ void check_staged_adjoint(const std::shared_ptr<const Model>& model, const std::
            --chunk)                       // blockIdx.z, last first
         for (int k = 0; k < count; ++k)   // blockIdx.y
           for (int e = 0; e < nenv; ++e)  // the threads
-            kern::staged_adjoint_pair<R>(m, slot(s, e), adata(e), groups.pairs[first + k], chunk,
+            kern::staged_adjoint_pair<R>(mg, slot(s, e), adata(e), groups.pairs[first + k], chunk,
                                          at(pair_slots, 0, e));
     });
   };
   x.adjoint_collision = [&](int s) {
-    for (int e = 0; e < nenv; ++e) kern::staged_adjoint_collision(m, slot(s, e), adata(e), at(pair_slots, 0, e));
+    for (int e = 0; e < nenv; ++e)
+      kern::staged_adjoint_collision(mg, slot(s, e), adata(e), at(pair_slots, 0, e));
   };
-  x.adjoint_finish = [&](int s) { for (int e = 0; e < nenv; ++e) kern::staged_adjoint_finish(m, slot(s, e), adata(e)); };
+  x.adjoint_finish = [&](int s) {
+    for (int e = 0; e < nenv; ++e) kern::staged_adjoint_finish(mg, slot(s, e), adata(e));
+  };
   x.adjoint_end = [&] {
     for (int e = 0; e < nenv; ++e)
-      kern::staged_adjoint_end(m, adata(e), at(adjq_staged, 0, e), at(adjv_staged, 0, e), at(adju_staged, 0, e));
+      kern::staged_adjoint_end(mg, adata(e), at(adjq_staged, 0, e), at(adjv_staged, 0, e),
+                               at(adju_staged, 0, e));
   };
 
   double scale = 0;
   for (t = T - 1; t >= 0; --t) {
     for (int e = 0; e < nenv; ++e) {
       const bool same = kern::adj_control_step_env(
-          m, m, layout, at(q, t * nq * n, e), at(v, t * nv * n, e), at(u, t * nu * n, e), at(w, t * nv * n, e),
-          at(q, (t + 1) * nq * n, e), at(v, (t + 1) * nv * n, e), at(adjq_fused, 0, e), at(adjv_fused, 0, e),
-          at(adju_fused, 0, e), D::bind(V{d_ws.data() + e, str}, layout), D::bind(V{keep_ws.data() + e, str}, layout),
+          m, mg, layout, at(q, t * nq * n, e), at(v, t * nv * n, e), at(u, t * nu * n, e),
+          at(w, t * nv * n, e), at(q, (t + 1) * nq * n, e), at(v, (t + 1) * nv * n, e),
+          at(adjq_fused, 0, e), at(adjv_fused, 0, e), at(adju_fused, 0, e),
+          D::bind(V{d_ws.data() + e, str}, layout), D::bind(V{keep_ws.data() + e, str}, layout),
           D::bind(V{adj_ws.data() + e, str}, layout), at(adj_ws, 0, e), at(replay, 0, e), S);
       EXPECT_TRUE(same) << name << " step " << t << " env " << e << ": the fused replay is not bitwise";
     }
-    run_staged_adjoint_step(x, groups, m.contact_enabled != 0, impulse, S);
+    run_staged_adjoint_step(x, groups, m.contact_enabled != 0, impulse, S, cfd);
     for (int e = 0; e < nenv; ++e) {
       EXPECT_EQ(ok[e], 1) << name << " step " << t << " env " << e << ": the staged replay is not bitwise";
       for (int i = 0; i < nq; ++i)
@@ -226,6 +290,7 @@ void check_staged_adjoint(const std::shared_ptr<const Model>& model, const std::
     }
   }
   EXPECT_EQ(stage_calls, S * T) << name;
+  EXPECT_EQ(gradient_calls, cfd ? S * T : 0) << name;
   int routines = 0;
   for (int r = 0; r < kern::kPairRoutines; ++r) routines += groups.count(r) > 0;
   EXPECT_EQ(pair_calls, routines * S * T) << name;
@@ -270,6 +335,22 @@ TEST(StagedAdjoint, ImpulseEqualsFusedAdjointBitwise) {
 TEST(StagedAdjoint, OneSubstepEqualsFusedAdjointBitwise) {
   const auto model = load_mjcf(sgtest::humanoid_xml());
   check_staged_adjoint<double>(model, "humanoid S=1", 3, 4, 1, 32);
+}
+
+// Contacts from distance: the adjoint differentiates the second contact model at the replayed
+// states; the staged adjoint puts that model's primal of each substep in the slot first.
+TEST(StagedAdjoint, ContactsFromDistanceEqualFusedAdjointBitwise) {
+  const auto model = load_mjcf_string(sgtest::kAllRoutinesXml, "all_routines.xml");
+  for (int width : {1, 32}) {
+    check_staged_adjoint<double>(model, "all routines (cfd)", 4, 6, 3, width, ContactModel::Soft,
+                                 true);
+    check_staged_adjoint<float>(model, "all routines (cfd, float)", 4, 6, 3, width,
+                                ContactModel::Soft, true);
+    check_staged_adjoint<double>(model, "all routines (cfd, impulse)", 4, 6, 3, width,
+                                 ContactModel::Impulse, true);
+  }
+  const auto humanoid = load_mjcf(sgtest::humanoid_xml());
+  check_staged_adjoint<double>(humanoid, "humanoid (cfd)", 3, 4, 3, 32, ContactModel::Soft, true);
 }
 
 }  // namespace

@@ -171,6 +171,9 @@ class CudaBackend final : public BackendImpl {
         SG_CUDA_CHECK(cudaStreamSynchronize(stream_));
         grad_view_ = with_team_width(gradient_view(cfd_arrays->bind(cfd_reals_.get(), cfd_ints_.get()), opt),
                                      kern::kMaxTeamWidth);
+        if (staged_)
+          staged_gradient_ =
+              std::make_unique<StagedStep<Real>>(*cfd_model, grad_view_, layout_, nenv_);
       }
     } catch (...) {
       release_stream();
@@ -392,6 +395,9 @@ class CudaBackend final : public BackendImpl {
   DeviceArray<Real> contact_stats_;  // kContactStats x nenv (kernels/collision/contact_stats.hpp)
   DeviceArray<Real> workspace_;    // per-environment Data (DataLayout::size x nenv)
   std::unique_ptr<StagedStep<Real>> staged_;  // the staged pipeline (null: the fused kernel)
+  // with the staged pipeline and contacts from distance: the staged step in grad_view_, whose
+  // substeps the staged adjoint runs over its tape (StagedAdjoint's gradient_step); else null
+  std::unique_ptr<StagedStep<Real>> staged_gradient_;
 
   PinnedArray<Real> upload_;       // (nq + nv) x nenv or nu x nenv, environment-minor
   PinnedArray<Real> download_;     // same size; get_* synchronize before reading it

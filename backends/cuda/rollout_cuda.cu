@@ -95,7 +95,8 @@ class CudaRollout final : public RolloutImpl {
     // (kern::staged_adjoint_applies); with bundles, a bundled environment's step keeps the fused
     // adjoint kernel (sweep)
     if (be_.staged_ && kern::staged_adjoint_applies(be_.view_, be_.grad_view_))
-      staged_adjoint_ = std::make_unique<StagedAdjoint<Real>>(be_.view_, be_.layout_, nenv_, substeps);
+      staged_adjoint_ = std::make_unique<StagedAdjoint<Real>>(be_.grad_view_, be_.layout_, nenv_,
+                                                              substeps, be_.staged_gradient_.get());
     const std::size_t stage = std::max({(T + 1) * std::max(nq_, nv_), T * nu_, static_cast<std::size_t>(nq_ + nv_)}) * n;
     stage_ = PinnedArray<Real>(stage, "rollout staging");
     flags_host_ = PinnedArray<int>(n, "replay flags staging");

@@ -3,7 +3,8 @@
 // over a tape of S Data per environment, then the adjoint substeps run in reverse, a kernel per
 // stage, none recomputing its primal. No physics here: every kernel binds one environment's
 // tape slot and adjoint Data and calls one kern:: stage. CudaRollout uses it where it applies
-// (kern::staged_adjoint_applies, the staged pipeline on); elsewhere the fused adjoint kernel
+// (kern::staged_adjoint_applies, the staged pipeline on; with contacts from distance through a
+// second StagedStep in the gradient model); elsewhere the fused adjoint kernel
 // (adjoint_launch.cuh). With bundles, a bundled environment's step is the fused kernel's
 // (StagedAdjointArgs::skip) and every other environment's is the staged adjoint's.
 //
@@ -49,7 +50,12 @@ struct StagedAdjointArgs {
 template <class Real>
 class StagedAdjoint {
  public:
-  StagedAdjoint(const kern::ModelView<Real>& m, const kern::DataLayout& layout, int nenv, int substeps);
+  // m: the model the adjoint differentiates (the backend's gradient view; the replay's stages
+  // read only its sizes, which the simulated model shares). With contacts from distance (m.cfd),
+  // gradient_step is the staged step in that model, which puts each substep's primal in its slot
+  // (kern::staged_gradient_restore); it must outlive this object.
+  StagedAdjoint(const kern::ModelView<Real>& m, const kern::DataLayout& layout, int nenv,
+                int substeps, StagedStep<Real>* gradient_step = nullptr);
   ~StagedAdjoint();
   StagedAdjoint(const StagedAdjoint&) = delete;
   StagedAdjoint& operator=(const StagedAdjoint&) = delete;
@@ -71,6 +77,7 @@ class StagedAdjoint {
   kern::ModelView<Real> m_;
   kern::DataLayout layout_;
   int nenv_, substeps_;
+  StagedStep<Real>* gradient_step_;  // contacts from distance, else null
   DeviceArray<Real> tape_, pair_slots_, stats_;
   std::map<GraphKey, cudaGraphExec_t> graphs_;
   bool use_graphs_ = true;  // off after a capture failed (then plain launches)

@@ -96,6 +96,12 @@ struct ReplayCheck {  // s: the last substep
       a.replay_ok[e] = 0;
   }
 };
+struct GradientRestore {  // contacts from distance: slot s back to the state before substep s
+  template <class Real>
+  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s) {
+    kern::staged_gradient_restore(a.m, env_view(a.replay, a, e), s, slot(a, s, e));
+  }
+};
 struct AdjointBegin {
   template <class Real>
   __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int) {
@@ -213,6 +219,7 @@ struct Launcher {
   int substeps;
   cudaStream_t stream;
   unsigned blocks;
+  StagedStep<Real>* gradient_step;  // contacts from distance: the staged step in the gradient model
   template <class Stage>
   void launch(int s = -1) const {
     stage_kernel<Real, Stage><<<blocks, kBlockSize, 0, stream>>>(a, s);
@@ -233,6 +240,8 @@ struct Launcher {
   void replay_substep(int s) const { step.launch_substep(stream, tape_slot(s), stats); }
   void replay_carry(int s) const { launch<ReplayCarry>(s); }
   void replay_check() const { launch<ReplayCheck>(substeps - 1); }
+  void gradient_restore(int s) const { launch<GradientRestore>(s); }
+  void gradient_substep(int s) const { gradient_step->launch_substep(stream, tape_slot(s), stats); }
   void adjoint_begin() const { launch<AdjointBegin>(); }
   void adjoint_state(int s) const { launch<AdjointState>(s); }
   void adjoint_hessian(int s) const { launch_warps<AdjointHessian>(s); }
@@ -263,9 +272,12 @@ struct Launcher {
 }  // namespace staged_adjoint
 
 template <class Real>
-StagedAdjoint<Real>::StagedAdjoint(const kern::ModelView<Real>& m, const kern::DataLayout& layout, int nenv,
-                                   int substeps)
-    : m_(m), layout_(layout), nenv_(nenv), substeps_(substeps) {
+StagedAdjoint<Real>::StagedAdjoint(const kern::ModelView<Real>& m, const kern::DataLayout& layout,
+                                   int nenv, int substeps, StagedStep<Real>* gradient_step)
+    : m_(m), layout_(layout), nenv_(nenv), substeps_(substeps), gradient_step_(gradient_step) {
+  if (m.cfd && !gradient_step)
+    throw std::logic_error(
+        "StagedAdjoint: contacts from distance need the staged step in the gradient model");
   const std::size_t n = static_cast<std::size_t>(nenv);
   tape_ = DeviceArray<Real>(static_cast<std::size_t>(substeps) * static_cast<std::size_t>(layout.size) * n,
                             "the staged adjoint's tape (a Data per substep)");
@@ -283,9 +295,11 @@ template <class Real>
 void StagedAdjoint<Real>::enqueue(cudaStream_t stream, StagedStep<Real>& step,
                                   const StagedAdjointArgs<Real>& a) const {
   const unsigned blocks = static_cast<unsigned>((nenv_ + kBlockSize - 1) / kBlockSize);
-  const staged_adjoint::Launcher<Real> x{a, step, stats_.get(), substeps_, stream, blocks};
+  const staged_adjoint::Launcher<Real> x{a,      step,   stats_.get(),  substeps_,
+                                         stream, blocks, gradient_step_};
   run_staged_adjoint_step(x, step.groups(), m_.contact_enabled != 0,
-                          kern::staged_step_is_impulse(m_), substeps_);
+                          kern::staged_step_is_impulse(m_), substeps_,
+                          /*gradient_model=*/m_.cfd != 0);
 }
 
 template <class Real>

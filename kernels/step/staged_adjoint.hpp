@@ -15,6 +15,10 @@
 //   adjoint
 //     begin       per environment   the running state adjoint into a, the control's zeroed
 //     per substep s = S - 1 .. 0, over slot s:
+//       gradient model, with contacts from distance only (mg.cfd): staged_gradient_restore (per
+//                                   environment: the state before substep s back into slot s),
+//                                   then the staged step's stages in mg over slot s: the primal
+//                                   that adj_substep(mg) recomputes in the fused adjoint
 //       state     per environment   staged_adjoint_state: slot s's state restored from the
 //                                   replay buffer (its finish integrated it), adj_substep_begin,
 //                                   adj_constraint_forces_begin
@@ -55,12 +59,26 @@
 namespace stiffgrad::kern {
 
 // The staged adjoint covers what the staged step covers (soft constraints with the Euler family,
-// the Impulse model), for the model simulated m and the one differentiated mg (contacts from
-// distance keep the fused adjoint: their adjoint substep evaluates a second contact model at the
-// replayed states).
+// the Impulse model), for the model simulated m and the one differentiated mg: m itself, or with
+// contacts from distance (mg.cfd) the second contact model, whose primal of each substep the
+// gradient-model stages below put in the slot before the adjoint reads it. mg has m's pairs,
+// sizes and capacities (contacts_from_distance_model changes margins and solimp only), so it
+// adds no condition.
 template <class Real>
-SG_HD SG_INLINE bool staged_adjoint_applies(const ModelView<Real>& m, const ModelView<Real>& mg) {
-  return staged_step_applies(m) && !mg.cfd;
+SG_HD SG_INLINE bool staged_adjoint_applies(const ModelView<Real>& m,
+                                            const ModelView<Real>& /*mg*/) {
+  return staged_step_applies(m);
+}
+
+// Gradient model (contacts from distance), before substep s's adjoint: slot s, which holds the
+// simulated model's substep, gets back the state before it (qpos, qvel, the warm start; the
+// control was carried into it) so that the staged step's stages in mg recompute that substep's
+// primal in the gradient model, as adj_control_step_env's adj_substep(mg) does from the same
+// replayed state.
+template <class Real, class LW>
+SG_HD void staged_gradient_restore(const ModelView<Real>& mg, View<Real, LW> replay, int s,
+                                   const Data<Real, LW>& slot) {
+  load_replay_state(mg, replay, s, slot);
 }
 
 // Replay begin: the checkpoint (state, control, warm start) into slot 0, and its state saved

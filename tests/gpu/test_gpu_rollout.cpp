@@ -211,17 +211,18 @@ TEST(GpuRollout, ReplayIsBitwise) {
 }
 
 // Issue 8 on the device: RK4 and Tsit5 (each environment its own steps), with contacts from
-// distance (the adjoint runs the second contact model): replay bitwise, and the double
-// gradients equal the CPU's as closely as the CPU's own gradient moves when the start and the
-// controls move by 2 ulp, measured in the same run (kSafety x that, per environment: the
-// median and the largest; never below kTolContactDouble, the Euler contact bound).
-// A live measurement, not a fixed bound: with Tsit5 or contacts from distance the CPU gradient
-// itself moves by up to 3.7e-2 under 2 ulp (docs/testing.md, "CPU/GPU agreement").
+// distance (the adjoint runs the second contact model; with semi-implicit Euler that is the staged
+// adjoint's gradient-model pass, with RK4 and Tsit5 the fused kernel): replay bitwise, and the
+// double gradients equal the CPU's as closely as the CPU's own gradient moves when the start and
+// the controls move by 2 ulp, measured in the same run (kSafety x that, per environment: the median
+// and the largest; never below kTolContactDouble, the Euler contact bound). A live measurement, not
+// a fixed bound: with Tsit5 or contacts from distance the CPU gradient itself moves by up to 3.7e-2
+// under 2 ulp (docs/testing.md, "CPU/GPU agreement").
 TEST(GpuRollout, IntegratorsAndCfdAgreeWithCpu) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the CUDA Rollout runs on a device machine (scripts/device_check.sh)";
   const auto model = load_mjcf(sgtest::humanoid_xml());
   const int nenv = 130, T = 6;
-  for (Integrator integ : {Integrator::RK4, Integrator::Tsit5})
+  for (Integrator integ : {Integrator::SemiImplicitEuler, Integrator::RK4, Integrator::Tsit5})
     for (bool cfd : {false, true}) {
       const Grad gpu = gradient(model, Backend::Cuda, Precision::Double, 0, T, integ, &humanoid_lying(model), cfd);
       const Grad cpu = gradient(model, Backend::Cpu, Precision::Double, 0, T, integ, &humanoid_lying(model), cfd);
@@ -246,7 +247,7 @@ TEST(GpuRollout, IntegratorsAndCfdAgreeWithCpu) {
 TEST(GpuRolloutCalibration, IntegratorsAndCfdPerturbed) {
   const auto model = load_mjcf(sgtest::humanoid_xml());
   const int nenv = 130, T = 6;
-  for (Integrator integ : {Integrator::RK4, Integrator::Tsit5})
+  for (Integrator integ : {Integrator::SemiImplicitEuler, Integrator::RK4, Integrator::Tsit5})
     for (bool cfd : {false, true}) {
       const Grad d = gradient(model, Backend::Cpu, Precision::Double, 0, T, integ, &humanoid_lying(model), cfd);
       const Grad d_pert = gradient(model, Backend::Cpu, Precision::Double, 2, T, integ, &humanoid_lying(model), cfd);
