@@ -14,8 +14,8 @@
 // search = −H⁻¹ g, then an exact 1-D line search on the piecewise-smooth convex cost along the
 // search direction. MuJoCo updates a dense Cholesky factor with rank-1 changes when rows change
 // state; we refactor every iteration, which is cheap because of the rows' structure
-// (kernels/constraint/row_sparsity.hpp): when every row entering H lies on one root-to-leaf dof chain
-// (contacts with the world or within one limb, limits, dof friction loss), H has M's tree
+// (kernels/constraint/row_sparsity.hpp): when every row entering H lies on one root-to-leaf dof
+// chain (contacts with the world or within one limb, limits, dof friction loss), H has M's tree
 // sparsity and factors as LᵀDL without fill-in in O(nv·depth²) (ltdl_factor); otherwise a
 // dense Cholesky. Products with J and M visit the structural non-zeros only. Both give the
 // same Newton direction up to rounding.
@@ -28,10 +28,11 @@
 // sums as the warp does). H is assembled and updated by rows of H, each entry summing its terms
 // in the order of a single thread; the tree factor's row updates run across the lanes
 // (ltdl_factor_in); a dense factor, the solves with the factor and M x run on the leader.
-// The pieces a warp runs (the row evaluation, the update, H's assembly, update and factor, the
-// line search, an elliptic cone's value) are SG_OUTLINE: inlined into one kernel they took 255
-// registers and spilled 252 B in double (sm_90); outlined, the warp kernel fits 128 registers in
-// float without spilling (docs/gpu.md, "Static resource figures").
+// What is inlined is measured (sm_90, docs/gpu.md "Static resource figures"): everything inlined
+// took 255 registers and spilled 252 B in double. H's assembly, update and factor, an elliptic
+// cone's value and the row evaluation outside the line search are SG_OUTLINE; the line search
+// (with its one row evaluation) and the update are inlined into the solve. The warp kernel fits
+// 128 registers, without spilling in float and with 28 B of spill stores in double.
 // On a team of several lanes Jᵀ f is gathered per dof over the rows in ascending order and H is
 // built by its rows; one thread (team.size() == 1) scatters row by row and group by group, which
 // visits only each row's chain: the same terms in the same order either way, so the same bits.
@@ -321,9 +322,13 @@ SG_HD SG_INLINE GroupValue<Real> row_group_eval(const Data<Real, L>& d, int i, i
   return g;
 }
 
+// constraint_rows_eval_in is inlined at the line search's one evaluation site;
+// constraint_rows_eval, outlined on the device, serves the other callers.
 template <class Team, class Real, class L>
-SG_HD SG_OUTLINE RowsTotal<Real> constraint_rows_eval(const Team& team, const Data<Real, L>& d, int nefc, View<Real, L> group,
-                                           View<Real, L> jar, View<Real, L> v, bool v_on, Real t, bool write) {
+SG_HD SG_INLINE RowsTotal<Real> constraint_rows_eval_in(const Team& team, const Data<Real, L>& d,
+                                                        int nefc, View<Real, L> group,
+                                                        View<Real, L> jar, View<Real, L> v,
+                                                        bool v_on, Real t, bool write) {
   // cost, φ', φ'', and (with `write`) a count of the groups whose Hessian changed, over the
   // groups in the team's order; a group's terms are added on the lane of its first row
   Real tot[4] = {Real(0), Real(0), Real(0), Real(0)};
@@ -338,6 +343,13 @@ SG_HD SG_OUTLINE RowsTotal<Real> constraint_rows_eval(const Team& team, const Da
   });
   if (write) team.sync();
   return RowsTotal<Real>{tot[0], tot[1], tot[2], tot[3] > Real(0)};
+}
+template <class Team, class Real, class L>
+SG_HD SG_OUTLINE RowsTotal<Real> constraint_rows_eval(const Team& team, const Data<Real, L>& d,
+                                                      int nefc, View<Real, L> group,
+                                                      View<Real, L> jar, View<Real, L> v, bool v_on,
+                                                      Real t, bool write) {
+  return constraint_rows_eval_in(team, d, nefc, group, jar, v, v_on, t, write);
 }
 
 // ---- dense linear algebra on nv x nv row-major blocks ----
@@ -442,12 +454,22 @@ SG_HD SG_INLINE void team_tree_matvec(const Team& team, const ModelView<Real>& m
   team.sync();
 }
 
+// newton_update_in is inlined into constraint_solve's loop; newton_update, outlined on the
+// device, serves the other callers (the adjoint's Hessian at the solution, the tangent's
+// correction).
 template <class Team, class Real, class L>
-SG_HD SG_OUTLINE Real newton_update(const Team& team, const ModelView<Real>& m, const Data<Real, L>& d,
-                         const NewtonWorkspace<Real, L>& w, int nefc, bool* hessian_changed = nullptr) {
+SG_HD SG_INLINE Real newton_update_in(const Team& team, const ModelView<Real>& m,
+                                      const Data<Real, L>& d, const NewtonWorkspace<Real, L>& w,
+                                      int nefc, bool* hessian_changed = nullptr) {
   constraint_rows_residual(team, m, d, nefc, d.qacc(), w.jar);
   team_tree_matvec(team, m, d, d.qacc(), w.Ma);  // its sync also publishes jar
   return newton_evaluate(team, m, d, w, nefc, hessian_changed);
+}
+template <class Team, class Real, class L>
+SG_HD SG_OUTLINE Real newton_update(const Team& team, const ModelView<Real>& m,
+                                    const Data<Real, L>& d, const NewtonWorkspace<Real, L>& w,
+                                    int nefc, bool* hessian_changed = nullptr) {
+  return newton_update_in(team, m, d, w, nefc, hessian_changed);
 }
 
 enum : int { kFactorDense = 0, kFactorTree = 1 };
@@ -719,13 +741,6 @@ SG_HD SG_INLINE LinePoint<Real> line_point_of(const RowsTotal<Real>& rows, Real 
   return p;
 }
 
-template <class Team, class Real, class L>
-SG_HD SG_INLINE LinePoint<Real> line_point(const Team& team, const Data<Real, L>& d, const NewtonWorkspace<Real, L>& w,
-                                           int nefc, Real pr, Real pMp, Real cost0_rows, Real t) {
-  return line_point_of(constraint_rows_eval(team, d, nefc, w.group, w.jar, w.Jsearch, true, t, false), pr, pMp,
-                       cost0_rows, t);
-}
-
 // Exact line search on the convex, piecewise-smooth φ (facts §5: MuJoCo's is Newton with
 // bracketing, ≤ 50 evaluations). Safeguarded Newton on φ': a Newton step from the latest point;
 // once a point with φ' > 0 is seen, the minimiser is bracketed in (lo, hi) and a step leaving the
@@ -734,8 +749,9 @@ SG_HD SG_INLINE LinePoint<Real> line_point(const Team& team, const Data<Real, L>
 // tolerance·0.01·‖search‖·meaninertia·max(1, nv)) or the bracket can no longer shrink; returns
 // the evaluated point with the smallest |φ'|, or 0 when the direction does not descend.
 template <class Team, class Real, class L>
-SG_HD SG_OUTLINE Real newton_line_search(const Team& team, const ModelView<Real>& m, const Data<Real, L>& d,
-                              const NewtonWorkspace<Real, L>& w, int nefc, Real gtol) {
+SG_HD SG_INLINE Real newton_line_search(const Team& team, const ModelView<Real>& m,
+                                        const Data<Real, L>& d, const NewtonWorkspace<Real, L>& w,
+                                        int nefc, Real gtol) {
   team.for_each(nefc,
                 [&](int i) { w.Jsearch[i] = row_dot(m, d.efc_J(), i, row_chain(d, i), w.search); });
   team_tree_matvec(team, m, d, w.search, w.Msearch);  // its sync also publishes Jsearch
@@ -745,30 +761,37 @@ SG_HD SG_OUTLINE Real newton_line_search(const Team& team, const ModelView<Real>
     acc[1] += w.search[c] * w.Msearch[c];
   });
   const Real pr = p[0], pMp = p[1];
-  const RowsTotal<Real> at0 = constraint_rows_eval(team, d, nefc, w.group, w.jar, w.Jsearch, true, Real(0), false);
-  const Real rows0 = at0.cost;
-  const LinePoint<Real> p0 = line_point_of(at0, pr, pMp, rows0, Real(0));
-  if (!(p0.d1 < Real(0)) || !(p0.d2 > Real(0))) return Real(0);
-  LinePoint<Real> cur = p0, best = p0;
-  Real lo(0), hi(0);
+  // One evaluation site, t = 0 first, so that the row evaluation is inlined here once: with the
+  // line search and the update inlined into the solve as well, the warp kernel's spill stores in
+  // double fell from 244 to 28 B (sm_90; docs/gpu.md)
+  Real rows0(0), lo(0), hi(0), next(0);
+  LinePoint<Real> cur{}, best{};
   bool bracketed = false;
-  for (int e = 0; e < 50; ++e) {
-    Real next = cur.t - cur.d1 / cur.d2;
+  for (int e = -1; e < 50; ++e) {
+    const RowsTotal<Real> rows =
+        constraint_rows_eval_in(team, d, nefc, w.group, w.jar, w.Jsearch, true, next, false);
+    if (e < 0) {
+      rows0 = rows.cost;
+      cur = best = line_point_of(rows, pr, pMp, rows0, Real(0));
+      if (!(cur.d1 < Real(0)) || !(cur.d2 > Real(0))) return Real(0);
+    } else {
+      const LinePoint<Real> at = line_point_of(rows, pr, pMp, rows0, next);
+      if (sg_abs(at.d1) < sg_abs(best.d1)) best = at;
+      if (sg_abs(at.d1) < gtol) break;
+      if (at.d1 < Real(0)) {
+        lo = at.t;
+      } else {
+        hi = at.t;
+        bracketed = true;
+      }
+      cur = at;
+    }
+    next = cur.t - cur.d1 / cur.d2;
     if (bracketed && !(next > lo && next < hi)) {
       next = Real(0.5) * (lo + hi);
       if (!(next > lo && next < hi)) break;  // bracket at the resolution of Real
     }
     if (!(next > Real(0)) || next == cur.t) break;
-    const LinePoint<Real> at = line_point(team, d, w, nefc, pr, pMp, rows0, next);
-    if (sg_abs(at.d1) < sg_abs(best.d1)) best = at;
-    if (sg_abs(at.d1) < gtol) break;
-    if (at.d1 < Real(0)) {
-      lo = at.t;
-    } else {
-      hi = at.t;
-      bracketed = true;
-    }
-    cur = at;
   }
   // Never return a step that raises the cost. Near the optimum the cost change (~|g|^2/H) falls
   // below the rounding of the cost itself (~|cost| eps), so the comparison alone would stop the
@@ -850,13 +873,13 @@ SG_HD void constraint_solve(const Team& team, const ModelView<Real>& m, const Da
     const Real cost_smooth = constraint_rows_eval(team, d, nefc, w.group, w.jar, w.jar, false, Real(0), false).cost;
     team.sync();  // every lane has read jar before newton_update rewrites it
     set_qacc(d.qacc_warmstart());
-    cost = newton_update(team, m, d, w, nefc);
+    cost = newton_update_in(team, m, d, w, nefc);
     if (!(cost <= cost_smooth)) {
       set_qacc(d.qacc_smooth());
-      cost = newton_update(team, m, d, w, nefc);
+      cost = newton_update_in(team, m, d, w, nefc);
     }
   } else {
-    cost = newton_update(team, m, d, w, nefc);
+    cost = newton_update_in(team, m, d, w, nefc);
   }
   // H depends on the row states only (and on jar for middle-zone cones): it is updated for the
   // rows that changed zone (newton_hessian_update) and factored again only when some did
@@ -883,7 +906,11 @@ SG_HD void constraint_solve(const Team& team, const ModelView<Real>& m, const Da
     // jar and Ma recomputed from a, not carried along the step as MuJoCo does: carrying them
     // accumulates rounding that the solution keeps (measured: finite differences of the solve
     // three times noisier on an elliptic heap)
-    cost = newton_update(team, m, d, w, nefc, &hessian_changed);
+    {
+      bool changed = true;
+      cost = newton_update_in(team, m, d, w, nefc, &changed);
+      hessian_changed = changed;
+    }
     ++iter;
     Real g2[1] = {Real(0)};
     team.template sum<1>(nv, g2, [&](int c, Real* acc) { acc[0] += w.grad[c] * w.grad[c]; });
