@@ -73,6 +73,51 @@ void run_staged_control_step(Exec& x, const PairGroups& g, bool contact_enabled,
   x.end();
 }
 
+// The contacts at the state alone (a bundle's start, kern::bundle_start_from_contacts) through
+// `x`, which provides contacts_begin(), narrow() as above and contacts_gather().
+template <class Exec>
+void run_staged_contact_search(Exec& x, const PairGroups& g, bool contact_enabled) {
+  x.contacts_begin();
+  if (contact_enabled)
+    for (int r = 0; r < kern::kPairRoutines; ++r)
+      if (g.count(r) > 0) x.narrow(r, g.begin[static_cast<std::size_t>(r)], g.count(r));
+  x.contacts_gather();
+}
+
+// One control step under the bundle scheduler (Bundled Contact Gradients) through `x`, which
+// provides trigger() (this step's flags: which environments are bundled, which start a bundle),
+// nominal_step() (every environment not bundled), contact_search() (run_staged_contact_search at
+// the starting environments' states), bundle_start() (their perturbations and branch starts),
+// branches_begin(), branch_step(b) for each of the `branches` (the nominal control step over
+// branch b of the bundled environments) and branches_finish() (kernels/bundle/bundle_step.hpp).
+// The CUDA backend launches these in this order (backends/cuda/bundle_cuda.cuh); the host
+// emulation test (tests/test_staged_bundle.cpp) runs them over the device's layout.
+template <class Exec>
+void run_bundled_step(Exec& x, int branches) {
+  x.trigger();
+  x.nominal_step();
+  x.contact_search();
+  x.bundle_start();
+  x.branches_begin();
+  for (int b = 0; b < branches; ++b) x.branch_step(b);
+  x.branches_finish();
+}
+
+// The adjoint of one control step under the bundle scheduler through `x`, which provides
+// nominal_adjoint() (the staged adjoint of every environment not bundled in this step),
+// bundle_adjoint_begin() (the bundled ones: branch checkpoints and the average's adjoint,
+// kern::adj_bundle_branches_begin_env), branch_adjoint(b) for each of the `branches` (the staged
+// adjoint over branch b of the bundled environments) and bundle_adjoint_end()
+// (kern::adj_bundle_branches_end_env). The CUDA backend launches these in this order
+// (backends/cuda/bundle_cuda.cuh); tests/test_staged_bundle.cpp emulates them.
+template <class Exec>
+void run_bundled_adjoint_step(Exec& x, int branches) {
+  x.nominal_adjoint();
+  x.bundle_adjoint_begin();
+  for (int b = 0; b < branches; ++b) x.branch_adjoint(b);
+  x.bundle_adjoint_end();
+}
+
 // The staged adjoint of one control step (kernels/step/staged_adjoint.hpp) through `x`, which
 // provides replay_begin(), replay_substep(s) (the staged substep's stages over tape slot s,
 // run_staged_substep), replay_carry(s), replay_check(), adjoint_begin(), per substep (last to

@@ -21,7 +21,7 @@
 #include "core/model_arrays.hpp"
 #include "core/staged_schedule.hpp"
 #include "kernels/step/staged_adjoint.hpp"
-#include "last_lane_first_team.hpp"
+#include "staged_host_adjoint.hpp"
 #include "stiffgrad/contacts_from_distance.hpp"
 #include "stiffgrad/stiffgrad.hpp"
 #include "test_support.hpp"
@@ -106,167 +106,13 @@ void check_staged_adjoint(const std::shared_ptr<const Model>& model, const std::
   // fused: adj_control_step_env's workspaces
   std::vector<Real> d_ws(size * n), keep_ws(size * n), adj_ws(size * n),
       replay(static_cast<std::size_t>(kern::replay_size(m, S)) * n);
-  // staged: the tape, its adjoint Data and replay buffer, and the narrow phase's slots and stats
-  std::vector<Real> tape(S * size * n), adj_ws_s(size * n), replay_s(replay.size()),
-      slots(static_cast<std::size_t>(kern::pair_slots_size(m)) * n + 1), stats(kern::kContactStats * n);
-  const auto slot = [&](int s, int e) { return D::bind(V{tape.data() + s * size * n + e, str}, layout); };
+  // staged: the host emulation of StagedAdjoint (its tape, adjoint Data, replay buffer, slots)
+  sgtest::HostStagedAdjoint<Real> staged(impulse_model ? *impulse_model : M, m, mg, layout, nenv,
+                                         S);
   const auto at = [&](std::vector<Real>& a, std::size_t offset, int e) { return V{a.data() + offset + e, str}; };
-  const auto adata = [&](int e) { return D::bind(V{adj_ws_s.data() + e, str}, layout); };
-
-  int t = 0;              // the control step being differentiated
-  std::vector<int> ok(n); // the staged replay's check
-  struct StageExec {      // the forward stages of one substep over tape slot `s`
-    std::function<void()> smooth, constraint_rows, constraint_solve, constraint_finish, impulse_half_step,
-        impulse_smooth, impulse_rows, impulse_solve, impulse_finish;
-    std::function<void(int, int, int)> narrow;
-  } f;
-  int s_fwd = 0;
-  const kern::ModelView<Real>* fm =
-      &m;  // the model the stages run: m, mg in the gradient-model pass
-  f.smooth = [&] {
-    for (int e = 0; e < nenv; ++e) kern::staged_smooth(*fm, slot(s_fwd, e));
-  };
-  f.narrow = [&](int routine, int first, int count) {
-    kern::with_pair_routine(routine, [&](auto r) {
-      constexpr int R = decltype(r)::value;
-      for (int k = 0; k < count; ++k)
-        for (int e = 0; e < nenv; ++e)
-          kern::staged_narrow<R>(*fm, slot(s_fwd, e), groups.pairs[first + k], at(slots, 0, e));
-    });
-  };
-  f.constraint_rows = [&] {
-    for (int e = 0; e < nenv; ++e)
-      kern::staged_constraint_rows(*fm, slot(s_fwd, e), at(slots, 0, e));
-  };
-  f.constraint_solve = [&] {
-    for (int e = 0; e < nenv; ++e)
-      kern::constraint_solve(sgtest::LastLaneFirstTeam{{width}}, *fm, slot(s_fwd, e));
-  };
-  f.constraint_finish = [&] {
-    for (int e = 0; e < nenv; ++e)
-      kern::staged_constraint_finish(*fm, slot(s_fwd, e), at(stats, 0, e));
-  };
-  f.impulse_half_step = [&] {
-    for (int e = 0; e < nenv; ++e) kern::impulse_substep_half_step(*fm, slot(s_fwd, e));
-  };
-  f.impulse_smooth = [&] {
-    for (int e = 0; e < nenv; ++e) kern::staged_impulse_smooth(*fm, slot(s_fwd, e));
-  };
-  f.impulse_rows = [&] {
-    for (int e = 0; e < nenv; ++e) kern::staged_impulse_rows(*fm, slot(s_fwd, e), at(slots, 0, e));
-  };
-  f.impulse_solve = [&] {
-    for (int e = 0; e < nenv; ++e)
-      kern::impulse_substep_solve(sgtest::LastLaneFirstTeam{{width}}, *fm, slot(s_fwd, e));
-  };
-  f.impulse_finish = [&] {
-    for (int e = 0; e < nenv; ++e)
-      kern::staged_impulse_finish(*fm, slot(s_fwd, e), at(stats, 0, e));
-  };
-
-  struct AdjointExec {
-    std::function<void()> replay_begin, replay_check, adjoint_begin, adjoint_end;
-    std::function<void(int)> replay_substep, replay_carry, gradient_restore, gradient_substep,
-        adjoint_state, adjoint_hessian, adjoint_solve, adjoint_rows, adjoint_collision,
-        adjoint_finish, impulse_adjoint_begin, impulse_adjoint_solve, impulse_adjoint_delassus,
-        impulse_adjoint_rows, impulse_adjoint_finish;
-    std::function<void(int, int, int, int)> adjoint_pairs;
-  } x;
-  int stage_calls = 0;
-  x.replay_begin = [&] {
-    for (int e = 0; e < nenv; ++e)
-      kern::staged_replay_begin(m, at(q, t * nq * n, e), at(v, t * nv * n, e), at(u, t * nu * n, e),
-                                at(w, t * nv * n, e), slot(0, e), at(replay_s, 0, e));
-  };
-  x.replay_substep = [&](int s) {
-    s_fwd = s;
-    run_staged_substep(f, groups, m.contact_enabled != 0, impulse);
-  };
-  int gradient_calls = 0;
-  x.gradient_restore = [&](int s) {
-    for (int e = 0; e < nenv; ++e)
-      kern::staged_gradient_restore(mg, at(replay_s, 0, e), s, slot(s, e));
-  };
-  x.gradient_substep = [&](int s) {
-    ++gradient_calls;
-    s_fwd = s;
-    fm = &mg;
-    run_staged_substep(f, groups, mg.contact_enabled != 0, impulse);
-    fm = &m;
-  };
-  x.replay_carry = [&](int s) {
-    for (int e = 0; e < nenv; ++e) kern::staged_replay_carry(m, slot(s, e), slot(s + 1, e), at(replay_s, 0, e), s);
-  };
-  x.replay_check = [&] {
-    for (int e = 0; e < nenv; ++e)
-      ok[e] = kern::staged_replay_matches(m, slot(S - 1, e), at(q, (t + 1) * nq * n, e), at(v, (t + 1) * nv * n, e));
-  };
-  x.adjoint_begin = [&] {
-    for (int e = 0; e < nenv; ++e)
-      kern::staged_adjoint_begin(mg, at(adjq_staged, 0, e), at(adjv_staged, 0, e), adata(e));
-  };
-  x.adjoint_state = [&](int s) {
-    ++stage_calls;
-    for (int e = 0; e < nenv; ++e)
-      kern::staged_adjoint_state(mg, layout, at(replay_s, 0, e), s, slot(s, e), adata(e),
-                                 at(adj_ws_s, 0, e));
-  };
-  x.impulse_adjoint_begin = [&](int s) {
-    ++stage_calls;
-    for (int e = 0; e < nenv; ++e)
-      kern::adj_impulse_begin(mg, layout, slot(s, e), adata(e), at(adj_ws_s, 0, e));
-  };
-  x.impulse_adjoint_solve = [&](int s) {
-    for (int e = 0; e < nenv; ++e) kern::adj_impulse_solve_out(mg, slot(s, e), adata(e));
-  };
-  x.impulse_adjoint_delassus = [&](int s) {
-    for (int e = 0; e < nenv; ++e) kern::adj_impulse_delassus(mg, slot(s, e), adata(e));
-  };
-  x.impulse_adjoint_rows = [&](int s) {
-    for (int e = 0; e < nenv; ++e) kern::adj_impulse_rows(mg, slot(s, e), adata(e));
-  };
-  x.impulse_adjoint_finish = [&](int s) {
-    for (int e = 0; e < nenv; ++e) kern::adj_impulse_end(mg, slot(s, e), adata(e));
-  };
-  x.adjoint_hessian = [&](int s) {  // a warp per environment on the device
-    for (int e = 0; e < nenv; ++e)
-      kern::adj_constraint_solve_begin(sgtest::LastLaneFirstTeam{{width}}, mg, slot(s, e));
-  };
-  x.adjoint_solve = [&](int s) {
-    for (int e = 0; e < nenv; ++e) kern::adj_constraint_solve_end<true>(mg, slot(s, e), adata(e));
-  };
-  x.adjoint_rows = [&](int s) {
-    for (int e = 0; e < nenv; ++e) kern::adj_constraint_forces_rows(mg, slot(s, e), adata(e));
-  };
-  std::vector<Real> pair_slots(static_cast<std::size_t>(kern::adjoint_pair_slots_size(mg)) * n + 1);
-  int pair_calls = 0;
-  x.adjoint_pairs = [&](int s, int routine, int first, int count) {
-    ++pair_calls;
-    kern::with_pair_routine(routine, [&](auto r) {
-      constexpr int R = decltype(r)::value;
-      for (int chunk = kern::pair_adjoint_chunks<Real>(R) - 1; chunk >= 0;
-           --chunk)                       // blockIdx.z, last first
-        for (int k = 0; k < count; ++k)   // blockIdx.y
-          for (int e = 0; e < nenv; ++e)  // the threads
-            kern::staged_adjoint_pair<R>(mg, slot(s, e), adata(e), groups.pairs[first + k], chunk,
-                                         at(pair_slots, 0, e));
-    });
-  };
-  x.adjoint_collision = [&](int s) {
-    for (int e = 0; e < nenv; ++e)
-      kern::staged_adjoint_collision(mg, slot(s, e), adata(e), at(pair_slots, 0, e));
-  };
-  x.adjoint_finish = [&](int s) {
-    for (int e = 0; e < nenv; ++e) kern::staged_adjoint_finish(mg, slot(s, e), adata(e));
-  };
-  x.adjoint_end = [&] {
-    for (int e = 0; e < nenv; ++e)
-      kern::staged_adjoint_end(mg, adata(e), at(adjq_staged, 0, e), at(adjv_staged, 0, e),
-                               at(adju_staged, 0, e));
-  };
-
+  std::vector<int> ok(n);  // the staged replay's check
   double scale = 0;
-  for (t = T - 1; t >= 0; --t) {
+  for (int t = T - 1; t >= 0; --t) {
     for (int e = 0; e < nenv; ++e) {
       const bool same = kern::adj_control_step_env(
           m, mg, layout, at(q, t * nq * n, e), at(v, t * nv * n, e), at(u, t * nu * n, e),
@@ -276,7 +122,22 @@ void check_staged_adjoint(const std::shared_ptr<const Model>& model, const std::
           D::bind(V{adj_ws.data() + e, str}, layout), at(adj_ws, 0, e), at(replay, 0, e), S);
       EXPECT_TRUE(same) << name << " step " << t << " env " << e << ": the fused replay is not bitwise";
     }
-    run_staged_adjoint_step(x, groups, m.contact_enabled != 0, impulse, S, cfd);
+    std::fill(ok.begin(), ok.end(), 1);
+    const typename sgtest::HostStagedAdjoint<Real>::Args a{q.data() + t * nq * n,
+                                                           v.data() + t * nv * n,
+                                                           u.data() + t * nu * n,
+                                                           w.data() + t * nv * n,
+                                                           q.data() + (t + 1) * nq * n,
+                                                           v.data() + (t + 1) * nv * n,
+                                                           adjq_staged.data(),
+                                                           adjv_staged.data(),
+                                                           adju_staged.data(),
+                                                           nullptr,
+                                                           nullptr,
+                                                           status.data(),
+                                                           ok.data(),
+                                                           nullptr};
+    staged.step(a);
     for (int e = 0; e < nenv; ++e) {
       EXPECT_EQ(ok[e], 1) << name << " step " << t << " env " << e << ": the staged replay is not bitwise";
       for (int i = 0; i < nq; ++i)
@@ -289,11 +150,11 @@ void check_staged_adjoint(const std::shared_ptr<const Model>& model, const std::
       for (int i = 0; i < nv; ++i) scale = std::max(scale, std::abs(static_cast<double>(adjv_fused[i * n + e] - seed_v[i * n + e])));
     }
   }
-  EXPECT_EQ(stage_calls, S * T) << name;
-  EXPECT_EQ(gradient_calls, cfd ? S * T : 0) << name;
+  EXPECT_EQ(staged.stage_calls, S * T) << name;
+  EXPECT_EQ(staged.gradient_calls, cfd ? S * T : 0) << name;
   int routines = 0;
   for (int r = 0; r < kern::kPairRoutines; ++r) routines += groups.count(r) > 0;
-  EXPECT_EQ(pair_calls, routines * S * T) << name;
+  EXPECT_EQ(staged.pair_calls, routines * S * T) << name;
   EXPECT_GT(scale, 1e-3) << name << ": the adjoint does not move through the steps";
   for (Real x : adjq_fused) EXPECT_TRUE(std::isfinite(static_cast<double>(x))) << name;
 }

@@ -7,5 +7,5 @@ template void launch_adjoint_step<double>(const kern::ModelView<double>&,
                                           double*, double*, double*, double*, double*, double*,
                                           double*, double*, double*, const double*, const double*,
                                           double*, double*, double*, double*, int, int, const int*,
-                                          int*, const BundlePool<double>&, int, bool, cudaStream_t);
+                                          int*, const BundlePool<double>&, int, cudaStream_t);
 }  // namespace stiffgrad::cuda_detail

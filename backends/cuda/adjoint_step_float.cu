@@ -7,5 +7,5 @@ template void launch_adjoint_step<float>(const kern::ModelView<float>&,
                                          float*, float*, float*, float*, float*, float*, float*,
                                          float*, float*, const float*, const float*, float*, float*,
                                          float*, float*, int, int, const int*, int*,
-                                         const BundlePool<float>&, int, bool, cudaStream_t);
+                                         const BundlePool<float>&, int, cudaStream_t);
 }  // namespace stiffgrad::cuda_detail

@@ -18,8 +18,7 @@ __global__ void __launch_bounds__(kBlockSize)
                         Real* u, Real* w0, Real* q1, Real* v1, Real* adj_q, Real* adj_v,
                         Real* adj_u, const Real* dl_q, const Real* dl_v, Real* primal_ws,
                         Real* keep_ws, Real* adjoint_ws, Real* replay, int nenv, int substeps,
-                        const int* status, int* replay_ok, const BundlePool<Real> p, int t,
-                        bool bundled_only) {
+                        const int* status, int* replay_ok, const BundlePool<Real> p, int t) {
   const int e = static_cast<int>(blockIdx.x) * kBlockSize + static_cast<int>(threadIdx.x);
   if (e >= nenv) return;
   using L = kern::Strided;
@@ -33,7 +32,6 @@ __global__ void __launch_bounds__(kBlockSize)
   // a nominal one (kernels/bundle/bundle_step_adjoint.hpp: begin, B branch adjoints, end): one inlined
   // copy of the adjoint in this kernel, not two.
   const bool bundled = p.step_in && p.step_in[static_cast<std::size_t>(t) * nenv + e];
-  if (bundled_only && !bundled) return;  // the staged adjoint's (launch_adjoint_step)
   const bool first = bundled && p.step_first[static_cast<std::size_t>(t) * nenv + e] != 0;
   const int B = p.B, nq = m.nq, nv = m.nv, nu = m.nu;
   const BundleScratch<Real> sc = bundled ? BundleScratch<Real>(m, p.scratch, e, nenv) : BundleScratch<Real>();
@@ -77,12 +75,11 @@ void launch_adjoint_step(const kern::ModelView<Real>& m, const kern::ModelView<R
                          Real* q1, Real* v1, Real* adj_q, Real* adj_v, Real* adj_u,
                          const Real* dl_q, const Real* dl_v, Real* primal_ws, Real* keep_ws,
                          Real* adjoint_ws, Real* replay, int nenv, int substeps, const int* status,
-                         int* replay_ok, const BundlePool<Real>& p, int t, bool bundled_only,
-                         cudaStream_t stream) {
+                         int* replay_ok, const BundlePool<Real>& p, int t, cudaStream_t stream) {
   const unsigned blocks = static_cast<unsigned>((nenv + kBlockSize - 1) / kBlockSize);
   adjoint_step_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(
       m, mg, layout, q0, v0, u, w0, q1, v1, adj_q, adj_v, adj_u, dl_q, dl_v, primal_ws, keep_ws,
-      adjoint_ws, replay, nenv, substeps, status, replay_ok, p, t, bundled_only);
+      adjoint_ws, replay, nenv, substeps, status, replay_ok, p, t);
   SG_CUDA_CHECK(cudaGetLastError());
 }
 

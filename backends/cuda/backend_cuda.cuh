@@ -158,6 +158,10 @@ class CudaBackend final : public BackendImpl {
       grad_view_ = view_;
       if (opt.cuda_pipeline == CudaPipeline::Staged && kern::staged_step_applies(host_view))
         staged_ = std::make_unique<StagedStep<Real>>(impulse_model ? *impulse_model : model, view_, layout_, nenv_);
+      else  // the stages of a bundle's contact search (launch_contact_search) for the fused
+            // pipeline
+        contact_search_ = std::make_unique<StagedStep<Real>>(impulse_model ? *impulse_model : model,
+                                                             view_, layout_, nenv_);
       if (staged_)
         staged_->prepare(stream_, qpos_.get(), qvel_.get(), ctrl_.get(), warm_.get(), workspace_.get(),
                          contact_stats_.get(), status_.get(), nullptr, std::max(opt.substeps, 1));
@@ -341,9 +345,10 @@ class CudaBackend final : public BackendImpl {
   }
 
   std::size_t bytes() const override {
-    return model_reals_.bytes() + model_ints_.bytes() + qpos_.bytes() + qvel_.bytes() + warm_.bytes() +
-           ctrl_.bytes() + status_.bytes() + contact_stats_.bytes() + workspace_.bytes() +
-           (staged_ ? staged_->bytes() : 0);
+    return model_reals_.bytes() + model_ints_.bytes() + qpos_.bytes() + qvel_.bytes() +
+           warm_.bytes() + ctrl_.bytes() + status_.bytes() + contact_stats_.bytes() +
+           workspace_.bytes() + (staged_ ? staged_->bytes() : 0) +
+           (contact_search_ ? contact_search_->bytes() : 0);
   }
 
  private:
@@ -395,6 +400,9 @@ class CudaBackend final : public BackendImpl {
   DeviceArray<Real> contact_stats_;  // kContactStats x nenv (kernels/collision/contact_stats.hpp)
   DeviceArray<Real> workspace_;    // per-environment Data (DataLayout::size x nenv)
   std::unique_ptr<StagedStep<Real>> staged_;  // the staged pipeline (null: the fused kernel)
+  // without staged_: a staged step whose contact search alone runs, at a bundle's start
+  std::unique_ptr<StagedStep<Real>> contact_search_;
+  StagedStep<Real>& contact_search() { return staged_ ? *staged_ : *contact_search_; }
   // with the staged pipeline and contacts from distance: the staged step in grad_view_, whose
   // substeps the staged adjoint runs over its tape (StagedAdjoint's gradient_step); else null
   std::unique_ptr<StagedStep<Real>> staged_gradient_;

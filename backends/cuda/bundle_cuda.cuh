@@ -1,14 +1,17 @@
 // Bundled Contact Gradients on the CUDA backend (stiffgrad/bundle.hpp): the bundle pool's
-// device pointers and per-environment views, shared by the forward launch (backends/cuda/bundle_cuda.cu)
-// and the adjoint kernel (backends/cuda/adjoint_step_impl.cuh). Every kernel lives in its own
-// translation unit per precision so that nvcc compiles them in parallel.
+// device pointers and per-environment views, shared by the forward launch
+// (backends/cuda/bundle_step_impl.cuh) and the adjoint kernel
+// (backends/cuda/adjoint_step_impl.cuh). Every kernel lives in its own translation unit per
+// precision so that nvcc compiles them in parallel.
 #pragma once
 
 #include <cstddef>
 
 #include "backends/cuda/cuda_support.cuh"
+#include "backends/cuda/staged_adjoint.cuh"
 #include "backends/cuda/staged_step.cuh"
 #include "backends/cuda/step_launch.cuh"
+#include "core/staged_schedule.hpp"
 #include "kernels/bundle/bundle_step.hpp"
 
 namespace stiffgrad {
@@ -28,16 +31,20 @@ struct BundlePool {
   Real* scratch = nullptr;                             // bundle_scratch_size x nenv
   int* left = nullptr;                                 // nenv  steps left in the current bundle
   int* count = nullptr;                                // nenv  bundles started
-  int* in_bundle = nullptr;                            // nenv  this step's flags (DeviceSelect input)
-  int* ids = nullptr;                                  // nenv  compacted ids
-  int* num_selected = nullptr;                         // 1
+  int* in_bundle = nullptr;      // nenv  bundled in this step (the nominal step's skip)
+  int* start_skip = nullptr;     // nenv  not starting a bundle in this step
+  int* branch_skip = nullptr;    // nenv  no branch to step (the branch steps' skip)
+  int* branch_status = nullptr;  // B x nenv  each branch's status bits
+  Real* branch_stats = nullptr;  // B kContactStats x nenv  each branch's statistics
+  Real* branch_adj_u = nullptr;  // B nu x nenv  each branch's control adjoint
   char* step_in = nullptr;                             // T x nenv  bundled in step t
   char* step_first = nullptr;                          // T x nenv  the bundle's first step
+  char* step_out = nullptr;                            // T x nenv  not bundled in step t
 };
 
 template <class Real>
 SG_HD SG_INLINE int bundle_scratch_size(const kern::ModelView<Real>& m) {
-  return kern::bundle_perturbation_scratch_size(m) + 2 * m.nu + m.nq + 2 * m.nv + kern::kContactStats;
+  return kern::bundle_perturbation_scratch_size(m) + 2 * m.nu + m.nq + 2 * m.nv;
 }
 
 // Views of environment e's branches in a pool array at time index t (n = nq or nv per branch).
@@ -48,7 +55,7 @@ SG_HD SG_INLINE kern::View<Real, kern::Strided> branch_view(Real* base, int t, i
 
 template <class Real>
 struct BundleScratch {
-  kern::View<Real, kern::Strided> perturbation, u, adj_u, tq, tv, sink, stats;
+  kern::View<Real, kern::Strided> perturbation, u, adj_u, tq, tv, sink;
   BundleScratch() = default;
   SG_HD SG_INLINE BundleScratch(const kern::ModelView<Real>& m, Real* base, int e, int nenv) {
     using V = kern::View<Real, kern::Strided>;
@@ -61,31 +68,38 @@ struct BundleScratch {
     tq = take(m.nq);
     tv = take(m.nv);
     sink = take(m.nv);
-    stats = take(kern::kContactStats);
   }
 };
 
-// The bundle kernels' CUB temporary storage (DeviceSelect::Flagged over nenv ids), in bytes.
-std::size_t bundle_select_temp_bytes(int nenv, cudaStream_t stream);
-
-// out[0 .. *num_selected) = the ids whose flag is set, in order (CUB's DeviceSelect::Flagged with
-// temporary storage of bundle_select_temp_bytes), on `stream`.
-void select_flagged_ids(void* temp, std::size_t temp_bytes, const int* ids, const int* flags, int* out,
-                        int* num_selected, int n, cudaStream_t stream);
-
-// env_ids[i] = i (the ids DeviceSelect compacts), once at creation.
-void fill_env_ids(int* env_ids, int nenv, cudaStream_t stream);
-
 // Control step t of every environment under the bundle scheduler, on `stream` without a host
-// sync: the trigger kernel flags the bundled environments, DeviceSelect compacts their ids, the
-// nominal step (`staged` where the backend has one, else the fused kernel) advances the others
-// and the bundle kernel the compacted ones. Instantiated in bundle_step_float.cu and
+// sync (run_bundled_step, core/staged_schedule.hpp): the trigger kernel sets the step's flags, the
+// nominal step (`staged` where the backend has one, else the fused kernel) advances the
+// environments not bundled, the staged contact search (`contact_search`: the backend's staged
+// step, or one kept for this) and the start kernel begin the new bundles, and each branch is one
+// launch of the nominal step over the bundled environments' branch states at time index t + 1
+// (without a graph: the branch arrays differ per step). Instantiated in bundle_step_float.cu and
 // bundle_step_double.cu.
 template <class Real>
-void launch_bundled_step(const kern::ModelView<Real>& m, const BundlePool<Real>& p, const kern::DataLayout& layout,
-                         Real* qpos, Real* qvel, Real* ctrl, Real* warm, Real* workspace, int* status,
-                         Real* contact_stats, const int* env_ids, void* select_temp, std::size_t select_temp_bytes,
-                         int t, int nenv, int substeps, StagedStep<Real>* staged, cudaStream_t stream);
+void launch_bundled_step(const kern::ModelView<Real>& m, const BundlePool<Real>& p,
+                         const kern::DataLayout& layout, Real* qpos, Real* qvel, Real* ctrl,
+                         Real* warm, Real* workspace, int* status, Real* contact_stats, int t,
+                         int nenv, int substeps, StagedStep<Real>* staged,
+                         StagedStep<Real>& contact_search, cudaStream_t stream);
+
+// The adjoint of control step t under the bundle scheduler, where the staged adjoint applies
+// (run_bundled_adjoint_step, core/staged_schedule.hpp), on `stream` without a host sync: the
+// staged adjoint of the environments not bundled in step t (`a`, whose skip must be the step's
+// bundle flags p.step_in + t nenv), a begin kernel for the bundled ones (their branches'
+// checkpoints into the start arrays, the average's adjoint), the staged adjoint of each branch
+// over the bundled environments (checkpoint: the start arrays; next checkpoint: the branch
+// states at t + 1; running adjoint: p.adj_q, p.adj_v; control adjoint: p.branch_adj_u), and an
+// end kernel (control adjoints summed, the perturbation's adjoint at a bundle's first step, the
+// loss gradient of `a`). Instantiated in bundle_step_float.cu and bundle_step_double.cu.
+template <class Real>
+void launch_bundled_adjoint_step(const kern::ModelView<Real>& m, const BundlePool<Real>& p,
+                                 StagedAdjoint<Real>& adjoint, StagedStep<Real>& step,
+                                 const StagedAdjointArgs<Real>& a, int t, int nenv,
+                                 cudaStream_t stream);
 
 }  // namespace cuda_detail
 }  // namespace stiffgrad

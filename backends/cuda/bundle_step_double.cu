@@ -2,7 +2,13 @@
 #include "backends/cuda/bundle_step_impl.cuh"
 
 namespace stiffgrad::cuda_detail {
-template void launch_bundled_step<double>(const kern::ModelView<double>&, const BundlePool<double>&, const kern::DataLayout&,
-                                       double*, double*, double*, double*, double*, int*, double*, const int*, void*, std::size_t, int,
-                                       int, int, StagedStep<double>*, cudaStream_t);
+template void launch_bundled_step<double>(const kern::ModelView<double>&, const BundlePool<double>&,
+                                          const kern::DataLayout&, double*, double*, double*,
+                                          double*, double*, int*, double*, int, int, int,
+                                          StagedStep<double>*, StagedStep<double>&, cudaStream_t);
+template void launch_bundled_adjoint_step<double>(const kern::ModelView<double>&,
+                                                  const BundlePool<double>&, StagedAdjoint<double>&,
+                                                  StagedStep<double>&,
+                                                  const StagedAdjointArgs<double>&, int, int,
+                                                  cudaStream_t);
 }  // namespace stiffgrad::cuda_detail

@@ -22,13 +22,15 @@
 // the two inlined copies. replay_bitwise() reports the check, per environment.
 //
 // Bundles (stiffgrad/bundle.hpp; enable_bundles): one bundle slot per environment (pool = nenv;
-// a smaller pool is refused on CUDA). The forward step is backends/cuda/bundle_cuda.cu's
-// launch_bundled_step (trigger, CUB compaction, nominal and bundle kernels, no host sync); the
-// fused adjoint kernel runs a bundled environment's branches through its one
-// adj_control_step_env call, and, where the staged adjoint applies, only those environments: the
-// others' steps are the staged adjoint's (sweep). Device memory of the pool, environment-minor:
+// a smaller pool is refused on CUDA). The forward step is backends/cuda/bundle_cuda.cuh's
+// launch_bundled_step (trigger, nominal step, contact search and starts, one nominal step per
+// branch over the bundled environments, no host sync); where the staged adjoint applies,
+// launch_bundled_adjoint_step runs the others' staged adjoint and one per branch over the bundled
+// environments (sweep), else the fused adjoint kernel runs a bundled environment's branches
+// through its one adj_control_step_env call. Device memory of the pool, environment-minor:
 // branch states (T + 1) x B(nq + 2 nv) x nenv, perturbations T x 2 B nv x nenv, starts and running
-// adjoints B(nq + 2 nv) + B(nq + nv) per environment, scratch.
+// adjoints B(nq + 2 nv) + B(nq + nv) per environment, each branch's statistics and status bits
+// of the current step, scratch.
 //
 // save() is three or four device-to-device copies on the stream (no host sync), so recording
 // keeps step()'s guarantees. backward() uploads the loss gradients once, enqueues each control
@@ -153,22 +155,25 @@ class CudaRollout final : public RolloutImpl {
     left_ = DeviceArray<int>(n, "bundle steps left");
     count_ = DeviceArray<int>(n, "bundles started");
     in_bundle_ = DeviceArray<int>(n, "bundle flags");
-    ids_ = DeviceArray<int>(n, "bundled ids");
-    num_selected_ = DeviceArray<int>(1, "bundled count");
+    start_skip_ = DeviceArray<int>(n, "bundle start flags");
+    branch_skip_ = DeviceArray<int>(n, "bundle branch flags");
+    branch_status_ = DeviceArray<int>(B * n, "bundle branch status");
+    pool_.branch_stats =
+        alloc(branch_stats_, B * kern::kContactStats * n, "bundle branch statistics");
+    pool_.branch_adj_u = alloc(branch_adj_u_, std::max<std::size_t>(B * nu_ * n, 1),
+                               "bundle branch control adjoints");
     step_in_ = DeviceArray<char>(T * n, "bundle schedule");
     step_first_ = DeviceArray<char>(T * n, "bundle starts");
+    step_out_ = DeviceArray<char>(T * n, "bundle schedule (not bundled)");
     pool_.left = left_.get();
     pool_.count = count_.get();
     pool_.in_bundle = in_bundle_.get();
-    pool_.ids = ids_.get();
-    pool_.num_selected = num_selected_.get();
+    pool_.start_skip = start_skip_.get();
+    pool_.branch_skip = branch_skip_.get();
+    pool_.branch_status = branch_status_.get();
     pool_.step_in = step_in_.get();
     pool_.step_first = step_first_.get();
-    env_ids_ = DeviceArray<int>(n, "environment ids");
-    fill_env_ids(env_ids_.get(), nenv_, be_.stream_);
-    // CUB's two phases: the temporary storage is sized and allocated here, once
-    select_temp_bytes_ = bundle_select_temp_bytes(nenv_, be_.stream_);
-    select_temp_ = DeviceArray<char>(select_temp_bytes_, "DeviceSelect temporary storage");
+    pool_.step_out = step_out_.get();
     count_host_ = PinnedArray<int>(n, "bundle counts staging");
   }
 
@@ -180,16 +185,17 @@ class CudaRollout final : public RolloutImpl {
     SG_CUDA_CHECK(cudaMemsetAsync(count_.get(), 0, count_.bytes(), be_.stream_));
     SG_CUDA_CHECK(cudaMemsetAsync(step_in_.get(), 0, step_in_.bytes(), be_.stream_));
     SG_CUDA_CHECK(cudaMemsetAsync(step_first_.get(), 0, step_first_.bytes(), be_.stream_));
+    SG_CUDA_CHECK(cudaMemsetAsync(step_out_.get(), 1, step_out_.bytes(), be_.stream_));
   }
 
   bool bundled_step(int t) override {
     if (!bundle_opt_.enabled) return false;
     NvtxRange range("stiffgrad::cuda::bundled_step");
     DeviceGuard guard(be_.device_);
-    launch_bundled_step<Real>(be_.view_, pool_, be_.layout_, be_.qpos_.get(), be_.qvel_.get(), be_.ctrl_.get(),
-                              be_.warm_.get(), be_.workspace_.get(), be_.status_.get(), be_.contact_stats_.get(),
-                              env_ids_.get(), select_temp_.get(), select_temp_bytes_, t, nenv_, substeps_, be_.staged_.get(),
-                              be_.stream_);
+    launch_bundled_step<Real>(be_.view_, pool_, be_.layout_, be_.qpos_.get(), be_.qvel_.get(),
+                              be_.ctrl_.get(), be_.warm_.get(), be_.workspace_.get(),
+                              be_.status_.get(), be_.contact_stats_.get(), t, nenv_, substeps_,
+                              be_.staged_.get(), be_.contact_search(), be_.stream_);
     return true;
   }
 
@@ -281,14 +287,15 @@ class CudaRollout final : public RolloutImpl {
   }
 
   std::size_t bytes_per_env() const override {
-    const std::size_t total = ckpt_qpos_.bytes() + ckpt_qvel_.bytes() + ckpt_warm_.bytes() + ckpt_ctrl_.bytes() +
-                              adj_qpos_.bytes() + adj_qvel_.bytes() + adj_ctrl_.bytes() +
-                              tangent_.bytes() + dl_qpos_.bytes() + dl_qvel_.bytes() +
-                              adjoint_ws_.bytes() + keep_ws_.bytes() + replay_.bytes() +
-                              (staged_adjoint_ ? staged_adjoint_->bytes() : 0) +
-                              replay_ok_.bytes() + pool_q_.bytes() + pool_v_.bytes() + pool_w_.bytes() +
-                              pool_dq_.bytes() + pool_dv_.bytes() + start_q_.bytes() + start_v_.bytes() +
-                              start_w_.bytes() + adj_qb_.bytes() + adj_vb_.bytes() + bundle_scratch_.bytes();
+    const std::size_t total =
+        ckpt_qpos_.bytes() + ckpt_qvel_.bytes() + ckpt_warm_.bytes() + ckpt_ctrl_.bytes() +
+        adj_qpos_.bytes() + adj_qvel_.bytes() + adj_ctrl_.bytes() + tangent_.bytes() +
+        dl_qpos_.bytes() + dl_qvel_.bytes() + adjoint_ws_.bytes() + keep_ws_.bytes() +
+        replay_.bytes() + (staged_adjoint_ ? staged_adjoint_->bytes() : 0) + replay_ok_.bytes() +
+        pool_q_.bytes() + pool_v_.bytes() + pool_w_.bytes() + pool_dq_.bytes() + pool_dv_.bytes() +
+        start_q_.bytes() + start_v_.bytes() + start_w_.bytes() + adj_qb_.bytes() + adj_vb_.bytes() +
+        bundle_scratch_.bytes() + branch_stats_.bytes() + branch_status_.bytes() +
+        branch_adj_u_.bytes();
     return total / static_cast<std::size_t>(nenv_);
   }
 
@@ -325,8 +332,9 @@ class CudaRollout final : public RolloutImpl {
       Real* v0 = ckpt_qvel_.get() + t * nv_ * n;
       const Real* dl_q = dL_dqpos && !(t == 0 && skip_row0) ? dl_qpos_.get() + t * nq_ * n : nullptr;
       const Real* dl_v = dL_dqvel ? dl_qvel_.get() + t * nv_ * n : nullptr;
-      // The staged adjoint for every environment but the bundled ones (a bundle's branches are
-      // the fused kernel's: adj_bundle_step_env), then the fused kernel for those alone.
+      // The staged adjoint where it applies (with bundles: the others' staged adjoint, then each
+      // branch's, launch_bundled_adjoint_step), else the fused kernel (adj_bundle_step_env for a
+      // bundled environment).
       const char* bundled = bundle_opt_.enabled ? step_in_.get() + t * n : nullptr;
       if (staged_adjoint_) {
         StagedAdjointArgs<Real> a{};
@@ -346,16 +354,19 @@ class CudaRollout final : public RolloutImpl {
         a.status = be_.status_.get();
         a.replay_ok = replay_ok_.get();
         a.skip = bundled;
-        staged_adjoint_->launch(st, *be_.staged_, a);
-      }
-      if (!staged_adjoint_ || bundled)
+        if (bundled)
+          launch_bundled_adjoint_step<Real>(be_.view_, pool_, *staged_adjoint_, *be_.staged_, a, t,
+                                            nenv_, st);
+        else
+          staged_adjoint_->launch(st, *be_.staged_, a);
+      } else {
         launch_adjoint_step<Real>(be_.view_, be_.grad_view_, be_.layout_, q0, v0,
                                   ckpt_ctrl_.get() + t * nu_ * n, ckpt_warm_.get() + t * nv_ * n,
                                   q0 + nq_ * n, v0 + nv_ * n, adj_qpos_.get(), adj_qvel_.get(),
                                   adj_ctrl_.get() + t * nu_ * n, dl_q, dl_v, be_.workspace_.get(),
                                   keep_ws_.get(), adjoint_ws_.get(), replay_.get(), nenv_,
-                                  substeps_, be_.status_.get(), replay_ok_.get(), pool_, t,
-                                  /*bundled_only=*/staged_adjoint_ != nullptr, st);
+                                  substeps_, be_.status_.get(), replay_ok_.get(), pool_, t, st);
+      }
       hook(t, st);
     }
   }
@@ -395,11 +406,10 @@ class CudaRollout final : public RolloutImpl {
   int nq_, nv_, nu_, nenv_;
   BundleOptions bundle_opt_;
   BundlePool<Real> pool_;  // all null unless bundles are enabled
-  DeviceArray<Real> pool_q_, pool_v_, pool_w_, pool_dq_, pool_dv_, start_q_, start_v_, start_w_, adj_qb_, adj_vb_,
-      bundle_scratch_;
-  DeviceArray<int> left_, count_, in_bundle_, ids_, num_selected_, env_ids_;
-  DeviceArray<char> step_in_, step_first_, select_temp_;
-  std::size_t select_temp_bytes_ = 0;
+  DeviceArray<Real> pool_q_, pool_v_, pool_w_, pool_dq_, pool_dv_, start_q_, start_v_, start_w_,
+      adj_qb_, adj_vb_, bundle_scratch_, branch_stats_, branch_adj_u_;
+  DeviceArray<int> left_, count_, in_bundle_, start_skip_, branch_skip_, branch_status_;
+  DeviceArray<char> step_in_, step_first_, step_out_;
   PinnedArray<int> count_host_;
   bool replay_bitwise_ = true;
   DeviceArray<Real> ckpt_qpos_, ckpt_qvel_, ckpt_warm_, ckpt_ctrl_;

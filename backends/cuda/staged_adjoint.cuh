@@ -5,8 +5,9 @@
 // tape slot and adjoint Data and calls one kern:: stage. CudaRollout uses it where it applies
 // (kern::staged_adjoint_applies, the staged pipeline on; with contacts from distance through a
 // second StagedStep in the gradient model); elsewhere the fused adjoint kernel
-// (adjoint_launch.cuh). With bundles, a bundled environment's step is the fused kernel's
-// (StagedAdjointArgs::skip) and every other environment's is the staged adjoint's.
+// (adjoint_launch.cuh). With bundles, the environments not bundled in a step take one launch
+// (StagedAdjointArgs::skip: the bundled ones) and each branch another over the bundled ones
+// (backends/cuda/bundle_cuda.cuh, launch_bundled_adjoint_step).
 //
 // Device memory owned here (environment-minor like all of backends/cuda/):
 //   tape_     S x DataLayout::size x nenv   substep s's primal Data in slot s
@@ -41,9 +42,9 @@ struct StagedAdjointArgs {
   const int* pairs;              // PairGroups::pairs on the device (StagedStep::pairs)
   const int* status;             // the backend's status: a non-finite environment's check is not counted
   int* replay_ok;                // cleared where the replay is not bitwise
-  const char* skip;  // nenv or null: environments whose step another kernel differentiates
-                     // (a bundled step: the fused adjoint kernel), left untouched past
-                     // the replay
+  const char* skip;  // nenv or null: environments whose step another launch differentiates
+                     // (a bundled step: its branches' launches), left untouched past the
+                     // replay
   int nenv;
 };
 

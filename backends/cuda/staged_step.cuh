@@ -48,6 +48,15 @@ class StagedStep {
   // after the first call with a given (substeps, skip)). The pointers are the backend's arrays.
   void launch(cudaStream_t stream, Real* qpos, Real* qvel, Real* ctrl, Real* warm, Real* workspace, Real* stats,
               int* status, const int* skip, int substeps);
+  // launch() without a graph (nothing captured or cached): for arrays that change from call to
+  // call, a bundle's branches (backends/cuda/bundle_step_impl.cuh).
+  void launch_ungraphed(cudaStream_t stream, Real* qpos, Real* qvel, Real* ctrl, Real* warm,
+                        Real* workspace, Real* stats, int* status, const int* skip, int substeps);
+  // Enqueues the contact search alone (run_staged_contact_search) at the states (qpos, qvel) of the
+  // environments not flagged in skip, into their Data in `workspace`: the kinematics and the
+  // contact list, as fwd_position and fwd_collision leave them (a bundle's start).
+  void launch_contact_search(cudaStream_t stream, Real* qpos, Real* qvel, Real* workspace,
+                             const int* skip);
   // Captures the graph launch() would use for (substeps, skip) without launching it.
   void prepare(cudaStream_t stream, Real* qpos, Real* qvel, Real* ctrl, Real* warm, Real* workspace, Real* stats,
                int* status, const int* skip, int substeps);

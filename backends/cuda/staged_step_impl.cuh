@@ -161,6 +161,23 @@ __global__ void __launch_bounds__(kBlockSize) end_kernel(const __grid_constant__
                          env_view(a.warm, a, e), a.raised[e], a.status + e);
 }
 
+// The contact search alone (a bundle's start): run_staged_contact_search's per-environment stages.
+template <class Real>
+__global__ void __launch_bounds__(kBlockSize, kBlocksAt128Registers)
+    contacts_begin_kernel(const __grid_constant__ StagedArgs<Real> a) {
+  const int e = stage_env(a);
+  if (e < 0) return;
+  kern::staged_contacts_begin(a.m, env_view(a.qpos, a, e), env_view(a.qvel, a, e), env_data(a, e));
+}
+
+template <class Real>
+__global__ void __launch_bounds__(kBlockSize, kBlocksAt128Registers)
+    contacts_gather_kernel(const __grid_constant__ StagedArgs<Real> a) {
+  const int e = stage_env(a);
+  if (e < 0) return;
+  kern::staged_gather_contacts(a.m, env_data(a, e), env_view(a.slots, a, e));
+}
+
 // The launches of run_staged_control_step on one stream.
 template <class Real>
 struct Launcher {
@@ -206,6 +223,14 @@ struct Launcher {
   }
   void impulse_finish() const { impulse_finish_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(a); check(); }
   void end() const { end_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(a); check(); }
+  void contacts_begin() const {
+    contacts_begin_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(a);
+    check();
+  }
+  void contacts_gather() const {
+    contacts_gather_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(a);
+    check();
+  }
 };
 
 }  // namespace staged
@@ -244,6 +269,22 @@ void StagedStep<Real>::launch_substep(cudaStream_t stream, Real* workspace, Real
   const unsigned blocks = static_cast<unsigned>((nenv_ + kBlockSize - 1) / kBlockSize);
   const staged::Launcher<Real> x{a, stream, blocks};
   run_staged_substep(x, groups_, m_.contact_enabled != 0, kern::staged_step_is_impulse(m_));
+}
+
+template <class Real>
+void StagedStep<Real>::launch_contact_search(cudaStream_t stream, Real* qpos, Real* qvel,
+                                             Real* workspace, const int* skip) {
+  const StagedArgs<Real> a = args(qpos, qvel, nullptr, nullptr, workspace, nullptr, nullptr, skip);
+  const unsigned blocks = static_cast<unsigned>((nenv_ + kBlockSize - 1) / kBlockSize);
+  const staged::Launcher<Real> x{a, stream, blocks};
+  run_staged_contact_search(x, groups_, m_.contact_enabled != 0);
+}
+
+template <class Real>
+void StagedStep<Real>::launch_ungraphed(cudaStream_t stream, Real* qpos, Real* qvel, Real* ctrl,
+                                        Real* warm, Real* workspace, Real* stats, int* status,
+                                        const int* skip, int substeps) {
+  enqueue(stream, args(qpos, qvel, ctrl, warm, workspace, stats, status, skip), substeps);
 }
 
 template <class Real>

@@ -16,16 +16,17 @@
 //  - for H control steps every branch gets the environment's control of that step (for a policy:
 //    computed from the averaged state, which is what the environment's state reads as);
 //  - after each of them the environment's state is the branches' average (quaternions
-//    sign-aligned to branch 0, averaged, normalized; kernels/bundle/bundle_mean.hpp), and the nominal
-//    rollout resumes from it after H steps (or at the Rollout's horizon);
+//    sign-aligned to branch 0, averaged, normalized; kernels/bundle/bundle_mean.hpp), and the
+//    nominal rollout resumes from it after H steps (or at the Rollout's horizon);
 //  - the adjoint: the perturbations are constants, the average sends 1/B of its adjoint to
 //    every branch, and a bundled step's control adjoint is the sum over its branches.
 //
 // A pool of `pool` bundles (default: one per environment) is sized at creation. When more
 // environments trigger in one step than there are free bundles, the largest trigger values get
 // them and the rest step nominally (counted in Rollout::bundles_skipped()). The CUDA backend
-// keeps one slot per environment (a smaller pool is refused there) and compacts the bundled
-// environments' ids with CUB's DeviceSelect every step (backends/cuda/rollout_cuda.cu).
+// keeps one slot per environment (a smaller pool is refused there) and steps each branch as one
+// launch of the nominal control step over the bundled environments
+// (backends/cuda/bundle_step_impl.cuh).
 //
 // Memory per environment (Real = the simulator's precision): the pool's branch states
 //   pool / nenv × (horizon + 1) × B × (nq + nv [+ nv with the soft model's warm start]) Reals,

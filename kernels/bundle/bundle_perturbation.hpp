@@ -23,10 +23,13 @@ namespace stiffgrad::kern {
 
 constexpr int kBundleMaxBodies = 8;  // bodies perturbed per branch, at most
 
-// Reals of scratch bundle_perturbation needs: the 6 x nv point Jacobian and the 3K x nv stack.
+// Reals of scratch bundle_perturbation needs: the 6 x nv point Jacobian, the 3K x nv stack, and
+// the 3K x 3K matrix J Jᵀ + λ I with a right-hand side of 3K (K = kBundleMaxBodies; in the
+// scratch, not in a local array: on a GPU thread those 4.6 KB would be stack).
 template <class Real>
 SG_HD SG_INLINE int bundle_perturbation_scratch_size(const ModelView<Real>& m) {
-  return 6 * m.nv + 3 * kBundleMaxBodies * m.nv;
+  constexpr int n = 3 * kBundleMaxBodies;
+  return 6 * m.nv + n * m.nv + n * n + n;
 }
 
 // δq (nv) and δv (nv) for bodies[0..K) (K clamped to kBundleMaxBodies), needing fwd_position
@@ -40,7 +43,9 @@ SG_HD void bundle_perturbation(const ModelView<Real>& m, const Data<Real, L>& d,
   for (int i = 0; i < nv; ++i) { dq[i] = Real(0); dv[i] = Real(0); }
   if (K <= 0) return;
   const int n = 3 * K;
-  const View<Real, L> jac = scratch, Js = scratch.at(6 * nv);
+  constexpr int n_max = 3 * kBundleMaxBodies;
+  const View<Real, L> jac = scratch, Js = scratch.at(6 * nv), A = scratch.at(6 * nv + n_max * nv),
+                      y = scratch.at(6 * nv + n_max * nv + n_max * n_max);
   for (int k = 0; k < K; ++k) {
     for (int i = 0; i < 6 * nv; ++i) jac[i] = Real(0);
     const int b = bodies[k];
@@ -51,23 +56,20 @@ SG_HD void bundle_perturbation(const ModelView<Real>& m, const Data<Real, L>& d,
       for (int i = 0; i < nv; ++i) Js[(3 * k + r) * nv + i] = jac[r * nv + i];
   }
   // A = J Jᵀ + λ I (n x n, n <= 24, lower triangle), its Cholesky factor in place
-  Real A[3 * kBundleMaxBodies * 3 * kBundleMaxBodies];
   for (int r = 0; r < n; ++r)
     for (int c = 0; c <= r; ++c) {
       Real s(0);
       for (int i = 0; i < nv; ++i) s += Js[r * nv + i] * Js[c * nv + i];
       A[r * n + c] = s + (r == c ? lambda : Real(0));
     }
-  const View<Real, Contiguous> Af{A, Contiguous{}};
-  dense_cholesky(n, Af);
+  dense_cholesky(n, A);
   // the Cartesian draws: positions from draws 0.., velocities after them
   double z[6 * kBundleMaxBodies];
   stream.normals(2 * n, z);
   for (int pass = 0; pass < 2; ++pass) {
-    Real y[3 * kBundleMaxBodies];
     const Real sigma = pass == 0 ? sigma_p : sigma_v;
     for (int r = 0; r < n; ++r) y[r] = sigma * Real(z[pass * n + r]);
-    dense_cholesky_solve(n, Af, View<Real, Contiguous>{y, Contiguous{}});  // (J Jᵀ + λ I) y = δx
+    dense_cholesky_solve(n, A, y);  // (J Jᵀ + λ I) y = δx
     const View<Real, L> out = pass == 0 ? dq : dv;
     for (int i = 0; i < nv; ++i) {
       Real s(0);

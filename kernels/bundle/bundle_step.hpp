@@ -67,19 +67,19 @@ SG_HD void bundle_branch_starts(const ModelView<Real>& m, int B, View<Real, LS> 
   }
 }
 
-// Starts a bundle at control step `step` of environment `env` from its state (qpos, qvel, warm):
-// draws every branch's perturbation (δq_b, δv_b) into dq, dv (B x nv, kept for the adjoint) and
-// builds the branches' states (bundle_branch_starts) into qb, vb, wb. Uses d and `scratch`
-// (bundle_perturbation_scratch_size Reals).
+// The branches of a bundle starting at control step `step` of environment `env`, from its state
+// (qpos, qvel, warm) and the contacts at that state, which d holds with its kinematics
+// (fwd_position and fwd_collision, or on CUDA the staged contact search: staged_contacts_begin,
+// the narrow stage, staged_gather_contacts): draws every branch's perturbation (δq_b, δv_b) into
+// dq, dv (B x nv, kept for the adjoint) and builds the branches' states (bundle_branch_starts)
+// into qb, vb, wb. `scratch`: bundle_perturbation_scratch_size Reals.
 template <class Real, class LS, class LW, class LB>
-SG_HD void bundle_start_env(const ModelView<Real>& m, const BundleParams& p, int env, int step, View<Real, LS> qpos,
-                            View<Real, LS> qvel, View<Real, LS> warm, const Data<Real, LW>& d, View<Real, LB> dq,
-                            View<Real, LB> dv, View<Real, LB> qb, View<Real, LB> vb, View<Real, LB> wb,
-                            View<Real, LB> scratch) {
-  for (int i = 0; i < m.nq; ++i) d.qpos()[i] = qpos[i];
-  for (int i = 0; i < m.nv; ++i) d.qvel()[i] = qvel[i];
-  fwd_position(m, d);
-  fwd_collision(m, d);
+SG_HD void bundle_start_from_contacts(const ModelView<Real>& m, const BundleParams& p, int env,
+                                      int step, View<Real, LS> qpos, View<Real, LS> qvel,
+                                      View<Real, LS> warm, const Data<Real, LW>& d,
+                                      View<Real, LB> dq, View<Real, LB> dv, View<Real, LB> qb,
+                                      View<Real, LB> vb, View<Real, LB> wb,
+                                      View<Real, LB> scratch) {
   int bodies[kBundleMaxBodies];
   const int K = bundle_contact_bodies(m, d, bodies);
   for (int b = 0; b < p.branches; ++b) {
@@ -91,13 +91,76 @@ SG_HD void bundle_start_env(const ModelView<Real>& m, const BundleParams& p, int
   bundle_branch_starts(m, p.branches, qpos, qvel, warm, dq, dv, qb, vb, wb);
 }
 
+// Starts a bundle at control step `step` of environment `env` from its state (qpos, qvel, warm):
+// the kinematics and contacts at that state in d, then bundle_start_from_contacts. Uses d and
+// `scratch` (bundle_perturbation_scratch_size Reals).
+template <class Real, class LS, class LW, class LB>
+SG_HD void bundle_start_env(const ModelView<Real>& m, const BundleParams& p, int env, int step,
+                            View<Real, LS> qpos, View<Real, LS> qvel, View<Real, LS> warm,
+                            const Data<Real, LW>& d, View<Real, LB> dq, View<Real, LB> dv,
+                            View<Real, LB> qb, View<Real, LB> vb, View<Real, LB> wb,
+                            View<Real, LB> scratch) {
+  for (int i = 0; i < m.nq; ++i) d.qpos()[i] = qpos[i];
+  for (int i = 0; i < m.nv; ++i) d.qvel()[i] = qvel[i];
+  fwd_position(m, d);
+  fwd_collision(m, d);
+  bundle_start_from_contacts(m, p, env, step, qpos, qvel, warm, d, dq, dv, qb, vb, wb, scratch);
+}
+
+// The pieces of a bundled control step (bundle_step_env below runs them with each branch's
+// control_step_env in between; the CUDA backend runs each branch as the nominal step over the
+// bundled environments: bundle_branches_begin_env, the steps, bundle_branches_finish_env).
+//
+// Branch b's start: its state at the step's start (qb, vb, wb) copied to where its control step
+// leaves its end (qb1, vb1, wb1; the step updates them in place). wb1 may be null.
+template <class Real, class LB>
+SG_HD SG_INLINE void bundle_branch_begin(const ModelView<Real>& m, int b, View<Real, LB> qb,
+                                         View<Real, LB> vb, View<Real, LB> wb, View<Real, LB> qb1,
+                                         View<Real, LB> vb1, View<Real, LB> wb1) {
+  const int nq = m.nq, nv = m.nv;
+  for (int i = 0; i < nq; ++i) qb1[b * nq + i] = qb[b * nq + i];
+  for (int i = 0; i < nv; ++i) vb1[b * nv + i] = vb[b * nv + i];
+  if (wb1.p)
+    for (int i = 0; i < nv; ++i) wb1[b * nv + i] = wb[b * nv + i];
+}
+
+// One branch's statistics (branch_stats, kContactStats) into the environment's (stats), in
+// branch order: over the branches the most contacts, the largest force and penetration, the
+// mean impulse, and the summed integrator steps, evaluations and iterations (the bundle's cost).
+template <class Real, class LS, class LB>
+SG_HD SG_INLINE void bundle_merge_branch_stats(int B, View<Real, LS> stats,
+                                               View<Real, LB> branch_stats) {
+  for (const int k : {int(kStatActiveContacts), int(kStatMaxNormalForce), int(kStatMaxPenetration)})
+    if (branch_stats[k] > stats[k]) stats[k] = branch_stats[k];
+  stats[kStatNormalImpulse] += branch_stats[kStatNormalImpulse] / Real(B);
+  for (const int k :
+       {int(kStatIntegratorSteps), int(kStatDynamicsEvals), int(kStatSolverIterations)})
+    stats[k] += branch_stats[k];
+}
+
+// The end, after every branch's step (`raised`: their status bits): a branch that turned
+// non-finite sets kEnvNonFinite in *status and the environment keeps its state (as
+// control_step_env does); otherwise its state (qpos, qvel) is the branches' average and its warm
+// start branch 0's. d's qpos and qvel are scratch.
+template <class Real, class LS, class LW, class LB>
+SG_HD void bundle_step_end(const ModelView<Real>& m, int B, int raised, View<Real, LB> qb1,
+                           View<Real, LB> vb1, View<Real, LB> wb1, const Data<Real, LW>& d,
+                           View<Real, LS> qpos, View<Real, LS> qvel, View<Real, LS> warm,
+                           int* status) {
+  *status |= raised;
+  if (raised & kEnvNonFinite) return;
+  bundle_mean_state(m, qb1, vb1, B, d.qpos(), d.qvel());
+  for (int i = 0; i < m.nq; ++i) qpos[i] = d.qpos()[i];
+  for (int i = 0; i < m.nv; ++i) qvel[i] = d.qvel()[i];
+  if (warm.p && wb1.p)
+    for (int i = 0; i < m.nv; ++i) warm[i] = wb1[i];
+}
+
 // One control step of a bundle: branch b from (qb, vb, wb) to (qb1, vb1, wb1) with control
 // `ctrl`, then the environment's state (qpos, qvel) is the branches' average and its warm start
-// branch 0's. `u` (nu) and `branch_stats` (kContactStats) are scratch. The environment's `stats`
-// (may be null) get over the branches the most contacts, the largest force and penetration, the
-// mean impulse, and the summed integrator steps, evaluations and iterations (the bundle's cost).
-// A branch that turns non-finite sets kEnvNonFinite in *status, and the environment keeps its
-// state (as control_step_env does).
+// branch 0's (bundle_step_end). `u` (nu) and `branch_stats` (kContactStats) are scratch. The
+// environment's `stats` (may be null) get the branches' statistics (bundle_merge_branch_stats).
+// Nothing happens to an environment already non-finite.
 template <class Real, class LS, class LW, class LB>
 SG_HD void bundle_step_env(const ModelView<Real>& m, const BundleParams& p, View<Real, LS> qpos, View<Real, LS> qvel,
                            View<Real, LS> ctrl, View<Real, LS> warm, const Data<Real, LW>& d, int substeps,
@@ -111,28 +174,53 @@ SG_HD void bundle_step_env(const ModelView<Real>& m, const BundleParams& p, View
   if (with_stats) clear_contact_stats(stats);
   int raised = 0;
   for (int b = 0; b < B; ++b) {
-    for (int i = 0; i < nq; ++i) qb1[b * nq + i] = qb[b * nq + i];
-    for (int i = 0; i < nv; ++i) vb1[b * nv + i] = vb[b * nv + i];
-    if (wb1.p)
-      for (int i = 0; i < nv; ++i) wb1[b * nv + i] = wb[b * nv + i];
+    bundle_branch_begin(m, b, qb, vb, wb, qb1, vb1, wb1);
     int st = 0;
     control_step_env(m, qb1.at(b * nq), vb1.at(b * nv), u, wb1.p ? wb1.at(b * nv) : View<Real, LB>{}, d, substeps, &st,
                      with_stats ? branch_stats : View<Real, LB>{});
     raised |= st;
-    if (!with_stats) continue;
-    for (const int k : {int(kStatActiveContacts), int(kStatMaxNormalForce), int(kStatMaxPenetration)})
-      if (branch_stats[k] > stats[k]) stats[k] = branch_stats[k];
-    stats[kStatNormalImpulse] += branch_stats[kStatNormalImpulse] / Real(B);
-    for (const int k : {int(kStatIntegratorSteps), int(kStatDynamicsEvals), int(kStatSolverIterations)})
-      stats[k] += branch_stats[k];
+    if (with_stats) bundle_merge_branch_stats(B, stats, branch_stats);
   }
-  *status |= raised;
-  if (raised & kEnvNonFinite) return;
-  bundle_mean_state(m, qb1, vb1, B, d.qpos(), d.qvel());
-  for (int i = 0; i < nq; ++i) qpos[i] = d.qpos()[i];
-  for (int i = 0; i < nv; ++i) qvel[i] = d.qvel()[i];
-  if (warm.p && wb1.p)
-    for (int i = 0; i < nv; ++i) warm[i] = wb1[i];
+  bundle_step_end(m, B, raised, qb1, vb1, wb1, d, qpos, qvel, warm, status);
+}
+
+// The bundled step with its branches stepped elsewhere, all at once (the CUDA backend: each
+// branch is one launch of the nominal control step over the bundled environments).
+// Begin: false for an environment already non-finite (its branches must not step: the caller's
+// skip flag); else the environment's statistics cleared, every branch's start copied
+// (bundle_branch_begin) from (qb, vb, wb) and its status bits branch_status[b * status_stride]
+// cleared.
+template <class Real, class LS, class LB>
+SG_HD bool bundle_branches_begin_env(const ModelView<Real>& m, int B, const int* status,
+                                     View<Real, LS> stats, View<Real, LB> qb, View<Real, LB> vb,
+                                     View<Real, LB> wb, View<Real, LB> qb1, View<Real, LB> vb1,
+                                     View<Real, LB> wb1, int* branch_status, int status_stride) {
+  if (*status & kEnvNonFinite) return false;
+  if (stats.p != nullptr) clear_contact_stats(stats);
+  for (int b = 0; b < B; ++b) {
+    bundle_branch_begin(m, b, qb, vb, wb, qb1, vb1, wb1);
+    branch_status[b * status_stride] = 0;
+  }
+  return true;
+}
+
+// Finish, after every branch's control step (its status bits in branch_status[b * status_stride],
+// its statistics at branch_stats.at(b * kContactStats)): the statistics merged in branch order
+// and bundle_step_end, as bundle_step_env. Nothing for an environment already non-finite.
+template <class Real, class LS, class LW, class LB>
+SG_HD void bundle_branches_finish_env(const ModelView<Real>& m, int B, View<Real, LS> qpos,
+                                      View<Real, LS> qvel, View<Real, LS> warm,
+                                      const Data<Real, LW>& d, int* status, View<Real, LS> stats,
+                                      View<Real, LB> qb1, View<Real, LB> vb1, View<Real, LB> wb1,
+                                      const int* branch_status, int status_stride,
+                                      View<Real, LB> branch_stats) {
+  if (*status & kEnvNonFinite) return;
+  int raised = 0;
+  for (int b = 0; b < B; ++b) {
+    raised |= branch_status[b * status_stride];
+    if (stats.p != nullptr) bundle_merge_branch_stats(B, stats, branch_stats.at(b * kContactStats));
+  }
+  bundle_step_end(m, B, raised, qb1, vb1, wb1, d, qpos, qvel, warm, status);
 }
 
 }  // namespace stiffgrad::kern

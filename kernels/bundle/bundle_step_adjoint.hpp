@@ -82,4 +82,48 @@ SG_HD bool adj_bundle_step_env(const ModelView<Real>& m, const ModelView<Real>& 
   return identical;
 }
 
+// The reverse of the bundled step with its branches' adjoints run elsewhere, all at once (the
+// CUDA backend: each branch's adjoint is one launch of the staged adjoint over the bundled
+// environments, kern::staged_adjoint_*). Begin: every branch's state at the step's start goes
+// to (qb, vb, wb), where the branch adjoints read their checkpoints: rebuilt from the
+// perturbations at the bundle's first step (adj_bundle_step_begin), else copied from the
+// recorded branch states at time t (qb_t, vb_t, wb_t); then adj_bundle_step_begin.
+template <class Real, class LS, class LB>
+SG_HD void adj_bundle_branches_begin_env(const ModelView<Real>& m, const BundleParams& p,
+                                         bool first, View<Real, LS> qpos0, View<Real, LS> qvel0,
+                                         View<Real, LS> warm0, View<Real, LS> ctrl,
+                                         View<Real, LB> qb_t, View<Real, LB> vb_t,
+                                         View<Real, LB> wb_t, View<Real, LB> qb, View<Real, LB> vb,
+                                         View<Real, LB> wb, View<Real, LB> qb1, View<Real, LB> dq,
+                                         View<Real, LB> dv, View<Real, LS> adj_qpos,
+                                         View<Real, LS> adj_qvel, View<Real, LS> adj_ctrl,
+                                         View<Real, LB> adj_qb, View<Real, LB> adj_vb,
+                                         View<Real, LB> u, View<Real, LB> tq, View<Real, LB> tv) {
+  if (!first)
+    for (int b = 0; b < p.branches; ++b) bundle_branch_begin(m, b, qb_t, vb_t, wb_t, qb, vb, wb);
+  adj_bundle_step_begin(m, p, first, qpos0, qvel0, warm0, ctrl, qb, vb, wb, qb1, dq, dv, adj_qpos,
+                        adj_qvel, adj_ctrl, adj_qb, adj_vb, u, tq, tv);
+}
+
+// End, after every branch's adjoint (branch b's control adjoint at branch_adj_u.at(b * nu)): the
+// control adjoints summed in branch order, adj_bundle_step_end, then the loss gradient of the
+// state at the step's start (dl_q, dl_v; null views: none), as adj_bundle_step_env and the
+// adjoint kernels do.
+template <class Real, class LS, class LB>
+SG_HD void adj_bundle_branches_end_env(const ModelView<Real>& m, const BundleParams& p, bool first,
+                                       View<Real, LS> qpos0, View<Real, LB> dq,
+                                       View<Real, LS> adj_qpos, View<Real, LS> adj_qvel,
+                                       View<Real, LS> adj_ctrl, View<Real, LB> branch_adj_u,
+                                       View<Real, LB> adj_qb, View<Real, LB> adj_vb,
+                                       View<Real, LB> tq, View<Real, LB> sink, View<Real, LS> dl_q,
+                                       View<Real, LS> dl_v) {
+  for (int b = 0; b < p.branches; ++b)
+    for (int i = 0; i < m.nu; ++i) adj_ctrl[i] += branch_adj_u[b * m.nu + i];
+  adj_bundle_step_end(m, p, first, qpos0, dq, adj_qpos, adj_qvel, adj_qb, adj_vb, tq, sink);
+  if (dl_q.p)
+    for (int i = 0; i < m.nq; ++i) adj_qpos[i] += dl_q[i];
+  if (dl_v.p)
+    for (int i = 0; i < m.nv; ++i) adj_qvel[i] += dl_v[i];
+}
+
 }  // namespace stiffgrad::kern

@@ -13,6 +13,9 @@
 //     finish     per environment         the Euler solve and integration, statistics
 //   end          per environment         control_step_end (finite check, store)
 //
+// and the contact search alone (a bundle's start): staged_contacts_begin per environment, the
+// narrow stage, staged_gather_contacts per environment.
+//
 // and the Impulse model (kernels/impulse/impulse_step.hpp), whose substep is six stages:
 //     half step  per environment         impulse_substep_half_step (start state saved, q_mid)
 //     smooth     per environment         impulse_substep_kinematics, geom poses
@@ -130,6 +133,19 @@ SG_HD int staged_gather_contacts(const ModelView<Real>& m, const Data<Real, L>& 
     }
   d.ncon()[0] = Real(ncon);
   return status;
+}
+
+// The contact search alone (a bundle's start, kernels/bundle/bundle_step.hpp): this stage per
+// environment loads (qpos, qvel) into d and computes the kinematics and geom poses; the narrow
+// stage and staged_gather_contacts follow. d then holds what fwd_position and fwd_collision
+// leave there (the contact list bit for bit, as the staged step's).
+template <class Real, class LS, class L>
+SG_HD void staged_contacts_begin(const ModelView<Real>& m, View<Real, LS> qpos, View<Real, LS> qvel,
+                                 const Data<Real, L>& d) {
+  for (int i = 0; i < m.nq; ++i) d.qpos()[i] = qpos[i];
+  for (int i = 0; i < m.nv; ++i) d.qvel()[i] = qvel[i];
+  fwd_position(m, d);
+  geom_poses(m, d);
 }
 
 // Stage rows (Euler family): the contact list, then the constraint rows (fwd_constraint_from_contacts

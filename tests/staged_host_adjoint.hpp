@@ -1,0 +1,263 @@
+// Host emulation of the CUDA backend's StagedAdjoint (backends/cuda/staged_adjoint.cuh): one
+// control step's adjoint through core/staged_schedule.hpp's run_staged_adjoint_step over the
+// device's layout (kern::Strided{nenv}), item by item as the stage kernels' threads would: the
+// replay's stages (the staged step's substeps over the tape) for every environment, the adjoint's
+// stages for those not skipped, the solves on a team that takes its items in a warp's lanes'
+// order (last lane first), the pairs stage's passes last first. For tests of the staged adjoint
+// (tests/test_staged_adjoint.cpp) and of what runs it (tests/test_staged_bundle.cpp).
+#pragma once
+
+#include <vector>
+
+#include "core/staged_schedule.hpp"
+#include "kernels/step/staged_adjoint.hpp"
+#include "last_lane_first_team.hpp"
+
+namespace sgtest {
+
+template <class Real>
+class HostStagedAdjoint {
+ public:
+  using V = stiffgrad::kern::View<Real, stiffgrad::kern::Strided>;
+  using D = stiffgrad::kern::Data<Real, stiffgrad::kern::Strided>;
+
+  // StagedAdjointArgs' per-call pointers (environment-minor, stride nenv).
+  struct Args {
+    const Real *q0, *v0, *u, *w0;  // the checkpoint at the step's start, its control and warm start
+    const Real *q1, *v1;           // the next checkpoint (the replay's check)
+    Real *adj_q, *adj_v;           // in: the adjoint of the state after the step; out: before
+    Real* adj_u;                   // out: the control's adjoint
+    const Real *dl_q, *dl_v;       // the loss gradient of the state at the step's start, or null
+    const int* status;             // a non-finite environment's check is not counted
+    int* replay_ok;                // cleared where the replay is not bitwise
+    const char* skip;              // environments whose step is differentiated elsewhere, or null
+  };
+
+  // m: the simulated model, mg: the differentiated one (m, or with contacts from distance the
+  // second contact model), S substeps per control step.
+  HostStagedAdjoint(const stiffgrad::Model& model, const stiffgrad::kern::ModelView<Real>& m,
+                    const stiffgrad::kern::ModelView<Real>& mg,
+                    const stiffgrad::kern::DataLayout& layout, int nenv, int S)
+      : m_(m),
+        mg_(mg),
+        layout_(layout),
+        nenv_(nenv),
+        S_(S),
+        groups_(stiffgrad::make_pair_groups(model)),
+        size_(static_cast<std::size_t>(layout.size)),
+        tape_(S * size_ * nenv),
+        adj_ws_(size_ * nenv),
+        replay_(static_cast<std::size_t>(stiffgrad::kern::replay_size(m, S)) * nenv),
+        slots_(static_cast<std::size_t>(stiffgrad::kern::pair_slots_size(m)) * nenv + 1),
+        stats_(stiffgrad::kern::kContactStats * nenv),
+        pair_slots_(static_cast<std::size_t>(stiffgrad::kern::adjoint_pair_slots_size(mg)) * nenv +
+                    1) {}
+
+  // StagedAdjoint::launch: the adjoint of one control step.
+  void step(const Args& a) {
+    Exec x{*this, a};
+    stiffgrad::run_staged_adjoint_step(x, groups_, m_.contact_enabled != 0,
+                                       stiffgrad::kern::staged_step_is_impulse(m_), S_,
+                                       mg_.cfd != 0);
+  }
+
+  const stiffgrad::PairGroups& groups() const { return groups_; }
+  // calls of the adjoint's first stage per substep, of the gradient-model substeps, of the pairs
+  // stage
+  int stage_calls = 0, gradient_calls = 0, pair_calls = 0;
+
+ private:
+  D slot(int s, int e) {
+    return D::bind(V{tape_.data() + s * size_ * nenv_ + e, stiffgrad::kern::Strided{nenv_}},
+                   layout_);
+  }
+  V at(std::vector<Real>& v, int e) { return V{v.data() + e, stiffgrad::kern::Strided{nenv_}}; }
+  V at(const Real* p, int e) const {
+    return V{const_cast<Real*>(p) + e, stiffgrad::kern::Strided{nenv_}};
+  }
+  D adata(int e) { return D::bind(at(adj_ws_, e), layout_); }
+  LastLaneFirstTeam team() const { return LastLaneFirstTeam{{m_.team_width}}; }
+
+  // The staged step's stages of one substep over tape slot s in model fm, every environment
+  // (StagedStep::launch_substep).
+  struct SubstepExec {
+    HostStagedAdjoint& h;
+    const stiffgrad::kern::ModelView<Real>& fm;
+    int s;
+    template <class F>
+    void each(F&& f) const {
+      for (int e = 0; e < h.nenv_; ++e) f(e, h.slot(s, e));
+    }
+    void smooth() const {
+      each([&](int, D d) { stiffgrad::kern::staged_smooth(fm, d); });
+    }
+    void narrow(int routine, int first, int count) const {
+      stiffgrad::kern::with_pair_routine(routine, [&](auto r) {
+        constexpr int R = decltype(r)::value;
+        for (int k = 0; k < count; ++k)
+          each([&](int e, D d) {
+            stiffgrad::kern::staged_narrow<R>(fm, d, h.groups_.pairs[first + k], h.at(h.slots_, e));
+          });
+      });
+    }
+    void constraint_rows() const {
+      each([&](int e, D d) { stiffgrad::kern::staged_constraint_rows(fm, d, h.at(h.slots_, e)); });
+    }
+    void constraint_solve() const {
+      each([&](int, D d) { stiffgrad::kern::constraint_solve(h.team(), fm, d); });
+    }
+    void constraint_finish() const {
+      each(
+          [&](int e, D d) { stiffgrad::kern::staged_constraint_finish(fm, d, h.at(h.stats_, e)); });
+    }
+    void impulse_half_step() const {
+      each([&](int, D d) { stiffgrad::kern::impulse_substep_half_step(fm, d); });
+    }
+    void impulse_smooth() const {
+      each([&](int, D d) { stiffgrad::kern::staged_impulse_smooth(fm, d); });
+    }
+    void impulse_rows() const {
+      each([&](int e, D d) { stiffgrad::kern::staged_impulse_rows(fm, d, h.at(h.slots_, e)); });
+    }
+    void impulse_solve() const {
+      each([&](int, D d) { stiffgrad::kern::impulse_substep_solve(h.team(), fm, d); });
+    }
+    void impulse_finish() const {
+      each([&](int e, D d) { stiffgrad::kern::staged_impulse_finish(fm, d, h.at(h.stats_, e)); });
+    }
+  };
+
+  struct Exec {
+    HostStagedAdjoint& h;
+    const Args& a;
+    bool skipped(int e) const { return a.skip != nullptr && a.skip[e] != 0; }
+    template <class F>
+    void each(F&& f) const {  // the adjoint's stages: environments not skipped
+      for (int e = 0; e < h.nenv_; ++e)
+        if (!skipped(e)) f(e);
+    }
+    const stiffgrad::kern::ModelView<Real>& mg() const { return h.mg_; }
+    void replay_begin() const {
+      for (int e = 0; e < h.nenv_; ++e)
+        stiffgrad::kern::staged_replay_begin(h.m_, h.at(a.q0, e), h.at(a.v0, e), h.at(a.u, e),
+                                             h.at(a.w0, e), h.slot(0, e), h.at(h.replay_, e));
+    }
+    void replay_substep(int s) const {
+      SubstepExec f{h, h.m_, s};
+      stiffgrad::run_staged_substep(f, h.groups_, h.m_.contact_enabled != 0,
+                                    stiffgrad::kern::staged_step_is_impulse(h.m_));
+    }
+    void gradient_restore(int s) const {
+      each([&](int e) {
+        stiffgrad::kern::staged_gradient_restore(mg(), h.at(h.replay_, e), s, h.slot(s, e));
+      });
+    }
+    void gradient_substep(int s) const {
+      ++h.gradient_calls;
+      SubstepExec f{h, h.mg_, s};
+      stiffgrad::run_staged_substep(f, h.groups_, h.mg_.contact_enabled != 0,
+                                    stiffgrad::kern::staged_step_is_impulse(h.mg_));
+    }
+    void replay_carry(int s) const {
+      for (int e = 0; e < h.nenv_; ++e)
+        stiffgrad::kern::staged_replay_carry(h.m_, h.slot(s, e), h.slot(s + 1, e),
+                                             h.at(h.replay_, e), s);
+    }
+    void replay_check() const {
+      each([&](int e) {
+        if (!stiffgrad::kern::staged_replay_matches(h.m_, h.slot(h.S_ - 1, e), h.at(a.q1, e),
+                                                    h.at(a.v1, e)) &&
+            a.status[e] == stiffgrad::kern::kEnvOk)
+          a.replay_ok[e] = 0;
+      });
+    }
+    void adjoint_begin() const {
+      each([&](int e) {
+        stiffgrad::kern::staged_adjoint_begin(mg(), h.at(a.adj_q, e), h.at(a.adj_v, e), h.adata(e));
+      });
+    }
+    void adjoint_state(int s) const {
+      ++h.stage_calls;
+      each([&](int e) {
+        stiffgrad::kern::staged_adjoint_state(mg(), h.layout_, h.at(h.replay_, e), s, h.slot(s, e),
+                                              h.adata(e), h.at(h.adj_ws_, e));
+      });
+    }
+    void adjoint_hessian(int s) const {
+      each([&](int e) {
+        stiffgrad::kern::adj_constraint_solve_begin(h.team(), mg(), h.slot(s, e));
+      });
+    }
+    void adjoint_solve(int s) const {
+      each([&](int e) {
+        stiffgrad::kern::adj_constraint_solve_end<true>(mg(), h.slot(s, e), h.adata(e));
+      });
+    }
+    void adjoint_rows(int s) const {
+      each([&](int e) {
+        stiffgrad::kern::adj_constraint_forces_rows(mg(), h.slot(s, e), h.adata(e));
+      });
+    }
+    void impulse_adjoint_begin(int s) const {
+      ++h.stage_calls;
+      each([&](int e) {
+        stiffgrad::kern::adj_impulse_begin(mg(), h.layout_, h.slot(s, e), h.adata(e),
+                                           h.at(h.adj_ws_, e));
+      });
+    }
+    void impulse_adjoint_solve(int s) const {
+      each([&](int e) { stiffgrad::kern::adj_impulse_solve_out(mg(), h.slot(s, e), h.adata(e)); });
+    }
+    void impulse_adjoint_delassus(int s) const {
+      each([&](int e) { stiffgrad::kern::adj_impulse_delassus(mg(), h.slot(s, e), h.adata(e)); });
+    }
+    void impulse_adjoint_rows(int s) const {
+      each([&](int e) { stiffgrad::kern::adj_impulse_rows(mg(), h.slot(s, e), h.adata(e)); });
+    }
+    void impulse_adjoint_finish(int s) const {
+      each([&](int e) { stiffgrad::kern::adj_impulse_end(mg(), h.slot(s, e), h.adata(e)); });
+    }
+    void adjoint_pairs(int s, int routine, int first, int count) const {
+      ++h.pair_calls;
+      stiffgrad::kern::with_pair_routine(routine, [&](auto r) {
+        constexpr int R = decltype(r)::value;
+        for (int chunk = stiffgrad::kern::pair_adjoint_chunks<Real>(R) - 1; chunk >= 0;
+             --chunk)                      // blockIdx.z
+          for (int k = 0; k < count; ++k)  // blockIdx.y
+            each([&](int e) {
+              stiffgrad::kern::staged_adjoint_pair<R>(mg(), h.slot(s, e), h.adata(e),
+                                                      h.groups_.pairs[first + k], chunk,
+                                                      h.at(h.pair_slots_, e));
+            });
+      });
+    }
+    void adjoint_collision(int s) const {
+      each([&](int e) {
+        stiffgrad::kern::staged_adjoint_collision(mg(), h.slot(s, e), h.adata(e),
+                                                  h.at(h.pair_slots_, e));
+      });
+    }
+    void adjoint_finish(int s) const {
+      each([&](int e) { stiffgrad::kern::staged_adjoint_finish(mg(), h.slot(s, e), h.adata(e)); });
+    }
+    void adjoint_end() const {
+      each([&](int e) {
+        const V adj_q = h.at(a.adj_q, e), adj_v = h.at(a.adj_v, e);
+        stiffgrad::kern::staged_adjoint_end(mg(), h.adata(e), adj_q, adj_v, h.at(a.adj_u, e));
+        if (a.dl_q)
+          for (int i = 0; i < h.m_.nq; ++i) adj_q[i] += a.dl_q[i * h.nenv_ + e];
+        if (a.dl_v)
+          for (int i = 0; i < h.m_.nv; ++i) adj_v[i] += a.dl_v[i * h.nenv_ + e];
+      });
+    }
+  };
+
+  stiffgrad::kern::ModelView<Real> m_, mg_;
+  stiffgrad::kern::DataLayout layout_;
+  int nenv_, S_;
+  stiffgrad::PairGroups groups_;
+  std::size_t size_;
+  std::vector<Real> tape_, adj_ws_, replay_, slots_, stats_, pair_slots_;
+};
+
+}  // namespace sgtest
