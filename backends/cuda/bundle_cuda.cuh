@@ -77,8 +77,8 @@ struct BundleScratch {
 // environments not bundled, the staged contact search (`contact_search`: the backend's staged
 // step, or one kept for this) and the start kernel begin the new bundles, and each branch is one
 // launch of the nominal step over the bundled environments' branch states at time index t + 1
-// (without a graph: the branch arrays differ per step). Instantiated in bundle_step_float.cu and
-// bundle_step_double.cu.
+// (the staged step's graph for those arrays, captured at a Rollout's first pass). Instantiated
+// in bundle_step_float.cu and bundle_step_double.cu.
 template <class Real>
 void launch_bundled_step(const kern::ModelView<Real>& m, const BundlePool<Real>& p,
                          const kern::DataLayout& layout, Real* qpos, Real* qvel, Real* ctrl,

@@ -174,17 +174,16 @@ struct BundleLauncher {
     check();
   }
   // One control step over (q, v, w) with statistics and status bits st, of every environment not
-  // flagged in skip: the staged pipeline (graphed for the backend's arrays) or the fused kernel.
-  void step(Real* q, Real* v, Real* w, Real* stats, int* st, const int* skip, bool graphed) const {
-    if (!staged)
-      launch_fused_step<Real>(m, q, v, ctrl, w, workspace, layout, nenv, substeps, st, stats, skip,
-                              stream);
-    else if (graphed)
+  // flagged in skip: the staged pipeline (a graph per set of arrays, captured at its first use,
+  // a Rollout's first pass) or the fused kernel.
+  void step(Real* q, Real* v, Real* w, Real* stats, int* st, const int* skip) const {
+    if (staged)
       staged->launch(stream, q, v, ctrl, w, workspace, stats, st, skip, substeps);
     else
-      staged->launch_ungraphed(stream, q, v, ctrl, w, workspace, stats, st, skip, substeps);
+      launch_fused_step<Real>(m, q, v, ctrl, w, workspace, layout, nenv, substeps, st, stats, skip,
+                              stream);
   }
-  void nominal_step() const { step(qpos, qvel, warm, contact_stats, status, p.in_bundle, true); }
+  void nominal_step() const { step(qpos, qvel, warm, contact_stats, status, p.in_bundle); }
   void contact_search() const {
     search.launch_contact_search(stream, qpos, qvel, workspace, p.start_skip);
   }
@@ -205,7 +204,7 @@ struct BundleLauncher {
                       tb = static_cast<std::size_t>(t + 1) * p.B + b;
     step(p.q + tb * m.nq * n, p.v + tb * m.nv * n, p.w + tb * m.nv * n,
          p.branch_stats + static_cast<std::size_t>(b) * kern::kContactStats * n,
-         p.branch_status + b * n, p.branch_skip, false);
+         p.branch_status + b * n, p.branch_skip);
   }
   void branches_finish() const {
     bundle_branches_finish_kernel<Real><<<blocks(), kBlockSize, 0, stream>>>(

@@ -1,7 +1,7 @@
 // The staged control step on the device (kernels/step/staged_step.hpp, core/staged_schedule.hpp):
 // one kernel per stage, launched in run_staged_control_step's order on the backend's stream,
-// optionally captured once per substep count into a CUDA graph. No physics here: every kernel
-// binds one environment's Data and calls one kern:: stage.
+// captured once per set of arguments (substep count, skip flags, arrays) into a CUDA graph. No
+// physics here: every kernel binds one environment's Data and calls one kern:: stage.
 //
 // Grids: the per-environment stages use one thread per environment (blocks of kBlockSize); the
 // narrow stage of routine R uses blockIdx.y = the pair (uniform across the block, so the routine,
@@ -19,6 +19,8 @@
 // unit per precision: they compile in parallel).
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <map>
 
 #include "backends/cuda/cuda_support.cuh"
@@ -45,19 +47,17 @@ class StagedStep {
  public:
   StagedStep(const Model& model, const kern::ModelView<Real>& m, const kern::DataLayout& layout, int nenv);
   // Enqueues one control step of `substeps` substeps on `stream` (no host sync, no allocation
-  // after the first call with a given (substeps, skip)). The pointers are the backend's arrays.
-  void launch(cudaStream_t stream, Real* qpos, Real* qvel, Real* ctrl, Real* warm, Real* workspace, Real* stats,
-              int* status, const int* skip, int substeps);
-  // launch() without a graph (nothing captured or cached): for arrays that change from call to
-  // call, a bundle's branches (backends/cuda/bundle_step_impl.cuh).
-  void launch_ungraphed(cudaStream_t stream, Real* qpos, Real* qvel, Real* ctrl, Real* warm,
-                        Real* workspace, Real* stats, int* status, const int* skip, int substeps);
+  // after the first call with the same arguments: each set is captured once into a graph and
+  // kept). The pointers are the backend's arrays, or a bundle branch's (one set per control step
+  // and branch of a Rollout).
+  void launch(cudaStream_t stream, Real* qpos, Real* qvel, Real* ctrl, Real* warm, Real* workspace,
+              Real* stats, int* status, const int* skip, int substeps);
   // Enqueues the contact search alone (run_staged_contact_search) at the states (qpos, qvel) of the
   // environments not flagged in skip, into their Data in `workspace`: the kinematics and the
   // contact list, as fwd_position and fwd_collision leave them (a bundle's start).
   void launch_contact_search(cudaStream_t stream, Real* qpos, Real* qvel, Real* workspace,
                              const int* skip);
-  // Captures the graph launch() would use for (substeps, skip) without launching it.
+  // Captures the graph launch() would use for these arguments without launching it.
   void prepare(cudaStream_t stream, Real* qpos, Real* qvel, Real* ctrl, Real* warm, Real* workspace, Real* stats,
                int* status, const int* skip, int substeps);
   // Enqueues the stages of one substep (run_staged_substep: soft constraints or the Impulse model)
@@ -74,7 +74,7 @@ class StagedStep {
 
  private:
   void enqueue(cudaStream_t stream, const StagedArgs<Real>& a, int substeps) const;
-  // The graph for (substeps, skip), captured on first use; null when graphs are off.
+  // The graph for (substeps, the arguments), captured on first use; null when graphs are off.
   cudaGraphExec_t graph(cudaStream_t stream, const StagedArgs<Real>& a, int substeps);
   StagedArgs<Real> args(Real* qpos, Real* qvel, Real* ctrl, Real* warm, Real* workspace, Real* stats, int* status,
                         const int* skip) const;
@@ -85,9 +85,11 @@ class StagedStep {
   DeviceArray<Real> slots_;
   DeviceArray<int> raised_;
   DeviceArray<int> pairs_;
+  // what a captured graph bakes in: the substep count and StagedArgs' per-call pointers
+  using GraphKey = std::array<const void*, 9>;
+  static constexpr std::size_t kMaxGraphs = 4096;  // beyond: the cache is emptied (bounded memory)
   bool use_graphs_ = true;  // off after a capture failed (then plain launches)
-  std::map<std::pair<int, const int*>, cudaGraphExec_t> graphs_;  // (substeps, skip) -> graph
-  const void* graph_key_args_[7] = {};  // the pointers the cached graphs were captured with
+  std::map<GraphKey, cudaGraphExec_t> graphs_;
 };
 
 }  // namespace stiffgrad::cuda_detail

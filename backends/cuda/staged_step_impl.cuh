@@ -281,13 +281,6 @@ void StagedStep<Real>::launch_contact_search(cudaStream_t stream, Real* qpos, Re
 }
 
 template <class Real>
-void StagedStep<Real>::launch_ungraphed(cudaStream_t stream, Real* qpos, Real* qvel, Real* ctrl,
-                                        Real* warm, Real* workspace, Real* stats, int* status,
-                                        const int* skip, int substeps) {
-  enqueue(stream, args(qpos, qvel, ctrl, warm, workspace, stats, status, skip), substeps);
-}
-
-template <class Real>
 StagedArgs<Real> StagedStep<Real>::args(Real* qpos, Real* qvel, Real* ctrl, Real* warm, Real* workspace, Real* stats,
                                         int* status, const int* skip) const {
   StagedArgs<Real> a{};
@@ -306,17 +299,24 @@ StagedArgs<Real> StagedStep<Real>::args(Real* qpos, Real* qvel, Real* ctrl, Real
 template <class Real>
 cudaGraphExec_t StagedStep<Real>::graph(cudaStream_t stream, const StagedArgs<Real>& a, int substeps) {
   if (!use_graphs_) return nullptr;
-  // A graph bakes in its kernels' arguments: the cached graphs hold while the backend's arrays
-  // are the ones they were captured with (they are, for the backend's lifetime).
-  const void* key_args[7] = {a.qpos, a.qvel, a.ctrl, a.warm, a.workspace, a.stats, a.status};
-  if (!std::equal(key_args, key_args + 7, graph_key_args_)) {
-    for (auto& kv : graphs_) cudaGraphExecDestroy(kv.second);
-    graphs_.clear();
-    std::copy(key_args, key_args + 7, graph_key_args_);
-  }
-  const auto key = std::make_pair(substeps, a.skip);
+  // A graph bakes in its kernels' arguments: one per set (the backend's arrays; with bundles,
+  // each control step's and branch's arrays of a Rollout), kept while the cache stays under
+  // kMaxGraphs.
+  const GraphKey key = {reinterpret_cast<const void*>(static_cast<std::intptr_t>(substeps)),
+                        a.skip,
+                        a.qpos,
+                        a.qvel,
+                        a.ctrl,
+                        a.warm,
+                        a.workspace,
+                        a.stats,
+                        a.status};
   const auto it = graphs_.find(key);
   if (it != graphs_.end()) return it->second;
+  if (graphs_.size() >= kMaxGraphs) {
+    for (auto& kv : graphs_) cudaGraphExecDestroy(kv.second);
+    graphs_.clear();
+  }
   // Capture once; a stream that cannot be captured falls back to plain launches for good.
   const cudaGraphExec_t exec = capture_graph(stream, [&] { enqueue(stream, a, substeps); });
   if (!exec) {
