@@ -3,8 +3,10 @@
 // device's layout (kern::Strided{nenv}), item by item as the stage kernels' threads would: the
 // replay's stages (the staged step's substeps over the tape) for every environment, the adjoint's
 // stages for those not skipped, the solves on a team that takes its items in a warp's lanes'
-// order (last lane first), the pairs stage's passes last first. For tests of the staged adjoint
-// (tests/test_staged_adjoint.cpp) and of what runs it (tests/test_staged_bundle.cpp).
+// order (last lane first), the pairs stage's passes last first; the replay's substeps through
+// sgtest::HostStagedStep::substep, as the device's through StagedStep::launch_substep. For tests
+// of the staged adjoint (tests/test_staged_adjoint.cpp) and of what runs it
+// (tests/test_staged_bundle.cpp).
 #pragma once
 
 #include <vector>
@@ -12,6 +14,7 @@
 #include "core/staged_schedule.hpp"
 #include "kernels/step/staged_adjoint.hpp"
 #include "last_lane_first_team.hpp"
+#include "staged_host_step.hpp"
 
 namespace sgtest {
 
@@ -48,10 +51,11 @@ class HostStagedAdjoint {
         tape_(S * size_ * nenv),
         adj_ws_(size_ * nenv),
         replay_(static_cast<std::size_t>(stiffgrad::kern::replay_size(m, S)) * nenv),
-        slots_(static_cast<std::size_t>(stiffgrad::kern::pair_slots_size(m)) * nenv + 1),
         stats_(stiffgrad::kern::kContactStats * nenv),
         pair_slots_(static_cast<std::size_t>(stiffgrad::kern::adjoint_pair_slots_size(mg)) * nenv +
-                    1) {}
+                    1),
+        step_(model, m, layout, nenv, nullptr),
+        gradient_step_(model, mg, layout, nenv, nullptr) {}
 
   // StagedAdjoint::launch: the adjoint of one control step.
   void step(const Args& a) {
@@ -67,9 +71,9 @@ class HostStagedAdjoint {
   int stage_calls = 0, gradient_calls = 0, pair_calls = 0;
 
  private:
+  Real* slot_base(int s) { return tape_.data() + s * size_ * nenv_; }  // tape slot s's workspace
   D slot(int s, int e) {
-    return D::bind(V{tape_.data() + s * size_ * nenv_ + e, stiffgrad::kern::Strided{nenv_}},
-                   layout_);
+    return D::bind(V{slot_base(s) + e, stiffgrad::kern::Strided{nenv_}}, layout_);
   }
   V at(std::vector<Real>& v, int e) { return V{v.data() + e, stiffgrad::kern::Strided{nenv_}}; }
   V at(const Real* p, int e) const {
@@ -77,55 +81,6 @@ class HostStagedAdjoint {
   }
   D adata(int e) { return D::bind(at(adj_ws_, e), layout_); }
   LastLaneFirstTeam team() const { return LastLaneFirstTeam{{m_.team_width}}; }
-
-  // The staged step's stages of one substep over tape slot s in model fm, every environment
-  // (StagedStep::launch_substep).
-  struct SubstepExec {
-    HostStagedAdjoint& h;
-    const stiffgrad::kern::ModelView<Real>& fm;
-    int s;
-    template <class F>
-    void each(F&& f) const {
-      for (int e = 0; e < h.nenv_; ++e) f(e, h.slot(s, e));
-    }
-    void smooth() const {
-      each([&](int, D d) { stiffgrad::kern::staged_smooth(fm, d); });
-    }
-    void narrow(int routine, int first, int count) const {
-      stiffgrad::kern::with_pair_routine(routine, [&](auto r) {
-        constexpr int R = decltype(r)::value;
-        for (int k = 0; k < count; ++k)
-          each([&](int e, D d) {
-            stiffgrad::kern::staged_narrow<R>(fm, d, h.groups_.pairs[first + k], h.at(h.slots_, e));
-          });
-      });
-    }
-    void constraint_rows() const {
-      each([&](int e, D d) { stiffgrad::kern::staged_constraint_rows(fm, d, h.at(h.slots_, e)); });
-    }
-    void constraint_solve() const {
-      each([&](int, D d) { stiffgrad::kern::constraint_solve(h.team(), fm, d); });
-    }
-    void constraint_finish() const {
-      each(
-          [&](int e, D d) { stiffgrad::kern::staged_constraint_finish(fm, d, h.at(h.stats_, e)); });
-    }
-    void impulse_half_step() const {
-      each([&](int, D d) { stiffgrad::kern::impulse_substep_half_step(fm, d); });
-    }
-    void impulse_smooth() const {
-      each([&](int, D d) { stiffgrad::kern::staged_impulse_smooth(fm, d); });
-    }
-    void impulse_rows() const {
-      each([&](int e, D d) { stiffgrad::kern::staged_impulse_rows(fm, d, h.at(h.slots_, e)); });
-    }
-    void impulse_solve() const {
-      each([&](int, D d) { stiffgrad::kern::impulse_substep_solve(h.team(), fm, d); });
-    }
-    void impulse_finish() const {
-      each([&](int e, D d) { stiffgrad::kern::staged_impulse_finish(fm, d, h.at(h.stats_, e)); });
-    }
-  };
 
   struct Exec {
     HostStagedAdjoint& h;
@@ -142,21 +97,17 @@ class HostStagedAdjoint {
         stiffgrad::kern::staged_replay_begin(h.m_, h.at(a.q0, e), h.at(a.v0, e), h.at(a.u, e),
                                              h.at(a.w0, e), h.slot(0, e), h.at(h.replay_, e));
     }
-    void replay_substep(int s) const {
-      SubstepExec f{h, h.m_, s};
-      stiffgrad::run_staged_substep(f, h.groups_, h.m_.contact_enabled != 0,
-                                    stiffgrad::kern::staged_step_is_impulse(h.m_));
+    void replay_substep(int s) const {  // StagedStep::launch_substep over tape slot s
+      h.step_.substep(h.slot_base(s), h.stats_.data());
     }
     void gradient_restore(int s) const {
       each([&](int e) {
         stiffgrad::kern::staged_gradient_restore(mg(), h.at(h.replay_, e), s, h.slot(s, e));
       });
     }
-    void gradient_substep(int s) const {
+    void gradient_substep(int s) const {  // the gradient model's StagedStep, over tape slot s
       ++h.gradient_calls;
-      SubstepExec f{h, h.mg_, s};
-      stiffgrad::run_staged_substep(f, h.groups_, h.mg_.contact_enabled != 0,
-                                    stiffgrad::kern::staged_step_is_impulse(h.mg_));
+      h.gradient_step_.substep(h.slot_base(s), h.stats_.data());
     }
     void replay_carry(int s) const {
       for (int e = 0; e < h.nenv_; ++e)
@@ -257,7 +208,8 @@ class HostStagedAdjoint {
   int nenv_, S_;
   stiffgrad::PairGroups groups_;
   std::size_t size_;
-  std::vector<Real> tape_, adj_ws_, replay_, slots_, stats_, pair_slots_;
+  std::vector<Real> tape_, adj_ws_, replay_, stats_, pair_slots_;
+  HostStagedStep<Real> step_, gradient_step_;  // the replay's stages in m and in mg
 };
 
 }  // namespace sgtest

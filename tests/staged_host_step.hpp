@@ -1,9 +1,11 @@
 // Host emulation of the CUDA backend's StagedStep (backends/cuda/staged_step.cuh): the staged
-// control step and the contact search alone, run through core/staged_schedule.hpp's schedules
-// over the device's layout (every Data and the pair slots interleaved across environments,
+// control step, one substep over a given workspace (the staged adjoint's replay into a tape
+// slot) and the contact search alone, run through core/staged_schedule.hpp's schedules over the
+// device's layout (every Data and the pair slots interleaved across environments,
 // kern::Strided{nenv}), item by item as the stage kernels' threads would, with the solves on a
-// team that takes its items in a warp's lanes' order (last lane first). For tests of what runs
-// those stages (tests/test_staged_bundle.cpp).
+// team that takes its items in a warp's lanes' order (last lane first). For the tests of the
+// staged step (tests/test_staged_step.cpp) and of what runs it (tests/staged_host_adjoint.hpp,
+// tests/test_staged_bundle.cpp).
 #pragma once
 
 #include <vector>
@@ -18,6 +20,7 @@ template <class Real>
 class HostStagedStep {
  public:
   using V = stiffgrad::kern::View<Real, stiffgrad::kern::Strided>;
+  using D = stiffgrad::kern::Data<Real, stiffgrad::kern::Strided>;
 
   // `workspace`: DataLayout::size x nenv Reals, the environments' Data (the backend's workspace).
   HostStagedStep(const stiffgrad::Model& model, const stiffgrad::kern::ModelView<Real>& m,
@@ -31,34 +34,49 @@ class HostStagedStep {
         raised_(static_cast<std::size_t>(nenv), 0) {}
 
   // StagedStep::launch: one control step of `substeps` substeps of every environment not flagged
-  // in skip (null: none), over environment-minor arrays of stride nenv.
+  // in skip (null: none) and not non-finite, over environment-minor arrays of stride nenv.
   void step(Real* qpos, Real* qvel, Real* ctrl, Real* warm, Real* stats, int* status,
             const int* skip, int substeps) {
-    Args a{qpos, qvel, ctrl, warm, stats, status, skip};
+    const Args a{qpos, qvel, ctrl, warm, stats, workspace_, status, skip};
     Exec x{*this, a};
     stiffgrad::run_staged_control_step(x, groups_, m_.contact_enabled != 0,
                                        stiffgrad::kern::staged_step_is_impulse(m_), substeps);
   }
 
+  // StagedStep::launch_substep: the stages of one substep over `workspace` (DataLayout::size x
+  // nenv), every environment whatever its status; `stats` (kContactStats x nenv) is scratch.
+  void substep(Real* workspace, Real* stats) {
+    const Args a{nullptr, nullptr, nullptr, nullptr, stats, workspace, nullptr, nullptr};
+    Exec x{*this, a};
+    stiffgrad::run_staged_substep(x, groups_, m_.contact_enabled != 0,
+                                  stiffgrad::kern::staged_step_is_impulse(m_));
+  }
+
   // StagedStep::launch_contact_search: the kinematics and contacts at (qpos, qvel) of every
   // environment not flagged in skip, into its Data.
   void contact_search(Real* qpos, Real* qvel, const int* skip) {
-    Args a{qpos, qvel, nullptr, nullptr, nullptr, nullptr, skip};
+    const Args a{qpos, qvel, nullptr, nullptr, nullptr, workspace_, nullptr, skip};
     Exec x{*this, a};
     stiffgrad::run_staged_contact_search(x, groups_, m_.contact_enabled != 0);
   }
 
-  stiffgrad::kern::Data<Real, stiffgrad::kern::Strided> data(int e) const {
-    return stiffgrad::kern::Data<Real, stiffgrad::kern::Strided>::bind(
-        V{workspace_ + e, stiffgrad::kern::Strided{nenv_}}, layout_);
-  }
+  D data(int e) const { return bind(workspace_, e); }
+  const stiffgrad::PairGroups& groups() const { return groups_; }
+
+  // launches of the narrow stage (one per routine and substep), of the Impulse model's rows
+  // stage, and the contacts each routine's narrow items found
+  int narrow_calls = 0, impulse_calls = 0;
+  std::vector<long> found = std::vector<long>(stiffgrad::kern::kPairRoutines, 0);
 
  private:
   struct Args {
-    Real *qpos, *qvel, *ctrl, *warm, *stats;
+    Real *qpos, *qvel, *ctrl, *warm, *stats, *workspace;
     int* status;
     const int* skip;
   };
+  D bind(Real* workspace, int e) const {
+    return D::bind(V{workspace + e, stiffgrad::kern::Strided{nenv_}}, layout_);
+  }
   // The stage kernels' threads: a live environment (staged::stage_env_if_live).
   struct Exec {
     HostStagedStep& s;
@@ -71,73 +89,74 @@ class HostStagedStep {
     template <class F>
     void each(F&& f) const {
       for (int e = 0; e < s.nenv_; ++e)
-        if (live(e)) f(e);
+        if (live(e)) f(e, s.bind(a.workspace, e));
     }
     V slots(int e) const { return at(s.slots_.data(), e); }
     LastLaneFirstTeam team() const { return LastLaneFirstTeam{{s.m_.team_width}}; }
     void begin() const {
-      each([&](int e) {
+      each([&](int e, D d) {
         s.raised_[e] = 0;
         stiffgrad::kern::control_step_begin(s.m_, at(a.qpos, e), at(a.qvel, e), at(a.ctrl, e),
-                                            at(a.warm, e), s.data(e), a.status + e, at(a.stats, e));
+                                            at(a.warm, e), d, a.status + e, at(a.stats, e));
       });
     }
     void smooth() const {
-      each([&](int e) { stiffgrad::kern::staged_smooth(s.m_, s.data(e)); });
+      each([&](int, D d) { stiffgrad::kern::staged_smooth(s.m_, d); });
     }
     void narrow(int routine, int first, int count) const {
+      ++s.narrow_calls;
       stiffgrad::kern::with_pair_routine(routine, [&](auto r) {
         constexpr int R = decltype(r)::value;
         for (int k = 0; k < count; ++k)  // blockIdx.y
-          each([&](int e) {
-            stiffgrad::kern::staged_narrow<R>(s.m_, s.data(e), s.groups_.pairs[first + k],
-                                              slots(e));
+          each([&](int e, D d) {
+            const int pair = s.groups_.pairs[first + k];
+            stiffgrad::kern::staged_narrow<R>(s.m_, d, pair, slots(e));
+            s.found[routine] += static_cast<long>(slots(e)[pair]);
           });
       });
     }
     void constraint_rows() const {
-      each([&](int e) {
-        s.raised_[e] |= stiffgrad::kern::staged_constraint_rows(s.m_, s.data(e), slots(e));
+      each([&](int e, D d) {
+        s.raised_[e] |= stiffgrad::kern::staged_constraint_rows(s.m_, d, slots(e));
       });
     }
     void constraint_solve() const {
-      each([&](int e) { stiffgrad::kern::constraint_solve(team(), s.m_, s.data(e)); });
+      each([&](int, D d) { stiffgrad::kern::constraint_solve(team(), s.m_, d); });
     }
     void constraint_finish() const {
-      each([&](int e) {
-        stiffgrad::kern::staged_constraint_finish(s.m_, s.data(e), at(a.stats, e));
-      });
+      each([&](int e, D d) { stiffgrad::kern::staged_constraint_finish(s.m_, d, at(a.stats, e)); });
     }
     void impulse_half_step() const {
-      each([&](int e) { stiffgrad::kern::impulse_substep_half_step(s.m_, s.data(e)); });
+      each([&](int, D d) { stiffgrad::kern::impulse_substep_half_step(s.m_, d); });
     }
     void impulse_smooth() const {
-      each([&](int e) { stiffgrad::kern::staged_impulse_smooth(s.m_, s.data(e)); });
+      each([&](int, D d) { stiffgrad::kern::staged_impulse_smooth(s.m_, d); });
     }
     void impulse_rows() const {
-      each([&](int e) {
-        s.raised_[e] |= stiffgrad::kern::staged_impulse_rows(s.m_, s.data(e), slots(e));
+      ++s.impulse_calls;
+      each([&](int e, D d) {
+        s.raised_[e] |= stiffgrad::kern::staged_impulse_rows(s.m_, d, slots(e));
       });
     }
     void impulse_solve() const {
-      each([&](int e) { stiffgrad::kern::impulse_substep_solve(team(), s.m_, s.data(e)); });
+      each([&](int, D d) { stiffgrad::kern::impulse_substep_solve(team(), s.m_, d); });
     }
     void impulse_finish() const {
-      each([&](int e) { stiffgrad::kern::staged_impulse_finish(s.m_, s.data(e), at(a.stats, e)); });
+      each([&](int e, D d) { stiffgrad::kern::staged_impulse_finish(s.m_, d, at(a.stats, e)); });
     }
     void end() const {
-      each([&](int e) {
-        stiffgrad::kern::control_step_end(s.m_, s.data(e), at(a.qpos, e), at(a.qvel, e),
-                                          at(a.warm, e), s.raised_[e], a.status + e);
+      each([&](int e, D d) {
+        stiffgrad::kern::control_step_end(s.m_, d, at(a.qpos, e), at(a.qvel, e), at(a.warm, e),
+                                          s.raised_[e], a.status + e);
       });
     }
     void contacts_begin() const {
-      each([&](int e) {
-        stiffgrad::kern::staged_contacts_begin(s.m_, at(a.qpos, e), at(a.qvel, e), s.data(e));
+      each([&](int e, D d) {
+        stiffgrad::kern::staged_contacts_begin(s.m_, at(a.qpos, e), at(a.qvel, e), d);
       });
     }
     void contacts_gather() const {
-      each([&](int e) { stiffgrad::kern::staged_gather_contacts(s.m_, s.data(e), slots(e)); });
+      each([&](int e, D d) { stiffgrad::kern::staged_gather_contacts(s.m_, d, slots(e)); });
     }
   };
 

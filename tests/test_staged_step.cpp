@@ -11,17 +11,16 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <functional>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "all_routines_scene.hpp"
 #include "core/model_arrays.hpp"
 #include "core/staged_schedule.hpp"
 #include "kernels/step/staged_step.hpp"
+#include "staged_host_step.hpp"
 #include "stiffgrad/stiffgrad.hpp"
-#include "all_routines_scene.hpp"
-#include "last_lane_first_team.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -93,84 +92,19 @@ std::vector<long> check_staged(const std::shared_ptr<const Model>& model, const 
   EXPECT_EQ(static_cast<int>(groups.pairs.size()), M.ncpair);
   using V = kern::View<Real, kern::Strided>;
   const kern::Strided s{nenv};
-  std::vector<Real> qpos(M.nq * nenv), qvel(M.nv * nenv), ctrl(M.nu * nenv + 1), warm(M.nv * nenv, Real(0)),
-      stats(kern::kContactStats * nenv), workspace(static_cast<std::size_t>(layout.size) * nenv),
-      slots(static_cast<std::size_t>(kern::pair_slots_size(m)) * nenv + 1);
-  std::vector<int> status(nenv, 0), raised(nenv, 0);
+  std::vector<Real> qpos(M.nq * nenv), qvel(M.nv * nenv), ctrl(M.nu * nenv + 1),
+      warm(M.nv * nenv, Real(0)), stats(kern::kContactStats * nenv),
+      workspace(static_cast<std::size_t>(layout.size) * nenv);
+  std::vector<int> status(nenv, 0);
   for (int e = 0; e < nenv; ++e) {
     for (int i = 0; i < M.nq; ++i) qpos[i * nenv + e] = static_cast<Real>(q[e * M.nq + i]);
     for (int i = 0; i < M.nv; ++i) qvel[i * nenv + e] = static_cast<Real>(v[e * M.nv + i]);
   }
-  const auto data = [&](int e) { return kern::Data<Real, kern::Strided>::bind(V{workspace.data() + e, s}, layout); };
+  // the stages as the CUDA backend's StagedStep launches them (sgtest::HostStagedStep)
+  sgtest::HostStagedStep<Real> staged(impulse_model ? *impulse_model : M, m, layout, nenv,
+                                      workspace.data());
+  const auto data = [&](int e) { return staged.data(e); };
   const auto at = [&](std::vector<Real>& a, int e) { return V{a.data() + e, s}; };
-  const auto live = [&](int e) { return (status[e] & kern::kEnvNonFinite) == 0; };
-  struct HostExec {
-    std::function<void()> begin, smooth, constraint_rows, constraint_solve, constraint_finish, impulse_half_step, impulse_smooth, impulse_rows, impulse_solve,
-        impulse_finish, end;
-    std::function<void(int, int, int)> narrow;
-  } x;
-  x.begin = [&] {
-    for (int e = 0; e < nenv; ++e) {
-      if (!live(e)) continue;
-      raised[e] = 0;
-      kern::control_step_begin(m, at(qpos, e), at(qvel, e), at(ctrl, e), at(warm, e), data(e), &status[e], at(stats, e));
-    }
-  };
-  x.smooth = [&] {
-    for (int e = 0; e < nenv; ++e)
-      if (live(e)) kern::staged_smooth(m, data(e));
-  };
-  int narrow_calls = 0;
-  x.narrow = [&](int routine, int first, int count) {
-    kern::with_pair_routine(routine, [&](auto r) {
-      constexpr int R = decltype(r)::value;
-      for (int k = 0; k < count; ++k)  // blockIdx.y
-        for (int e = 0; e < nenv; ++e)  // the threads
-          if (live(e)) {
-            kern::staged_narrow<R>(m, data(e), groups.pairs[first + k], at(slots, e));
-            found[routine] += static_cast<long>(at(slots, e)[groups.pairs[first + k]]);
-          }
-      ++narrow_calls;
-    });
-  };
-  x.constraint_rows = [&] {
-    for (int e = 0; e < nenv; ++e)
-      if (live(e)) raised[e] |= kern::staged_constraint_rows(m, data(e), at(slots, e));
-  };
-  x.constraint_solve = [&] {
-    for (int e = 0; e < nenv; ++e)
-      if (live(e)) kern::constraint_solve(sgtest::LastLaneFirstTeam{{width}}, m, data(e));
-  };
-  x.constraint_finish = [&] {
-    for (int e = 0; e < nenv; ++e)
-      if (live(e)) kern::staged_constraint_finish(m, data(e), at(stats, e));
-  };
-  int impulse_calls = 0;
-  x.impulse_half_step = [&] {
-    for (int e = 0; e < nenv; ++e)
-      if (live(e)) kern::impulse_substep_half_step(m, data(e));
-  };
-  x.impulse_smooth = [&] {
-    for (int e = 0; e < nenv; ++e)
-      if (live(e)) kern::staged_impulse_smooth(m, data(e));
-  };
-  x.impulse_rows = [&] {
-    ++impulse_calls;
-    for (int e = 0; e < nenv; ++e)
-      if (live(e)) raised[e] |= kern::staged_impulse_rows(m, data(e), at(slots, e));
-  };
-  x.impulse_solve = [&] {
-    for (int e = 0; e < nenv; ++e)
-      if (live(e)) kern::impulse_substep_solve(sgtest::LastLaneFirstTeam{{width}}, m, data(e));
-  };
-  x.impulse_finish = [&] {
-    for (int e = 0; e < nenv; ++e)
-      if (live(e)) kern::staged_impulse_finish(m, data(e), at(stats, e));
-  };
-  x.end = [&] {
-    for (int e = 0; e < nenv; ++e)
-      if (live(e)) kern::control_step_end(m, data(e), at(qpos, e), at(qvel, e), at(warm, e), raised[e], &status[e]);
-  };
   // width > 1: the fused step over the same view, as the CUDA backend's fused kernel runs it
   std::vector<Real> qposF = qpos, qvelF = qvel, warmF = warm, statsF = stats, workspaceF = workspace;
   std::vector<int> statusF(nenv, 0);
@@ -180,7 +114,8 @@ std::vector<long> check_staged(const std::shared_ptr<const Model>& model, const 
   for (int t = 0; t < T; ++t) {
     for (int e = 0; e < nenv; ++e)
       for (int i = 0; i < M.nu; ++i) ctrl[i * nenv + e] = static_cast<Real>(u[(t * nenv + e) * M.nu + i]);
-    run_staged_control_step(x, groups, m.contact_enabled != 0, kern::staged_step_is_impulse(m), S);
+    staged.step(qpos.data(), qvel.data(), ctrl.data(), warm.data(), stats.data(), status.data(),
+                nullptr, S);
     Reference fused;
     if (width > 1) {
       fused = ref[t];
@@ -226,8 +161,8 @@ std::vector<long> check_staged(const std::shared_ptr<const Model>& model, const 
   EXPECT_GT(contacts, 0) << name;
   int routines = 0;
   for (int r = 0; r < kern::kPairRoutines; ++r) routines += groups.count(r) > 0;
-  EXPECT_EQ(narrow_calls, routines * S * T) << name;
-  EXPECT_EQ(impulse_calls, contact_model == ContactModel::Impulse ? S * T : 0) << name;
+  EXPECT_EQ(staged.narrow_calls, routines * S * T) << name;
+  EXPECT_EQ(staged.impulse_calls, contact_model == ContactModel::Impulse ? S * T : 0) << name;
   if (width > 1) {
     std::printf("[staged] %s, team width %d: fused = staged bit for bit; against width 1 (the CPU backend) the "
                 "state differs by %.1e of its scale after the first step, %.1e after %d\n", name.c_str(), width,
@@ -235,7 +170,7 @@ std::vector<long> check_staged(const std::shared_ptr<const Model>& model, const 
     EXPECT_LT(first_step_gap, width_tol) << name;
     EXPECT_LT(width_gap, 1e-2) << name;
   }
-  return found;
+  return staged.found;
 }
 
 TEST(StagedStep, EveryRoutineEqualsFusedStepBitwise) {

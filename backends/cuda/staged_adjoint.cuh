@@ -70,7 +70,7 @@ class StagedAdjoint {
  private:
   // the pointers a captured graph bakes in: StagedAdjointArgs' per-call ones and the step's
   using GraphKey = std::array<const void*, 17>;
-  static constexpr std::size_t kMaxGraphs = 4096;  // beyond: the cache is emptied (bounded memory)
+  static constexpr std::size_t kMaxGraphs = 4096;  // beyond: plain launches (bounded memory)
   void enqueue(cudaStream_t stream, StagedStep<Real>& step, const StagedAdjointArgs<Real>& a) const;
   cudaGraphExec_t graph(cudaStream_t stream, StagedStep<Real>& step,
                         const StagedAdjointArgs<Real>& a);

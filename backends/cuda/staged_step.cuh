@@ -87,7 +87,7 @@ class StagedStep {
   DeviceArray<int> pairs_;
   // what a captured graph bakes in: the substep count and StagedArgs' per-call pointers
   using GraphKey = std::array<const void*, 9>;
-  static constexpr std::size_t kMaxGraphs = 4096;  // beyond: the cache is emptied (bounded memory)
+  static constexpr std::size_t kMaxGraphs = 4096;  // beyond: plain launches (bounded memory)
   bool use_graphs_ = true;  // off after a capture failed (then plain launches)
   std::map<GraphKey, cudaGraphExec_t> graphs_;
 };

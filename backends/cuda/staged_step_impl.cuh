@@ -313,10 +313,9 @@ cudaGraphExec_t StagedStep<Real>::graph(cudaStream_t stream, const StagedArgs<Re
                         a.status};
   const auto it = graphs_.find(key);
   if (it != graphs_.end()) return it->second;
-  if (graphs_.size() >= kMaxGraphs) {
-    for (auto& kv : graphs_) cudaGraphExecDestroy(kv.second);
-    graphs_.clear();
-  }
+  // A full cache captures nothing more: the sets past it launch plainly (emptying it instead
+  // would recapture, and allocate, on every step of a rollout longer than the cache).
+  if (graphs_.size() >= kMaxGraphs) return nullptr;
   // Capture once; a stream that cannot be captured falls back to plain launches for good.
   const cudaGraphExec_t exec = capture_graph(stream, [&] { enqueue(stream, a, substeps); });
   if (!exec) {

@@ -186,22 +186,21 @@ SG_HD void bundle_step_env(const ModelView<Real>& m, const BundleParams& p, View
 
 // The bundled step with its branches stepped elsewhere, all at once (the CUDA backend: each
 // branch is one launch of the nominal control step over the bundled environments).
-// Begin: false for an environment already non-finite (its branches must not step: the caller's
-// skip flag); else the environment's statistics cleared, every branch's start copied
+// Begin: nothing for an environment already non-finite (its branches must not step either: the
+// caller's skip flag); else the environment's statistics cleared, every branch's start copied
 // (bundle_branch_begin) from (qb, vb, wb) and its status bits branch_status[b * status_stride]
 // cleared.
 template <class Real, class LS, class LB>
-SG_HD bool bundle_branches_begin_env(const ModelView<Real>& m, int B, const int* status,
+SG_HD void bundle_branches_begin_env(const ModelView<Real>& m, int B, const int* status,
                                      View<Real, LS> stats, View<Real, LB> qb, View<Real, LB> vb,
                                      View<Real, LB> wb, View<Real, LB> qb1, View<Real, LB> vb1,
                                      View<Real, LB> wb1, int* branch_status, int status_stride) {
-  if (*status & kEnvNonFinite) return false;
+  if (*status & kEnvNonFinite) return;
   if (stats.p != nullptr) clear_contact_stats(stats);
   for (int b = 0; b < B; ++b) {
     bundle_branch_begin(m, b, qb, vb, wb, qb1, vb1, wb1);
     branch_status[b * status_stride] = 0;
   }
-  return true;
 }
 
 // Finish, after every branch's control step (its status bits in branch_status[b * status_stride],
