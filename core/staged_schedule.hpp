@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/collision/collision.hpp"
+#include "kernels/step/staged_step.hpp"
 #include "stiffgrad/model.hpp"
 
 namespace stiffgrad {
@@ -36,40 +37,98 @@ inline PairGroups make_pair_groups(const Model& m) {
   return g;
 }
 
-// One substep of the staged pipeline through `x`, which provides smooth(),
-// narrow(routine, first, count) (the pairs groups.pairs[first .. first + count)),
-// constraint_rows(), constraint_solve() and constraint_finish(); with the Impulse model
-// (`impulse`, kern::staged_step_is_impulse), impulse_half_step() and impulse_smooth() in place of
-// smooth() and impulse_rows(), impulse_solve() and impulse_finish() in place of the constraint
-// stages. Pairs without a routine (kRoutineNone: never compiled into a model with constraints,
-// kept for safety) go through the run-time dispatch.
+// Which stages a model's staged substep has (kernels/step/staged_step.hpp).
+struct StagedPlan {
+  bool impulse = false;      // the Impulse model's stages (kern::staged_step_is_impulse)
+  bool constraints = false;  // rows and solve stages (m.nefc_max > 0)
+  bool contacts = false;     // narrow stages (constraints and m.contact_enabled)
+  int rk_evaluations = 0;    // Runge–Kutta: evaluations launched per substep
+                             // (kern::rk_evaluations_bound); 0: the Euler family or Impulse
+  int rk_integrator = 0;     // the Runge–Kutta method (kern::kIntEuler: none)
+  int rk_steps = 0;          // Runge–Kutta: accepted steps per substep at most (the adjoint's
+                             // rounds: max_steps for the adaptive methods, 1 for RK4)
+};
+
+template <class Real>
+StagedPlan make_staged_plan(const kern::ModelView<Real>& m) {  // reads m's scalars only
+  StagedPlan p;
+  p.impulse = kern::staged_step_is_impulse(m);
+  p.constraints = m.nefc_max > 0;
+  p.contacts = p.constraints && m.contact_enabled != 0;
+  p.rk_evaluations =
+      !p.impulse && m.rk_integrator != kern::kIntEuler ? kern::rk_evaluations_bound(m) : 0;
+  if (p.rk_evaluations > 0) {
+    p.rk_integrator = m.rk_integrator;
+    p.rk_steps =
+        kern::rk_tableau(m.rk_integrator).adaptive ? (m.rk_max_steps > 1 ? m.rk_max_steps : 1) : 1;
+  }
+  return p;
+}
+
+// The narrow stage: one call per routine present.
 template <class Exec>
-void run_staged_substep(Exec& x, const PairGroups& g, bool contact_enabled, bool impulse) {
-  if (impulse) {
+void run_staged_narrow(Exec& x, const PairGroups& g) {
+  for (int r = 0; r < kern::kPairRoutines; ++r)
+    if (g.count(r) > 0) x.narrow(r, g.begin[static_cast<std::size_t>(r)], g.count(r));
+}
+
+// A Runge–Kutta evaluation of the dynamics up to its constraint solve: rk_smooth(), the narrow
+// stage, constraint_rows() and constraint_solve() (with constraints), for the environments whose
+// controller is not done.
+template <class Exec>
+void run_staged_evaluation(Exec& x, const PairGroups& g, const StagedPlan& plan) {
+  x.rk_smooth();
+  if (plan.contacts) run_staged_narrow(x, g);
+  if (plan.constraints) {
+    x.constraint_rows();
+    x.constraint_solve();
+  }
+}
+
+// One substep of the staged pipeline through `x`, which provides
+//   the Euler family: smooth(), narrow(routine, first, count) (the pairs
+//     groups.pairs[first .. first + count)), constraint_rows(), constraint_solve() and
+//     constraint_finish() (without constraints: smooth() and constraint_finish() alone);
+//   the Impulse model: impulse_half_step(), impulse_smooth(), narrow(), impulse_rows(),
+//     impulse_solve() and impulse_finish();
+//   the Runge–Kutta methods: rk_begin(), then plan.rk_evaluations times rk_smooth(), narrow(),
+//     constraint_rows(), constraint_solve() (with constraints) and rk_finish(); the stages of an
+//     evaluation skip the environments whose controller is done.
+// Pairs without a routine (kRoutineNone: never compiled into a model with constraints, kept for
+// safety) go through the run-time dispatch.
+template <class Exec>
+void run_staged_substep(Exec& x, const PairGroups& g, const StagedPlan& plan) {
+  if (plan.impulse) {
     x.impulse_half_step();
     x.impulse_smooth();
-  } else {
-    x.smooth();
-  }
-  if (contact_enabled)
-    for (int r = 0; r < kern::kPairRoutines; ++r)
-      if (g.count(r) > 0) x.narrow(r, g.begin[static_cast<std::size_t>(r)], g.count(r));
-  if (impulse) {
+    if (plan.contacts) run_staged_narrow(x, g);
     x.impulse_rows();
     x.impulse_solve();
     x.impulse_finish();
-  } else {
+    return;
+  }
+  if (plan.rk_evaluations > 0) {
+    x.rk_begin();
+    for (int k = 0; k < plan.rk_evaluations; ++k) {
+      run_staged_evaluation(x, g, plan);
+      x.rk_finish();
+    }
+    return;
+  }
+  x.smooth();
+  if (plan.contacts) run_staged_narrow(x, g);
+  if (plan.constraints) {
     x.constraint_rows();
     x.constraint_solve();
-    x.constraint_finish();
   }
+  x.constraint_finish();
 }
 
 // One control step of the staged pipeline: x.begin(), the substeps (run_staged_substep), x.end().
 template <class Exec>
-void run_staged_control_step(Exec& x, const PairGroups& g, bool contact_enabled, bool impulse, int substeps) {
+void run_staged_control_step(Exec& x, const PairGroups& g, const StagedPlan& plan, int substeps) {
   x.begin();
-  for (int s = 0; s < substeps; ++s) run_staged_substep(x, g, contact_enabled, impulse);
+  for (int s = 0; s < substeps; ++s) run_staged_substep(x, g, plan);
   x.end();
 }
 
@@ -78,9 +137,7 @@ void run_staged_control_step(Exec& x, const PairGroups& g, bool contact_enabled,
 template <class Exec>
 void run_staged_contact_search(Exec& x, const PairGroups& g, bool contact_enabled) {
   x.contacts_begin();
-  if (contact_enabled)
-    for (int r = 0; r < kern::kPairRoutines; ++r)
-      if (g.count(r) > 0) x.narrow(r, g.begin[static_cast<std::size_t>(r)], g.count(r));
+  if (contact_enabled) run_staged_narrow(x, g);
   x.contacts_gather();
 }
 
@@ -122,18 +179,66 @@ void run_bundled_adjoint_step(Exec& x, int branches) {
 // provides replay_begin(), replay_substep(s) (the staged substep's stages over tape slot s,
 // run_staged_substep), replay_carry(s), replay_check(), adjoint_begin(), per substep (last to
 // first) the adjoint stages over slot s, and adjoint_end(). The adjoint stages of a substep:
-// with soft constraints adjoint_state(s), adjoint_hessian(s), adjoint_solve(s), adjoint_rows(s);
-// with the Impulse
-// model (`impulse`) impulse_adjoint_begin(s), impulse_adjoint_solve(s),
-// impulse_adjoint_delassus(s), impulse_adjoint_rows(s); then adjoint_pairs(s, routine, first,
-// count) (with contacts, one call per routine as narrow()) and adjoint_collision(s); last
-// adjoint_finish(s), or impulse_adjoint_finish(s). With `gradient_model` (contacts from distance:
-// the adjoint differentiates a second contact model), each substep's adjoint stages are preceded
-// by gradient_restore(s) and gradient_substep(s) (the staged substep's stages in that model over
-// slot s).
+//   the Euler family: adjoint_state(s), then with constraints adjoint_hessian(s),
+//     adjoint_solve(s), adjoint_rows(s), adjoint_pairs(s, routine, first, count) (with contacts,
+//     one call per routine as narrow()) and adjoint_collision(s); last adjoint_finish(s);
+//   the Impulse model: impulse_adjoint_begin(s), impulse_adjoint_solve(s),
+//     impulse_adjoint_delassus(s), impulse_adjoint_rows(s), the pairs, adjoint_collision(s),
+//     impulse_adjoint_finish(s);
+//   the Runge–Kutta methods: run_staged_rk_adjoint_substep below.
+// With `gradient_model` (contacts from distance: the adjoint differentiates a second contact
+// model), each substep's adjoint stages are preceded by gradient_restore(s) and
+// gradient_substep(s) (the staged substep's stages in that model over slot s).
 template <class Exec>
-void run_staged_adjoint_step(Exec& x, const PairGroups& g, bool contact_enabled, bool impulse,
-                             int substeps, bool gradient_model = false) {
+void run_staged_adjoint_pairs(Exec& x, const PairGroups& g, int s, int round = -1) {
+  for (int r = 0; r < kern::kPairRoutines; ++r)
+    if (g.count(r) > 0)
+      x.adjoint_pairs(s, r, g.begin[static_cast<std::size_t>(r)], g.count(r), round);
+}
+
+// The adjoint of a dynamics evaluation's constraint forces (with constraints), over slot s in
+// `round` (-1: every environment; else the Runge–Kutta round: the environments with an accepted
+// step of that index).
+template <class Exec>
+void run_staged_adjoint_constraints(Exec& x, const PairGroups& g, const StagedPlan& plan, int s,
+                                    int round = -1) {
+  if (!plan.constraints) return;
+  x.adjoint_hessian(s, round);
+  x.adjoint_solve(s, round);
+  x.adjoint_rows(s, round);
+  if (plan.contacts) run_staged_adjoint_pairs(x, g, s, round);
+  x.adjoint_collision(s, round);
+}
+
+// The Runge–Kutta substep's adjoint over slot s (kernels/step/staged_adjoint.hpp): per round
+// n = plan.rk_steps - 1 .. 0, rk_adjoint_step_begin(s, n), per stage i rk_adjoint_evaluate(s) (the
+// staged step's evaluation stages over slot s for the round's environments) and
+// rk_adjoint_record(s, n, i), then per used stage i (last to first) rk_adjoint_evaluate(s),
+// rk_adjoint_stage_begin(s, n, i), the constraint forces' adjoint stages, adjoint_finish(s, n)
+// and rk_adjoint_stage_end(s, n, i).
+template <class Exec>
+void run_staged_rk_adjoint_substep(Exec& x, const PairGroups& g, const StagedPlan& plan, int s) {
+  const kern::RkTableau t = kern::rk_tableau(plan.rk_integrator);
+  for (int n = plan.rk_steps - 1; n >= 0; --n) {
+    x.rk_adjoint_step_begin(s, n);
+    for (int i = 0; i < t.stages; ++i) {
+      x.rk_adjoint_evaluate(s);
+      x.rk_adjoint_record(s, n, i);
+    }
+    for (int i = t.stages - 1; i >= 0; --i) {
+      if (!kern::rk_stage_used(t, i)) continue;
+      x.rk_adjoint_evaluate(s);
+      x.rk_adjoint_stage_begin(s, n, i);
+      run_staged_adjoint_constraints(x, g, plan, s, n);
+      x.adjoint_finish(s, n);
+      x.rk_adjoint_stage_end(s, n, i);
+    }
+  }
+}
+
+template <class Exec>
+void run_staged_adjoint_step(Exec& x, const PairGroups& g, const StagedPlan& plan, int substeps,
+                             bool gradient_model = false) {
   x.replay_begin();
   for (int s = 0; s < substeps; ++s) {
     x.replay_substep(s);
@@ -146,23 +251,23 @@ void run_staged_adjoint_step(Exec& x, const PairGroups& g, bool contact_enabled,
       x.gradient_restore(s);
       x.gradient_substep(s);
     }
-    if (impulse) {
+    if (plan.rk_evaluations > 0) {
+      run_staged_rk_adjoint_substep(x, g, plan, s);
+      continue;
+    }
+    if (plan.impulse) {
       x.impulse_adjoint_begin(s);
       x.impulse_adjoint_solve(s);
       x.impulse_adjoint_delassus(s);
       x.impulse_adjoint_rows(s);
-    } else {
-      x.adjoint_state(s);
-      x.adjoint_hessian(s);
-      x.adjoint_solve(s);
-      x.adjoint_rows(s);
+      if (plan.contacts) run_staged_adjoint_pairs(x, g, s);
+      x.adjoint_collision(s, -1);
+      x.impulse_adjoint_finish(s);
+      continue;
     }
-    if (contact_enabled)
-      for (int r = 0; r < kern::kPairRoutines; ++r)
-        if (g.count(r) > 0) x.adjoint_pairs(s, r, g.begin[static_cast<std::size_t>(r)], g.count(r));
-    x.adjoint_collision(s);
-    if (impulse) x.impulse_adjoint_finish(s);
-    else x.adjoint_finish(s);
+    x.adjoint_state(s);
+    run_staged_adjoint_constraints(x, g, plan, s);
+    x.adjoint_finish(s, -1);
   }
   x.adjoint_end();
 }

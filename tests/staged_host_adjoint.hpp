@@ -47,6 +47,7 @@ class HostStagedAdjoint {
         nenv_(nenv),
         S_(S),
         groups_(stiffgrad::make_pair_groups(model)),
+        plan_(stiffgrad::make_staged_plan(mg)),
         size_(static_cast<std::size_t>(layout.size)),
         tape_(S * size_ * nenv),
         adj_ws_(size_ * nenv),
@@ -60,15 +61,15 @@ class HostStagedAdjoint {
   // StagedAdjoint::launch: the adjoint of one control step.
   void step(const Args& a) {
     Exec x{*this, a};
-    stiffgrad::run_staged_adjoint_step(x, groups_, m_.contact_enabled != 0,
-                                       stiffgrad::kern::staged_step_is_impulse(m_), S_,
-                                       mg_.cfd != 0);
+    stiffgrad::run_staged_adjoint_step(x, groups_, plan_, S_, mg_.cfd != 0);
   }
 
   const stiffgrad::PairGroups& groups() const { return groups_; }
   // calls of the adjoint's first stage per substep, of the gradient-model substeps, of the pairs
   // stage
   int stage_calls = 0, gradient_calls = 0, pair_calls = 0;
+  // Runge–Kutta: the rounds' stage-adjoint items run (rk_adjoint_stage_end per environment)
+  long rk_stage_adjoints = 0;
 
  private:
   Real* slot_base(int s) { return tape_.data() + s * size_ * nenv_; }  // tape slot s's workspace
@@ -90,6 +91,45 @@ class HostStagedAdjoint {
     void each(F&& f) const {  // the adjoint's stages: environments not skipped
       for (int e = 0; e < h.nenv_; ++e)
         if (!skipped(e)) f(e);
+    }
+    // a stage of Runge–Kutta round `round` (-1: none) of substep s: the environments with an
+    // accepted step of that index (staged_adjoint::outside_round)
+    template <class F>
+    void each_in(int s, int round, F&& f) const {
+      each([&](int e) {
+        if (round < 0 || stiffgrad::kern::staged_rk_adjoint_active(h.slot(s, e), round)) f(e);
+      });
+    }
+    // the staged step that evaluates the differentiated model's dynamics
+    HostStagedStep<Real>& evaluator() const { return h.mg_.cfd ? h.gradient_step_ : h.step_; }
+    void rk_adjoint_step_begin(int s, int n) const {
+      stiffgrad::kern::RkControl* rk = evaluator().rk_controls();
+      for (int e = 0; e < h.nenv_; ++e) {  // every environment, as a replay stage
+        const bool active =
+            !skipped(e) && stiffgrad::kern::staged_rk_adjoint_active(h.slot(s, e), n);
+        rk[e].phase = active ? stiffgrad::kern::kRkStage : stiffgrad::kern::kRkDone;
+        if (active)
+          stiffgrad::kern::staged_rk_adjoint_step_begin(mg(), h.slot(s, e), h.adata(e), n);
+      }
+    }
+    void rk_adjoint_evaluate(int s) const { evaluator().evaluation(h.slot_base(s)); }
+    void rk_adjoint_record(int s, int n, int i) const {
+      each_in(s, n, [&](int e) {
+        stiffgrad::kern::staged_rk_adjoint_record(mg(), h.slot(s, e), h.adata(e), n, i);
+      });
+    }
+    void rk_adjoint_stage_begin(int s, int n, int i) const {
+      ++h.stage_calls;
+      each_in(s, n, [&](int e) {
+        stiffgrad::kern::staged_rk_adjoint_stage_begin(mg(), h.layout_, h.slot(s, e), h.adata(e),
+                                                       h.at(h.adj_ws_, e), i);
+      });
+    }
+    void rk_adjoint_stage_end(int s, int n, int i) const {
+      each_in(s, n, [&](int e) {
+        ++h.rk_stage_adjoints;
+        stiffgrad::kern::staged_rk_adjoint_stage_end(mg(), h.slot(s, e), h.adata(e), n, i);
+      });
     }
     const stiffgrad::kern::ModelView<Real>& mg() const { return h.mg_; }
     void replay_begin() const {
@@ -134,18 +174,18 @@ class HostStagedAdjoint {
                                               h.adata(e), h.at(h.adj_ws_, e));
       });
     }
-    void adjoint_hessian(int s) const {
-      each([&](int e) {
+    void adjoint_hessian(int s, int round) const {
+      each_in(s, round, [&](int e) {
         stiffgrad::kern::adj_constraint_solve_begin(h.team(), mg(), h.slot(s, e));
       });
     }
-    void adjoint_solve(int s) const {
-      each([&](int e) {
+    void adjoint_solve(int s, int round) const {
+      each_in(s, round, [&](int e) {
         stiffgrad::kern::adj_constraint_solve_end<true>(mg(), h.slot(s, e), h.adata(e));
       });
     }
-    void adjoint_rows(int s) const {
-      each([&](int e) {
+    void adjoint_rows(int s, int round) const {
+      each_in(s, round, [&](int e) {
         stiffgrad::kern::adj_constraint_forces_rows(mg(), h.slot(s, e), h.adata(e));
       });
     }
@@ -168,28 +208,30 @@ class HostStagedAdjoint {
     void impulse_adjoint_finish(int s) const {
       each([&](int e) { stiffgrad::kern::adj_impulse_end(mg(), h.slot(s, e), h.adata(e)); });
     }
-    void adjoint_pairs(int s, int routine, int first, int count) const {
+    void adjoint_pairs(int s, int routine, int first, int count, int round) const {
       ++h.pair_calls;
       stiffgrad::kern::with_pair_routine(routine, [&](auto r) {
         constexpr int R = decltype(r)::value;
         for (int chunk = stiffgrad::kern::pair_adjoint_chunks<Real>(R) - 1; chunk >= 0;
              --chunk)                      // blockIdx.z
           for (int k = 0; k < count; ++k)  // blockIdx.y
-            each([&](int e) {
+            each_in(s, round, [&](int e) {
               stiffgrad::kern::staged_adjoint_pair<R>(mg(), h.slot(s, e), h.adata(e),
                                                       h.groups_.pairs[first + k], chunk,
                                                       h.at(h.pair_slots_, e));
             });
       });
     }
-    void adjoint_collision(int s) const {
-      each([&](int e) {
+    void adjoint_collision(int s, int round) const {
+      each_in(s, round, [&](int e) {
         stiffgrad::kern::staged_adjoint_collision(mg(), h.slot(s, e), h.adata(e),
                                                   h.at(h.pair_slots_, e));
       });
     }
-    void adjoint_finish(int s) const {
-      each([&](int e) { stiffgrad::kern::staged_adjoint_finish(mg(), h.slot(s, e), h.adata(e)); });
+    void adjoint_finish(int s, int round) const {
+      each_in(s, round, [&](int e) {
+        stiffgrad::kern::staged_adjoint_finish(mg(), h.slot(s, e), h.adata(e));
+      });
     }
     void adjoint_end() const {
       each([&](int e) {
@@ -207,6 +249,7 @@ class HostStagedAdjoint {
   stiffgrad::kern::DataLayout layout_;
   int nenv_, S_;
   stiffgrad::PairGroups groups_;
+  stiffgrad::StagedPlan plan_;
   std::size_t size_;
   std::vector<Real> tape_, adj_ws_, replay_, stats_, pair_slots_;
   HostStagedStep<Real> step_, gradient_step_;  // the replay's stages in m and in mg

@@ -30,8 +30,12 @@ class HostStagedStep {
         nenv_(nenv),
         workspace_(workspace),
         groups_(stiffgrad::make_pair_groups(model)),
+        plan_(stiffgrad::make_staged_plan(m)),
+        rk_(static_cast<std::size_t>(nenv)),
         slots_(static_cast<std::size_t>(stiffgrad::kern::pair_slots_size(m)) * nenv + 1),
-        raised_(static_cast<std::size_t>(nenv), 0) {}
+        raised_(static_cast<std::size_t>(nenv), 0) {
+    for (auto& c : rk_) c.phase = stiffgrad::kern::kRkDone;
+  }
 
   // StagedStep::launch: one control step of `substeps` substeps of every environment not flagged
   // in skip (null: none) and not non-finite, over environment-minor arrays of stride nenv.
@@ -39,8 +43,7 @@ class HostStagedStep {
             const int* skip, int substeps) {
     const Args a{qpos, qvel, ctrl, warm, stats, workspace_, status, skip};
     Exec x{*this, a};
-    stiffgrad::run_staged_control_step(x, groups_, m_.contact_enabled != 0,
-                                       stiffgrad::kern::staged_step_is_impulse(m_), substeps);
+    stiffgrad::run_staged_control_step(x, groups_, plan_, substeps);
   }
 
   // StagedStep::launch_substep: the stages of one substep over `workspace` (DataLayout::size x
@@ -48,9 +51,17 @@ class HostStagedStep {
   void substep(Real* workspace, Real* stats) {
     const Args a{nullptr, nullptr, nullptr, nullptr, stats, workspace, nullptr, nullptr};
     Exec x{*this, a};
-    stiffgrad::run_staged_substep(x, groups_, m_.contact_enabled != 0,
-                                  stiffgrad::kern::staged_step_is_impulse(m_));
+    stiffgrad::run_staged_substep(x, groups_, plan_);
   }
+
+  // StagedStep::launch_evaluation: one Runge–Kutta evaluation up to its solve over `workspace`
+  // for the environments whose controller (rk_controls()) is not done.
+  void evaluation(Real* workspace) {
+    const Args a{nullptr, nullptr, nullptr, nullptr, nullptr, workspace, nullptr, nullptr};
+    Exec x{*this, a};
+    stiffgrad::run_staged_evaluation(x, groups_, plan_);
+  }
+  stiffgrad::kern::RkControl* rk_controls() { return rk_.data(); }
 
   // StagedStep::launch_contact_search: the kinematics and contacts at (qpos, qvel) of every
   // environment not flagged in skip, into its Data.
@@ -62,10 +73,16 @@ class HostStagedStep {
 
   D data(int e) const { return bind(workspace_, e); }
   const stiffgrad::PairGroups& groups() const { return groups_; }
+  const stiffgrad::StagedPlan& plan() const { return plan_; }
+  const stiffgrad::kern::RkControl& controller(int e) const { return rk_[e]; }
 
   // launches of the narrow stage (one per routine and substep), of the Impulse model's rows
   // stage, and the contacts each routine's narrow items found
   int narrow_calls = 0, impulse_calls = 0;
+  // Runge–Kutta: the dynamics evaluations run per environment (rk_finish items), and the
+  // substeps after which some environment's controller was not done (none may be)
+  std::vector<long> evaluations;
+  int unfinished_substeps = 0;
   std::vector<long> found = std::vector<long>(stiffgrad::kern::kPairRoutines, 0);
 
  private:
@@ -86,10 +103,21 @@ class HostStagedStep {
       if (a.skip && a.skip[e]) return false;
       return !(a.status && (a.status[e] & stiffgrad::kern::kEnvNonFinite));
     }
+    // an evaluation stage of a Runge–Kutta substep skips the environments whose controller is
+    // done (staged::rk_done)
+    bool evaluating(int e) const {
+      return s.plan_.rk_evaluations == 0 || s.rk_[e].phase != stiffgrad::kern::kRkDone;
+    }
     template <class F>
     void each(F&& f) const {
       for (int e = 0; e < s.nenv_; ++e)
         if (live(e)) f(e, s.bind(a.workspace, e));
+    }
+    template <class F>
+    void each_evaluating(F&& f) const {
+      each([&](int e, D d) {
+        if (evaluating(e)) f(e, d);
+      });
     }
     V slots(int e) const { return at(s.slots_.data(), e); }
     LastLaneFirstTeam team() const { return LastLaneFirstTeam{{s.m_.team_width}}; }
@@ -108,7 +136,7 @@ class HostStagedStep {
       stiffgrad::kern::with_pair_routine(routine, [&](auto r) {
         constexpr int R = decltype(r)::value;
         for (int k = 0; k < count; ++k)  // blockIdx.y
-          each([&](int e, D d) {
+          each_evaluating([&](int e, D d) {
             const int pair = s.groups_.pairs[first + k];
             stiffgrad::kern::staged_narrow<R>(s.m_, d, pair, slots(e));
             s.found[routine] += static_cast<long>(slots(e)[pair]);
@@ -116,15 +144,35 @@ class HostStagedStep {
       });
     }
     void constraint_rows() const {
-      each([&](int e, D d) {
+      each_evaluating([&](int e, D d) {
         s.raised_[e] |= stiffgrad::kern::staged_constraint_rows(s.m_, d, slots(e));
       });
     }
     void constraint_solve() const {
-      each([&](int, D d) { stiffgrad::kern::constraint_solve(team(), s.m_, d); });
+      each_evaluating([&](int, D d) { stiffgrad::kern::constraint_solve(team(), s.m_, d); });
     }
     void constraint_finish() const {
       each([&](int e, D d) { stiffgrad::kern::staged_constraint_finish(s.m_, d, at(a.stats, e)); });
+    }
+    void rk_begin() const {
+      s.evaluations.resize(static_cast<std::size_t>(s.nenv_), 0);
+      // a substep's evaluations are over when the next begins (or the step ends)
+      check_controllers_done();
+      each([&](int e, D d) { stiffgrad::kern::rk_substep_begin(s.m_, d, s.rk_[e]); });
+    }
+    void rk_smooth() const {
+      each_evaluating([&](int, D d) { stiffgrad::kern::staged_rk_smooth(s.m_, d); });
+    }
+    void rk_finish() const {
+      each_evaluating([&](int e, D d) {
+        ++s.evaluations[e];
+        s.raised_[e] |= stiffgrad::kern::staged_rk_finish(s.m_, d, s.rk_[e], at(a.stats, e));
+      });
+    }
+    void check_controllers_done() const {
+      bool all = true;
+      each([&](int e, D) { all = all && s.rk_[e].phase == stiffgrad::kern::kRkDone; });
+      if (!all) ++s.unfinished_substeps;
     }
     void impulse_half_step() const {
       each([&](int, D d) { stiffgrad::kern::impulse_substep_half_step(s.m_, d); });
@@ -145,6 +193,7 @@ class HostStagedStep {
       each([&](int e, D d) { stiffgrad::kern::staged_impulse_finish(s.m_, d, at(a.stats, e)); });
     }
     void end() const {
+      if (s.plan_.rk_evaluations > 0) check_controllers_done();
       each([&](int e, D d) {
         stiffgrad::kern::control_step_end(s.m_, d, at(a.qpos, e), at(a.qvel, e), at(a.warm, e),
                                           s.raised_[e], a.status + e);
@@ -165,6 +214,8 @@ class HostStagedStep {
   int nenv_;
   Real* workspace_;
   stiffgrad::PairGroups groups_;
+  stiffgrad::StagedPlan plan_;
+  std::vector<stiffgrad::kern::RkControl> rk_;
   std::vector<Real> slots_;
   std::vector<int> raised_;
 };

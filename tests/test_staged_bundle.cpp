@@ -57,7 +57,7 @@ void check_bundled_steps(const std::shared_ptr<const Model>& model, const std::s
   const ModelArrays<Real> model_arrays(impulse_model ? *impulse_model : M, sim.capacity());
   const kern::ModelView<Real> m =
       with_team_width(simulation_view(model_arrays.host_view(), opt), width);
-  ASSERT_TRUE(kern::staged_step_applies(m)) << name;
+  ASSERT_TRUE(kern::staged_adjoint_applies(m, m)) << name;
   const kern::DataLayout layout = kern::DataLayout::make(m);
   const kern::BundleParams params{B, 0.01, 0.02, 1e-4, 7};
   const int nq = M.nq, nv = M.nv, nu = M.nu, NS = kern::kContactStats;

@@ -40,11 +40,20 @@ struct Reference {
 // state's scale). Later steps amplify that as the dynamics do (measured: the all-routines scene's
 // tumbling boxes reach 4e-5 after 12 steps in double): printed, and bounded by 1e-2 only to catch
 // a blow-up.
+// `integrator`, `adaptive`: the Runge–Kutta methods' staged substep (a controller per
+// environment between evaluations of the dynamics, each a round of stages).
 template <class Real>
-std::vector<long> check_staged(const std::shared_ptr<const Model>& model, const std::string& name, int nenv, int T, int S,
-                               ContactModel contact_model = ContactModel::Soft, int width = 1, double width_tol = 0) {
+std::vector<long> check_staged(
+    const std::shared_ptr<const Model>& model, const std::string& name, int nenv, int T, int S,
+    ContactModel contact_model = ContactModel::Soft, int width = 1, double width_tol = 0,
+    Integrator integrator = Integrator::SemiImplicitEuler,
+    const AdaptiveTolerances& adaptive = AdaptiveTolerances{}, bool constraints = true,
+    std::vector<long>* evaluations_out = nullptr, int* status_bits_out = nullptr) {
   const Model& M = *model;
   SimulatorOptions opt;
+  opt.constraints = constraints;
+  opt.integrator = integrator;
+  opt.adaptive = adaptive;
   opt.contact_model = contact_model;
   opt.nenv = nenv;
   opt.substeps = S;
@@ -82,11 +91,6 @@ std::vector<long> check_staged(const std::shared_ptr<const Model>& model, const 
   const std::unique_ptr<Model> impulse_model = impulse_model_for(M, opt.contact_model, opt.impulse);
   const ModelArrays<Real> arrays(impulse_model ? *impulse_model : M, sim.capacity());
   const kern::ModelView<Real> m = with_team_width(simulation_view(arrays.host_view(), opt), width);
-  std::vector<long> found(kern::kPairRoutines, 0);
-  if (!kern::staged_step_applies(m)) {
-    ADD_FAILURE() << name << ": the staged step does not apply";
-    return found;
-  }
   const kern::DataLayout layout = kern::DataLayout::make(m);
   const PairGroups groups = make_pair_groups(M);
   EXPECT_EQ(static_cast<int>(groups.pairs.size()), M.ncpair);
@@ -111,6 +115,7 @@ std::vector<long> check_staged(const std::shared_ptr<const Model>& model, const 
   const auto dataF = [&](int e) { return kern::Data<Real, kern::Strided>::bind(V{workspaceF.data() + e, s}, layout); };
   double width_gap = 0, first_step_gap = 0;
   int contacts = 0;
+  std::vector<double> evaluations(nenv, 0.0);  // the fused controller's count (statistics)
   for (int t = 0; t < T; ++t) {
     for (int e = 0; e < nenv; ++e)
       for (int i = 0; i < M.nu; ++i) ctrl[i * nenv + e] = static_cast<Real>(u[(t * nenv + e) * M.nu + i]);
@@ -145,6 +150,7 @@ std::vector<long> check_staged(const std::shared_ptr<const Model>& model, const 
     const Reference& r = width > 1 ? fused : ref[t];
     for (int e = 0; e < nenv; ++e) {
       contacts += static_cast<int>(data(e).ncon()[0]);
+      evaluations[e] += r.stats[e * kern::kContactStats + kern::kStatDynamicsEvals];
       EXPECT_EQ(status[e], r.status[e]) << name << " step " << t << " env " << e;
       for (int i = 0; i < M.nq; ++i)
         EXPECT_EQ(static_cast<double>(qpos[i * nenv + e]), r.q[e * M.nq + i]) << name << " qpos " << i << " step " << t;
@@ -157,11 +163,25 @@ std::vector<long> check_staged(const std::shared_ptr<const Model>& model, const 
             << name << " stat " << i << " step " << t;
     }
   }
-  // the comparison must have seen contacts, and one launch per routine present per substep
-  EXPECT_GT(contacts, 0) << name;
+  // the comparison must have seen contacts (with constraints), and one launch per routine present
+  // per evaluation of the dynamics (one per substep but for the Runge–Kutta methods)
+  if (m.nefc_max > 0) EXPECT_GT(contacts, 0) << name;
   int routines = 0;
   for (int r = 0; r < kern::kPairRoutines; ++r) routines += groups.count(r) > 0;
-  EXPECT_EQ(staged.narrow_calls, routines * S * T) << name;
+  const int rounds = std::max(staged.plan().rk_evaluations, 1);
+  EXPECT_EQ(staged.narrow_calls, staged.plan().contacts ? routines * S * T * rounds : 0) << name;
+  if (staged.plan().rk_evaluations > 0) {
+    // every substep's controllers ended within the launched evaluations, and each environment
+    // ran exactly the evaluations its fused controller counted
+    EXPECT_EQ(staged.unfinished_substeps, 0) << name;
+    for (int e = 0; e < nenv; ++e) {
+      EXPECT_EQ(static_cast<double>(staged.evaluations[e]), evaluations[e]) << name << " env " << e;
+      EXPECT_GT(staged.evaluations[e], 0) << name << " env " << e;
+    }
+    if (evaluations_out) *evaluations_out = staged.evaluations;
+  }
+  if (status_bits_out)
+    for (int e = 0; e < nenv; ++e) *status_bits_out |= status[e];
   EXPECT_EQ(staged.impulse_calls, contact_model == ContactModel::Impulse ? S * T : 0) << name;
   if (width > 1) {
     std::printf("[staged] %s, team width %d: fused = staged bit for bit; against width 1 (the CPU backend) the "
@@ -222,6 +242,79 @@ TEST(StagedStep, ImpulseEqualsFusedStepBitwise) {
     check_staged<float>(robot, path + " (impulse, float)", 3, 6, 2, ContactModel::Impulse);
     check_staged<double>(robot, path + " (impulse)", 3, 6, 2, ContactModel::Impulse, 32, 1e-13);
     check_staged<float>(robot, path + " (impulse, float)", 3, 6, 2, ContactModel::Impulse, 32, 1e-5);
+  }
+}
+
+// The Runge–Kutta methods with soft contact: RK4's four evaluations per substep, and the adaptive
+// methods' controller resumed between evaluations, each environment taking its own trial steps
+// (the rounds past an environment's last evaluation skip it). Tight tolerances and a low cap make
+// the controller reject trials and hit the cap (kEnvStepCap) in some environments; event location
+// (event_step) halves trials across contact events.
+TEST(StagedStep, RungeKuttaEqualsFusedStepBitwise) {
+  const auto model = load_mjcf_string(sgtest::kAllRoutinesXml, "all_routines.xml");
+  for (const Integrator integrator :
+       {Integrator::RK4, Integrator::Tsit5, Integrator::Dopri5, Integrator::Bosh3}) {
+    const std::string name = std::string("all routines, ") + integrator_name(integrator);
+    std::vector<long> evaluations;
+    check_staged<double>(model, name, 4, 6, 2, ContactModel::Soft, 1, 0, integrator,
+                         AdaptiveTolerances{}, true, &evaluations);
+    check_staged<float>(model, name + " (float)", 4, 6, 2, ContactModel::Soft, 1, 0, integrator);
+    // Against the CPU's width 1: RK4 to rounding (the Newton solves' sums); an adaptive method's
+    // controller may take other steps for a last-bit change of its error norm, and the two runs
+    // then differ by up to their error tolerances (each accepted step's local error is at most
+    // rtol of the state's scale, so 2 rtol between two runs): one control step, bounded by
+    // 2 rtol (measured 2026-12-08: 1.8e-6 tsit5, 4.6e-7 dopri5; RK4 below 1e-9).
+    if (integrator == Integrator::RK4)
+      check_staged<double>(model, name + " (team)", 4, 4, 2, ContactModel::Soft, 32, 1e-9,
+                           integrator);
+    else
+      check_staged<double>(model, name + " (team)", 4, 1, 2, ContactModel::Soft, 32,
+                           2 * AdaptiveTolerances{}.rtol, integrator);
+    if (integrator != Integrator::RK4) {
+      // the environments took different numbers of evaluations: the masking was exercised
+      EXPECT_NE(*std::min_element(evaluations.begin(), evaluations.end()),
+                *std::max_element(evaluations.begin(), evaluations.end()))
+          << name;
+    }
+  }
+  AdaptiveTolerances tight;
+  tight.rtol = 1e-7;
+  tight.atol = 1e-9;
+  tight.max_steps = 5;
+  int bits = 0;
+  check_staged<double>(model, "all routines, tsit5 at the cap", 4, 6, 2, ContactModel::Soft, 1, 0,
+                       Integrator::Tsit5, tight, true, nullptr, &bits);
+  EXPECT_NE(bits & kern::kEnvStepCap, 0) << "no environment reached the trial-step cap";
+  AdaptiveTolerances events;
+  events.event_step = 1e-4;
+  check_staged<double>(model, "all routines, tsit5 with event location", 4, 6, 2,
+                       ContactModel::Soft, 1, 0, Integrator::Tsit5, events);
+  for (const std::string& path :
+       {sgtest::humanoid_xml(), sgtest::data_dir() + "/models/unitree_g1/scene_mjx.xml"}) {
+    const auto robot = load_mjcf(path);
+    check_staged<double>(robot, path + " (tsit5)", 3, 3, 2, ContactModel::Soft, 1, 0,
+                         Integrator::Tsit5);
+    // (measured: the G1 in float 8.2e-4, within 2 rtol as above)
+    check_staged<float>(robot, path + " (tsit5, float, team)", 3, 1, 2, ContactModel::Soft, 32,
+                        2 * AdaptiveTolerances{}.rtol, Integrator::Tsit5);
+    check_staged<double>(robot, path + " (rk4, team)", 3, 3, 2, ContactModel::Soft, 32, 1e-9,
+                         Integrator::RK4);
+  }
+}
+
+// Without constraints a substep has no narrow, rows or solve stage: the Euler family's smooth and
+// finish stages, or the Runge–Kutta evaluations' smooth and finish stages.
+TEST(StagedStep, WithoutConstraintsEqualsFusedStepBitwise) {
+  const auto model = load_mjcf(sgtest::humanoid_xml());
+  for (const Integrator integrator :
+       {Integrator::SemiImplicitEuler, Integrator::ImplicitDampingEuler, Integrator::RK4,
+        Integrator::Tsit5}) {
+    const std::string name =
+        std::string("humanoid without constraints, ") + integrator_name(integrator);
+    check_staged<double>(model, name, 3, 5, 2, ContactModel::Soft, 1, 0, integrator,
+                         AdaptiveTolerances{}, false);
+    check_staged<float>(model, name + " (float)", 3, 5, 2, ContactModel::Soft, 1, 0, integrator,
+                        AdaptiveTolerances{}, false);
   }
 }
 

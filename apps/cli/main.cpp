@@ -56,7 +56,8 @@ const char* kDynamicsHelp =
     "pair order (normal from geom1 to geom2), with 17 significant digits.\n";
 
 const char* kRolloutHelp =
-    "usage: stiffgrad rollout MODEL.xml --states STATES.csv --steps N [--backend cpu|cuda] [--float]\n"
+    "usage: stiffgrad rollout MODEL.xml --states STATES.csv --steps N [--backend cpu|cuda] "
+    "[--float]\n"
     "                         [--integrator NAME | --implicit-actuators] [--rtol X] [--atol X]\n"
     "                         [--max-steps K] [--event-step S]\n"
     "                         [--contact soft|impulse] [--kappa K] [--sweeps N]\n"
@@ -65,8 +66,9 @@ const char* kRolloutHelp =
     "control held; all states are stepped together as one batch.\n"
     "Prints per state one line: the final qpos then qvel, comma-separated, 17 significant\n"
     "digits. --float simulates in single precision. --implicit-actuators is --integrator\n"
-    "implicit-actuators. --cuda-pipeline (CUDA, soft contact, Euler; default staged): one kernel\n"
-    "per stage captured into a CUDA graph, or the whole step in one kernel; the same results.\n";
+    "implicit-actuators. --cuda-pipeline (CUDA; default staged): the gradient's adjoint in one\n"
+    "kernel per stage where it applies, or (fused) every step's adjoint in one kernel; the\n"
+    "forward step is staged in both, and the results are the same.\n";
 
 const char* kGradHelp =
     "usage: stiffgrad grad MODEL.xml --states STATES.csv --steps N --weights W.csv\n"

@@ -1,6 +1,7 @@
-// CUDA backend (class declaration; the launches live in backend_cuda.cu and rollout_cuda.cu): the same per-environment kernel as the CPU backend (kern::control_step_env),
-// launched with one thread per environment. No physics lives here; this file only owns device
-// memory, the stream, the launch and the host<->device transfers.
+// CUDA backend (class declaration; the launches live in backend_cuda.cu and rollout_cuda.cu): the
+// same per-environment kernel as the CPU backend (kern::control_step_env), launched with one thread
+// per environment. No physics lives here; this file only owns device memory, the stream, the launch
+// and the host<->device transfers.
 //
 // Memory layout (all device arrays environment-minor: element i of environment e sits at
 // i * nenv + e, so that the 32 threads of a warp, which handle 32 consecutive environments,
@@ -10,10 +11,11 @@
 //   model_ints_    ModelArrays<Real>::ints()    shared, read-only
 //   qpos_          nq x nenv                    batched state
 //   qvel_          nv x nenv
-//   warm_          nv x nenv                    the constraint solve's warm start (kernels/step/batch.hpp)
-//   ctrl_          nu x nenv                    held over the substeps of a control step
-//   status_        nenv                         kEnvOk / kEnvNonFinite per environment
-//   workspace_     DataLayout::size x nenv      one kern::Data per environment, interleaved:
+//   warm_          nv x nenv                    the constraint solve's warm start
+//   (kernels/step/batch.hpp) ctrl_          nu x nenv                    held over the substeps of
+//   a control step status_        nenv                         kEnvOk / kEnvNonFinite per
+//   environment workspace_     DataLayout::size x nenv      one kern::Data per environment,
+//   interleaved:
 //                                               environment e's Data is bound at
 //                                               workspace_ + e with kern::Strided{nenv}, so
 //                                               field offset o, element i is at
@@ -28,16 +30,17 @@
 // transposition and the precision conversion happen on the host (to_env_minor/to_env_major),
 // followed by one cudaMemcpyAsync per array on the backend's stream.
 //
-// step() enqueues one control step on the backend's stream: the fused kernel, or with soft
-// constraints and the Euler family the staged pipeline's kernels (backends/cuda/staged_step.cuh)
-// as one CUDA graph, captured at creation for SimulatorOptions::substeps (another substep count
-// or a bundled step is captured once, at its first use). It copies nothing to or from the host
-// and never synchronizes. Errors of an enqueued kernel surface at
-// the next synchronizing call (synchronize(), get_*). The stream is the user's (options) or a
-// blocking one created here; its ordering contract is stated in stiffgrad/simulator.hpp.
+// step() enqueues one control step on the backend's stream: the staged pipeline's kernels
+// (backends/cuda/staged_step.cuh; every model, integrator and contact model) as one CUDA graph,
+// captured at creation for SimulatorOptions::substeps (another substep count or a bundled step is
+// captured once, at its first use). It copies nothing to or from the host and never synchronizes.
+// Errors of an enqueued kernel surface at the next synchronizing call (synchronize(), get_*). The
+// stream is the user's (options) or a blocking one created here; its ordering contract is stated in
+// stiffgrad/simulator.hpp.
 //
-// Bitwise replay: the forward step (fused_step_*.cu, or the staged kernels of staged_step_*.cu)
-// and the adjoint's replay (adjoint_step_*.cu) inline the same kernels/ code into different
+// Bitwise replay: the forward step (the staged kernels of staged_step_*.cu) and the adjoint's
+// replay (the fused adjoint's adjoint_step_*.cu, or the staged adjoint's) inline the same kernels/
+// code into different
 // __global__ functions and translation units. They reproduce
 // each other bit for bit because every .cu file is compiled with -fmad=false (CMakeLists.txt
 // says why): no a*b+c is fused into an FMA, so rounding depends on the source alone, not on
@@ -45,10 +48,9 @@
 #pragma once
 
 #include "backends/cuda/cuda_support.cuh"
+#include "backends/cuda/staged_step.cuh"
 #include "core/backend.hpp"
 #include "core/model_arrays.hpp"
-#include "backends/cuda/staged_step.cuh"
-#include "backends/cuda/step_launch.cuh"
 #include "kernels/step/batch.hpp"
 
 namespace stiffgrad {
@@ -156,15 +158,12 @@ class CudaBackend final : public BackendImpl {
                               kern::kMaxTeamWidth);
       has_constraints_ = kern::has_warmstart(view_);
       grad_view_ = view_;
-      if (opt.cuda_pipeline == CudaPipeline::Staged && kern::staged_step_applies(host_view))
-        staged_ = std::make_unique<StagedStep<Real>>(impulse_model ? *impulse_model : model, view_, layout_, nenv_);
-      else  // the stages of a bundle's contact search (launch_contact_search) for the fused
-            // pipeline
-        contact_search_ = std::make_unique<StagedStep<Real>>(impulse_model ? *impulse_model : model,
-                                                             view_, layout_, nenv_);
-      if (staged_)
-        staged_->prepare(stream_, qpos_.get(), qvel_.get(), ctrl_.get(), warm_.get(), workspace_.get(),
-                         contact_stats_.get(), status_.get(), nullptr, std::max(opt.substeps, 1));
+      fused_adjoint_ = opt.cuda_pipeline == CudaPipeline::Fused;
+      staged_ = std::make_unique<StagedStep<Real>>(impulse_model ? *impulse_model : model, view_,
+                                                   layout_, nenv_);
+      staged_->prepare(stream_, qpos_.get(), qvel_.get(), ctrl_.get(), warm_.get(),
+                       workspace_.get(), contact_stats_.get(), status_.get(), nullptr,
+                       std::max(opt.substeps, 1));
       if (cfd_arrays) {
         cfd_reals_ = DeviceArray<Real>(cfd_arrays->reals().size(), "the contacts-from-distance model (reals)");
         cfd_ints_ = DeviceArray<int>(cfd_arrays->ints().size(), "the contacts-from-distance model (ints)");
@@ -175,7 +174,7 @@ class CudaBackend final : public BackendImpl {
         SG_CUDA_CHECK(cudaStreamSynchronize(stream_));
         grad_view_ = with_team_width(gradient_view(cfd_arrays->bind(cfd_reals_.get(), cfd_ints_.get()), opt),
                                      kern::kMaxTeamWidth);
-        if (staged_)
+        if (!fused_adjoint_)
           staged_gradient_ =
               std::make_unique<StagedStep<Real>>(*cfd_model, grad_view_, layout_, nenv_);
       }
@@ -291,15 +290,11 @@ class CudaBackend final : public BackendImpl {
   }
 
   // One control step of every environment not flagged in `skip` (nenv flags on the device, or
-  // null): the staged pipeline where it applies (backends/cuda/staged_step.cuh), else the fused
-  // kernel. Launch-configuration errors only are checked; nothing synchronizes.
+  // null): the staged pipeline (backends/cuda/staged_step.cuh). Launch-configuration errors only
+  // are checked; nothing synchronizes.
   void launch_control_step(const int* skip, int substeps) {
-    if (staged_)
-      staged_->launch(stream_, qpos_.get(), qvel_.get(), ctrl_.get(), warm_.get(), workspace_.get(),
-                      contact_stats_.get(), status_.get(), skip, substeps);
-    else
-      launch_fused_step<Real>(view_, qpos_.get(), qvel_.get(), ctrl_.get(), warm_.get(), workspace_.get(), layout_,
-                              nenv_, substeps, status_.get(), contact_stats_.get(), skip, stream_);
+    staged_->launch(stream_, qpos_.get(), qvel_.get(), ctrl_.get(), warm_.get(), workspace_.get(),
+                    contact_stats_.get(), status_.get(), skip, substeps);
   }
 
   void synchronize() override {
@@ -347,8 +342,8 @@ class CudaBackend final : public BackendImpl {
   std::size_t bytes() const override {
     return model_reals_.bytes() + model_ints_.bytes() + qpos_.bytes() + qvel_.bytes() +
            warm_.bytes() + ctrl_.bytes() + status_.bytes() + contact_stats_.bytes() +
-           workspace_.bytes() + (staged_ ? staged_->bytes() : 0) +
-           (contact_search_ ? contact_search_->bytes() : 0);
+           workspace_.bytes() + staged_->bytes() +
+           (staged_gradient_ ? staged_gradient_->bytes() : 0);
   }
 
  private:
@@ -399,11 +394,9 @@ class CudaBackend final : public BackendImpl {
   DeviceArray<int> status_;        // kEnvOk / kEnvNonFinite / kEnvConstraintOverflow bits (nenv)
   DeviceArray<Real> contact_stats_;  // kContactStats x nenv (kernels/collision/contact_stats.hpp)
   DeviceArray<Real> workspace_;    // per-environment Data (DataLayout::size x nenv)
-  std::unique_ptr<StagedStep<Real>> staged_;  // the staged pipeline (null: the fused kernel)
-  // without staged_: a staged step whose contact search alone runs, at a bundle's start
-  std::unique_ptr<StagedStep<Real>> contact_search_;
-  StagedStep<Real>& contact_search() { return staged_ ? *staged_ : *contact_search_; }
-  // with the staged pipeline and contacts from distance: the staged step in grad_view_, whose
+  std::unique_ptr<StagedStep<Real>> staged_;  // the control step's kernels
+  bool fused_adjoint_ = false;  // CudaPipeline::Fused: every step's adjoint in the fused kernel
+  // with the staged adjoint and contacts from distance: the staged step in grad_view_, whose
   // substeps the staged adjoint runs over its tape (StagedAdjoint's gradient_step); else null
   std::unique_ptr<StagedStep<Real>> staged_gradient_;
 

@@ -10,7 +10,6 @@
 #include "backends/cuda/cuda_support.cuh"
 #include "backends/cuda/staged_adjoint.cuh"
 #include "backends/cuda/staged_step.cuh"
-#include "backends/cuda/step_launch.cuh"
 #include "core/staged_schedule.hpp"
 #include "kernels/bundle/bundle_step.hpp"
 
@@ -73,9 +72,8 @@ struct BundleScratch {
 
 // Control step t of every environment under the bundle scheduler, on `stream` without a host
 // sync (run_bundled_step, core/staged_schedule.hpp): the trigger kernel sets the step's flags, the
-// nominal step (`staged` where the backend has one, else the fused kernel) advances the
-// environments not bundled, the staged contact search (`contact_search`: the backend's staged
-// step, or one kept for this) and the start kernel begin the new bundles, and each branch is one
+// nominal step (the backend's staged step `staged`) advances the environments not bundled, its
+// contact search and the start kernel begin the new bundles, and each branch is one
 // launch of the nominal step over the bundled environments' branch states at time index t + 1
 // (the staged step's graph for those arrays, captured at a Rollout's first pass). Instantiated
 // in bundle_step_float.cu and bundle_step_double.cu.
@@ -83,8 +81,7 @@ template <class Real>
 void launch_bundled_step(const kern::ModelView<Real>& m, const BundlePool<Real>& p,
                          const kern::DataLayout& layout, Real* qpos, Real* qvel, Real* ctrl,
                          Real* warm, Real* workspace, int* status, Real* contact_stats, int t,
-                         int nenv, int substeps, StagedStep<Real>* staged,
-                         StagedStep<Real>& contact_search, cudaStream_t stream);
+                         int nenv, int substeps, StagedStep<Real>& staged, cudaStream_t stream);
 
 // The adjoint of control step t under the bundle scheduler, where the staged adjoint applies
 // (run_bundled_adjoint_step, core/staged_schedule.hpp), on `stream` without a host sync: the

@@ -5,7 +5,7 @@ namespace stiffgrad::cuda_detail {
 template void launch_bundled_step<double>(const kern::ModelView<double>&, const BundlePool<double>&,
                                           const kern::DataLayout&, double*, double*, double*,
                                           double*, double*, int*, double*, int, int, int,
-                                          StagedStep<double>*, StagedStep<double>&, cudaStream_t);
+                                          StagedStep<double>&, cudaStream_t);
 template void launch_bundled_adjoint_step<double>(const kern::ModelView<double>&,
                                                   const BundlePool<double>&, StagedAdjoint<double>&,
                                                   StagedStep<double>&,

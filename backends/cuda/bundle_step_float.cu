@@ -4,8 +4,8 @@
 namespace stiffgrad::cuda_detail {
 template void launch_bundled_step<float>(const kern::ModelView<float>&, const BundlePool<float>&,
                                          const kern::DataLayout&, float*, float*, float*, float*,
-                                         float*, int*, float*, int, int, int, StagedStep<float>*,
-                                         StagedStep<float>&, cudaStream_t);
+                                         float*, int*, float*, int, int, int, StagedStep<float>&,
+                                         cudaStream_t);
 template void launch_bundled_adjoint_step<float>(const kern::ModelView<float>&,
                                                  const BundlePool<float>&, StagedAdjoint<float>&,
                                                  StagedStep<float>&,

@@ -3,7 +3,7 @@
 // the per-environment kernels of run_bundled_step (core/staged_schedule.hpp) around the launches of
 // the nominal step. No physics here: each kernel binds one environment's views and calls one kern::
 // function (kernels/bundle/bundle_step.hpp). A bundle's branch b is the nominal control step (the
-// staged pipeline, else the fused kernel) launched over branch b's states of the bundled
+// staged pipeline) launched over branch b's states of the bundled
 // environments, so no kernel runs a control step per thread for the branches (before 2026-12-07 one
 // did: bundle_step_kernel, 255 registers and 9.6 KB of stack in double).
 #pragma once
@@ -162,8 +162,7 @@ struct BundleLauncher {
   int* status;
   Real* contact_stats;
   int t, nenv, substeps;
-  StagedStep<Real>* staged;
-  StagedStep<Real>& search;
+  StagedStep<Real>& staged;
   cudaStream_t stream;
 
   unsigned blocks() const { return static_cast<unsigned>((nenv + kBlockSize - 1) / kBlockSize); }
@@ -175,17 +174,13 @@ struct BundleLauncher {
   }
   // One control step over (q, v, w) with statistics and status bits st, of every environment not
   // flagged in skip: the staged pipeline (a graph per set of arrays, captured at its first use,
-  // a Rollout's first pass) or the fused kernel.
+  // a Rollout's first pass).
   void step(Real* q, Real* v, Real* w, Real* stats, int* st, const int* skip) const {
-    if (staged)
-      staged->launch(stream, q, v, ctrl, w, workspace, stats, st, skip, substeps);
-    else
-      launch_fused_step<Real>(m, q, v, ctrl, w, workspace, layout, nenv, substeps, st, stats, skip,
-                              stream);
+    staged.launch(stream, q, v, ctrl, w, workspace, stats, st, skip, substeps);
   }
   void nominal_step() const { step(qpos, qvel, warm, contact_stats, status, p.in_bundle); }
   void contact_search() const {
-    search.launch_contact_search(stream, qpos, qvel, workspace, p.start_skip);
+    staged.launch_contact_search(stream, qpos, qvel, workspace, p.start_skip);
   }
   void bundle_start() const {
     bundle_start_kernel<Real>
@@ -268,11 +263,10 @@ template <class Real>
 void launch_bundled_step(const kern::ModelView<Real>& m, const BundlePool<Real>& p,
                          const kern::DataLayout& layout, Real* qpos, Real* qvel, Real* ctrl,
                          Real* warm, Real* workspace, int* status, Real* contact_stats, int t,
-                         int nenv, int substeps, StagedStep<Real>* staged,
-                         StagedStep<Real>& contact_search, cudaStream_t stream) {
-  const BundleLauncher<Real> x{m,        p,         layout,         qpos,          qvel, ctrl,
-                               warm,     workspace, status,         contact_stats, t,    nenv,
-                               substeps, staged,    contact_search, stream};
+                         int nenv, int substeps, StagedStep<Real>& staged, cudaStream_t stream) {
+  const BundleLauncher<Real> x{m,    p,    layout,    qpos,   qvel,
+                               ctrl, warm, workspace, status, contact_stats,
+                               t,    nenv, substeps,  staged, stream};
   run_bundled_step(x, p.B);
 }
 

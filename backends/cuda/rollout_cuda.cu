@@ -96,7 +96,7 @@ class CudaRollout final : public RolloutImpl {
     // the staged adjoint where the staged step runs and the adjoint's stages cover the model
     // (kern::staged_adjoint_applies); with bundles, a bundled environment's step keeps the fused
     // adjoint kernel (sweep)
-    if (be_.staged_ && kern::staged_adjoint_applies(be_.view_, be_.grad_view_))
+    if (!be_.fused_adjoint_ && kern::staged_adjoint_applies(be_.view_, be_.grad_view_))
       staged_adjoint_ = std::make_unique<StagedAdjoint<Real>>(be_.grad_view_, be_.layout_, nenv_,
                                                               substeps, be_.staged_gradient_.get());
     const std::size_t stage = std::max({(T + 1) * std::max(nq_, nv_), T * nu_, static_cast<std::size_t>(nq_ + nv_)}) * n;
@@ -195,7 +195,7 @@ class CudaRollout final : public RolloutImpl {
     launch_bundled_step<Real>(be_.view_, pool_, be_.layout_, be_.qpos_.get(), be_.qvel_.get(),
                               be_.ctrl_.get(), be_.warm_.get(), be_.workspace_.get(),
                               be_.status_.get(), be_.contact_stats_.get(), t, nenv_, substeps_,
-                              be_.staged_.get(), be_.contact_search(), be_.stream_);
+                              *be_.staged_, be_.stream_);
     return true;
   }
 

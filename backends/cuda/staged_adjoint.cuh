@@ -40,6 +40,8 @@ struct StagedAdjointArgs {
   Real *tape, *adjoint_ws, *replay;
   Real* pair_slots;              // kern::adjoint_pair_slots_size x nenv
   const int* pairs;              // PairGroups::pairs on the device (StagedStep::pairs)
+  kern::RkControl* rk;           // the staged step's controllers (StagedStep::rk_controls): the
+                                 // Runge–Kutta rounds mark the environments they evaluate
   const int* status;             // the backend's status: a non-finite environment's check is not counted
   int* replay_ok;                // cleared where the replay is not bitwise
   const char* skip;  // nenv or null: environments whose step another launch differentiates

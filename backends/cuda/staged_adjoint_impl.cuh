@@ -38,6 +38,13 @@ __device__ SG_INLINE kern::Data<Real, L> slot(const StagedAdjointArgs<Real>& a, 
   return kern::Data<Real, L>::bind(V<Real>{a.tape + s * stride + e, L{a.nenv}}, a.layout);
 }
 
+// A Runge–Kutta round's stage (round >= 0) skips the environments without an accepted step of
+// that index in substep s (kern::staged_rk_adjoint_active); round -1: every environment.
+template <class Real>
+__device__ SG_INLINE bool outside_round(const StagedAdjointArgs<Real>& a, int s, int e, int round) {
+  return round >= 0 && !kern::staged_rk_adjoint_active(slot(a, s, e), round);
+}
+
 template <class Real>
 __device__ SG_INLINE kern::Data<Real, L> adjoint_data(const StagedAdjointArgs<Real>& a, int e) {
   return kern::Data<Real, L>::bind(env_view(a.adjoint_ws, a, e), a.layout);
@@ -47,40 +54,42 @@ __device__ SG_INLINE kern::Data<Real, L> adjoint_data(const StagedAdjointArgs<Re
 template <class Stage>
 constexpr bool stage_is_replay = false;
 
-// The per-environment stages: Stage::run(a, e, s) for environment e (thread e) at substep s
-// (-1 for the per-step stages). One kernel template, one instantiation per stage, all under the
-// occupancy bound of 128 registers (every stage fits it without spills, sm_90:
+// The per-environment stages: Stage::run(a, e, s, round, i) for environment e (thread e) at
+// substep s (-1 for the per-step stages), in Runge–Kutta round `round` (-1: none; the stage then
+// runs for every environment) at stage i. One kernel template, one instantiation per stage, all
+// under the occupancy bound of 128 registers (every stage fits it without spills, sm_90:
 // scripts/kernel_resources.sh).
 template <class Real, class Stage>
-__global__ void __launch_bounds__(kBlockSize, kBlocksAt128Registers) stage_kernel(
-    const __grid_constant__ StagedAdjointArgs<Real> a, int s) {
+__global__ void __launch_bounds__(kBlockSize, kBlocksAt128Registers)
+    stage_kernel(const __grid_constant__ StagedAdjointArgs<Real> a, int s, int round, int i) {
   const int e = env_of_thread(a, stage_is_replay<Stage>);
   if (e < 0) return;
-  Stage::run(a, e, s);
+  if (!stage_is_replay<Stage> && outside_round(a, s, e, round)) return;
+  Stage::run(a, e, s, round, i);
 }
 
 // The warp-per-environment stages: warp w of the grid runs environment w with a WarpTeam (uniform
 // across the warp, so a warp leaves or stays whole: its team operations need every lane).
 template <class Real, class Stage>
 __global__ void __launch_bounds__(kBlockSize, kBlocksAt128Registers)
-    warp_stage_kernel(const __grid_constant__ StagedAdjointArgs<Real> a, int s) {
+    warp_stage_kernel(const __grid_constant__ StagedAdjointArgs<Real> a, int s, int round) {
   const int thread = static_cast<int>(blockIdx.x) * kBlockSize + static_cast<int>(threadIdx.x);
   const int e = thread / kern::kMaxTeamWidth;
-  if (e >= a.nenv || env_skipped(a, e)) return;
-  Stage::run(a, e, s);
+  if (e >= a.nenv || env_skipped(a, e) || outside_round(a, s, e, round)) return;
+  Stage::run(a, e, s, round, -1);
 }
 
 // The stages, each one kern:: call (kernels/step/staged_adjoint.hpp, the adjoint functions).
 struct ReplayBegin {
   template <class Real>
-  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int) {
+  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int, int, int) {
     kern::staged_replay_begin(a.m, env_view(a.q0, a, e), env_view(a.v0, a, e), env_view(a.u, a, e),
                               env_view(a.w0, a, e), slot(a, 0, e), env_view(a.replay, a, e));
   }
 };
 struct ReplayCarry {
   template <class Real>
-  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s) {
+  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s, int, int) {
     kern::staged_replay_carry(a.m, slot(a, s, e), slot(a, s + 1, e), env_view(a.replay, a, e), s);
   }
 };
@@ -90,7 +99,7 @@ template <>
 constexpr bool stage_is_replay<ReplayCarry> = true;
 struct ReplayCheck {  // s: the last substep
   template <class Real>
-  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s) {
+  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s, int, int) {
     if (!kern::staged_replay_matches(a.m, slot(a, s, e), env_view(a.q1, a, e), env_view(a.v1, a, e)) &&
         a.status[e] == kern::kEnvOk)
       a.replay_ok[e] = 0;
@@ -98,88 +107,120 @@ struct ReplayCheck {  // s: the last substep
 };
 struct GradientRestore {  // contacts from distance: slot s back to the state before substep s
   template <class Real>
-  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s) {
+  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s, int, int) {
     kern::staged_gradient_restore(a.m, env_view(a.replay, a, e), s, slot(a, s, e));
   }
 };
 struct AdjointBegin {
   template <class Real>
-  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int) {
+  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int, int, int) {
     kern::staged_adjoint_begin(a.m, env_view(a.adj_q, a, e), env_view(a.adj_v, a, e), adjoint_data(a, e));
   }
 };
 struct AdjointState {
   template <class Real>
-  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s) {
+  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s, int, int) {
     kern::staged_adjoint_state(a.m, a.layout, env_view(a.replay, a, e), s, slot(a, s, e), adjoint_data(a, e),
                                env_view(a.adjoint_ws, a, e));
   }
 };
 struct AdjointHessian {  // warp_stage_kernel
   template <class Real>
-  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s) {
+  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s, int, int) {
     kern::adj_constraint_solve_begin(WarpTeam{}, a.m, slot(a, s, e));
   }
 };
 struct AdjointSolve {
   template <class Real>
-  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s) {
+  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s, int, int) {
     kern::adj_constraint_solve_end<true>(a.m, slot(a, s, e), adjoint_data(a, e));
   }
 };
 struct AdjointRows {
   template <class Real>
-  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s) {
+  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s, int, int) {
     kern::adj_constraint_forces_rows(a.m, slot(a, s, e), adjoint_data(a, e));
   }
 };
 struct AdjointCollision {
   template <class Real>
-  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s) {
+  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s, int, int) {
     kern::staged_adjoint_collision(a.m, slot(a, s, e), adjoint_data(a, e), env_view(a.pair_slots, a, e));
   }
 };
 struct AdjointFinish {
   template <class Real>
-  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s) {
+  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s, int, int) {
     kern::staged_adjoint_finish(a.m, slot(a, s, e), adjoint_data(a, e));
   }
 };
 struct ImpulseAdjointBegin {
   template <class Real>
-  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s) {
+  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s, int, int) {
     kern::adj_impulse_begin(a.m, a.layout, slot(a, s, e), adjoint_data(a, e), env_view(a.adjoint_ws, a, e));
   }
 };
 struct ImpulseAdjointSolve {
   template <class Real>
-  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s) {
+  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s, int, int) {
     kern::adj_impulse_solve_out(a.m, slot(a, s, e), adjoint_data(a, e));
   }
 };
 struct ImpulseAdjointDelassus {
   template <class Real>
-  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s) {
+  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s, int, int) {
     kern::adj_impulse_delassus(a.m, slot(a, s, e), adjoint_data(a, e));
   }
 };
 struct ImpulseAdjointRows {
   template <class Real>
-  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s) {
+  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s, int, int) {
     kern::adj_impulse_rows(a.m, slot(a, s, e), adjoint_data(a, e));
   }
 };
 struct ImpulseAdjointFinish {
   template <class Real>
-  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s) {
+  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s, int, int) {
     kern::adj_impulse_end(a.m, slot(a, s, e), adjoint_data(a, e));
+  }
+};
+// The Runge–Kutta rounds (kernels/step/staged_adjoint.hpp). The round's begin runs for every
+// environment: it marks in the staged step's controllers (a.rk) which environments the round's
+// evaluations run for (StagedStep::launch_evaluation).
+struct RkAdjointStepBegin {
+  template <class Real>
+  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s, int n, int) {
+    const bool active = !env_skipped(a, e) && kern::staged_rk_adjoint_active(slot(a, s, e), n);
+    a.rk[e].phase = active ? kern::kRkStage : kern::kRkDone;
+    if (active) kern::staged_rk_adjoint_step_begin(a.m, slot(a, s, e), adjoint_data(a, e), n);
+  }
+};
+template <>
+constexpr bool stage_is_replay<RkAdjointStepBegin> = true;
+struct RkAdjointRecord {
+  template <class Real>
+  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s, int n, int i) {
+    kern::staged_rk_adjoint_record(a.m, slot(a, s, e), adjoint_data(a, e), n, i);
+  }
+};
+struct RkAdjointStageBegin {
+  template <class Real>
+  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s, int, int i) {
+    kern::staged_rk_adjoint_stage_begin(a.m, a.layout, slot(a, s, e), adjoint_data(a, e),
+                                        env_view(a.adjoint_ws, a, e), i);
+  }
+};
+struct RkAdjointStageEnd {
+  template <class Real>
+  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s, int n, int i) {
+    kern::staged_rk_adjoint_stage_end(a.m, slot(a, s, e), adjoint_data(a, e), n, i);
   }
 };
 // the adjoints out, then the loss gradient of the state at the step's start (as the fused
 // adjoint kernel adds it)
 struct AdjointEnd {
   template <class Real>
-  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int) {
+  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int, int, int) {
     const V<Real> adj_q = env_view(a.adj_q, a, e), adj_v = env_view(a.adj_v, a, e);
     kern::staged_adjoint_end(a.m, adjoint_data(a, e), adj_q, adj_v, env_view(a.adj_u, a, e));
     if (a.dl_q)
@@ -202,9 +243,10 @@ constexpr int adjoint_pair_min_blocks() {
 }
 template <class Real, int R>
 __global__ void __launch_bounds__(kBlockSize, (adjoint_pair_min_blocks<Real, R>()))
-    adjoint_pair_kernel(const __grid_constant__ StagedAdjointArgs<Real> a, int s, int first) {
+    adjoint_pair_kernel(const __grid_constant__ StagedAdjointArgs<Real> a, int s, int first,
+                        int round) {
   const int e = env_of_thread(a);
-  if (e < 0) return;
+  if (e < 0 || outside_round(a, s, e, round)) return;
   const int c = a.pairs[first + static_cast<int>(blockIdx.y)];
   kern::staged_adjoint_pair<R>(a.m, slot(a, s, e), adjoint_data(a, e), c,
                                static_cast<int>(blockIdx.z), env_view(a.pair_slots, a, e));
@@ -221,15 +263,15 @@ struct Launcher {
   unsigned blocks;
   StagedStep<Real>* gradient_step;  // contacts from distance: the staged step in the gradient model
   template <class Stage>
-  void launch(int s = -1) const {
-    stage_kernel<Real, Stage><<<blocks, kBlockSize, 0, stream>>>(a, s);
+  void launch(int s = -1, int round = -1, int i = -1) const {
+    stage_kernel<Real, Stage><<<blocks, kBlockSize, 0, stream>>>(a, s, round, i);
     SG_CUDA_CHECK(cudaGetLastError());
   }
   template <class Stage>
-  void launch_warps(int s) const {
+  void launch_warps(int s, int round) const {
     const std::size_t threads = static_cast<std::size_t>(a.nenv) * kern::kMaxTeamWidth;
     const unsigned warp_blocks = static_cast<unsigned>((threads + kBlockSize - 1) / kBlockSize);
-    warp_stage_kernel<Real, Stage><<<warp_blocks, kBlockSize, 0, stream>>>(a, s);
+    warp_stage_kernel<Real, Stage><<<warp_blocks, kBlockSize, 0, stream>>>(a, s, round);
     SG_CUDA_CHECK(cudaGetLastError());
   }
   Real* tape_slot(int s) const {
@@ -244,23 +286,31 @@ struct Launcher {
   void gradient_substep(int s) const { gradient_step->launch_substep(stream, tape_slot(s), stats); }
   void adjoint_begin() const { launch<AdjointBegin>(); }
   void adjoint_state(int s) const { launch<AdjointState>(s); }
-  void adjoint_hessian(int s) const { launch_warps<AdjointHessian>(s); }
-  void adjoint_solve(int s) const { launch<AdjointSolve>(s); }
-  void adjoint_rows(int s) const { launch<AdjointRows>(s); }
-  void adjoint_pairs(int s, int routine, int first, int count) const {
+  void adjoint_hessian(int s, int round) const { launch_warps<AdjointHessian>(s, round); }
+  void adjoint_solve(int s, int round) const { launch<AdjointSolve>(s, round); }
+  void adjoint_rows(int s, int round) const { launch<AdjointRows>(s, round); }
+  void adjoint_pairs(int s, int routine, int first, int count, int round) const {
     kern::with_pair_routine(routine, [&](auto r) {
       constexpr int R = decltype(r)::value;
       for (int done = 0; done < count; done += 65535) {  // gridDim.y <= 65535
         const unsigned n = static_cast<unsigned>(count - done < 65535 ? count - done : 65535);
         constexpr unsigned chunks = kern::pair_adjoint_chunks<Real>(R);
         adjoint_pair_kernel<Real, R>
-            <<<dim3(blocks, n, chunks), kBlockSize, 0, stream>>>(a, s, first + done);
+            <<<dim3(blocks, n, chunks), kBlockSize, 0, stream>>>(a, s, first + done, round);
         SG_CUDA_CHECK(cudaGetLastError());
       }
     });
   }
-  void adjoint_collision(int s) const { launch<AdjointCollision>(s); }
-  void adjoint_finish(int s) const { launch<AdjointFinish>(s); }
+  void adjoint_collision(int s, int round) const { launch<AdjointCollision>(s, round); }
+  void adjoint_finish(int s, int round) const { launch<AdjointFinish>(s, round); }
+  void rk_adjoint_step_begin(int s, int n) const { launch<RkAdjointStepBegin>(s, n); }
+  // in the differentiated model: the gradient model's staged step with contacts from distance
+  void rk_adjoint_evaluate(int s) const {
+    (gradient_step ? *gradient_step : step).launch_evaluation(stream, tape_slot(s));
+  }
+  void rk_adjoint_record(int s, int n, int i) const { launch<RkAdjointRecord>(s, n, i); }
+  void rk_adjoint_stage_begin(int s, int n, int i) const { launch<RkAdjointStageBegin>(s, n, i); }
+  void rk_adjoint_stage_end(int s, int n, int i) const { launch<RkAdjointStageEnd>(s, n, i); }
   void impulse_adjoint_begin(int s) const { launch<ImpulseAdjointBegin>(s); }
   void impulse_adjoint_solve(int s) const { launch<ImpulseAdjointSolve>(s); }
   void impulse_adjoint_delassus(int s) const { launch<ImpulseAdjointDelassus>(s); }
@@ -297,8 +347,7 @@ void StagedAdjoint<Real>::enqueue(cudaStream_t stream, StagedStep<Real>& step,
   const unsigned blocks = static_cast<unsigned>((nenv_ + kBlockSize - 1) / kBlockSize);
   const staged_adjoint::Launcher<Real> x{a,      step,   stats_.get(),  substeps_,
                                          stream, blocks, gradient_step_};
-  run_staged_adjoint_step(x, step.groups(), m_.contact_enabled != 0,
-                          kern::staged_step_is_impulse(m_), substeps_,
+  run_staged_adjoint_step(x, step.groups(), make_staged_plan(m_), substeps_,
                           /*gradient_model=*/m_.cfd != 0);
 }
 
@@ -332,6 +381,7 @@ void StagedAdjoint<Real>::launch(cudaStream_t stream, StagedStep<Real>& step, St
   a.tape = tape_.get();
   a.pair_slots = pair_slots_.get();
   a.pairs = step.pairs();
+  a.rk = (gradient_step_ ? *gradient_step_ : step).rk_controls();  // rk_adjoint_evaluate's
   if (const cudaGraphExec_t exec = graph(stream, step, a)) {
     SG_CUDA_CHECK(cudaGraphLaunch(exec, stream));
     return;

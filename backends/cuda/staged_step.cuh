@@ -3,6 +3,11 @@
 // captured once per set of arguments (substep count, skip flags, arrays) into a CUDA graph. No
 // physics here: every kernel binds one environment's Data and calls one kern:: stage.
 //
+// Every model runs here (the fused step kernel is gone since 2026-12-08): the Euler family and
+// the Impulse model, the Runge–Kutta methods (a controller per environment in rk_ between the
+// evaluations of the dynamics, whose stages skip the environments already done), with or
+// without constraints (StagedPlan).
+//
 // Grids: the per-environment stages use one thread per environment (blocks of kBlockSize); the
 // narrow stage of routine R uses blockIdx.y = the pair (uniform across the block, so the routine,
 // the pair's model data and the branch structure are warp-uniform) and x = the environment; the
@@ -15,6 +20,8 @@
 //   slots_    pair_slots_size x nenv   the narrow phase's per-pair contacts
 //   raised_   nenv                     status bits raised by the substeps of the current step
 //   pairs_    ncpair                   PairGroups::pairs
+//   rk_       nenv RkControl           the Runge–Kutta controllers between a substep's
+//                                      evaluations (only with a Runge–Kutta method)
 // The instantiations live in staged_step_float.cu and staged_step_double.cu (one translation
 // unit per precision: they compile in parallel).
 #pragma once
@@ -39,6 +46,7 @@ struct StagedArgs {
   int* raised;
   const int* skip;   // nenv flags of environments stepped elsewhere (bundles), or null
   const int* pairs;  // PairGroups::pairs on the device
+  kern::RkControl* rk;  // the Runge–Kutta controllers (nenv), or null: the Euler family, Impulse
   int nenv;
 };
 
@@ -60,14 +68,23 @@ class StagedStep {
   // Captures the graph launch() would use for these arguments without launching it.
   void prepare(cudaStream_t stream, Real* qpos, Real* qvel, Real* ctrl, Real* warm, Real* workspace, Real* stats,
                int* status, const int* skip, int substeps);
-  // Enqueues the stages of one substep (run_staged_substep: soft constraints or the Impulse model)
+  // Enqueues the stages of one substep (run_staged_substep)
   // over `workspace`, for every environment whatever its status: the staged adjoint's replay
   // into a tape slot (backends/cuda/staged_adjoint.cuh). `stats` (kContactStats x nenv) is
   // scratch; the status bits raised go to raised_, unused until the next step begins.
   void launch_substep(cudaStream_t stream, Real* workspace, Real* stats);
+  // Enqueues one evaluation of the Runge–Kutta dynamics over `workspace` up to its constraint
+  // solve (the stages rk smooth, narrow, rows and solve) for the environments whose controller is
+  // not done: the staged adjoint's Runge–Kutta rounds, which mark them (rk_controls()) and run
+  // the evaluation's finish themselves.
+  void launch_evaluation(cudaStream_t stream, Real* workspace);
+  kern::RkControl* rk_controls() const { return rk_.get(); }  // nenv, or null without Runge–Kutta
   const PairGroups& groups() const { return groups_; }
   const int* pairs() const { return pairs_.get(); }  // groups().pairs on the device
-  std::size_t bytes() const { return slots_.bytes() + raised_.bytes() + pairs_.bytes(); }
+  const StagedPlan& plan() const { return plan_; }
+  std::size_t bytes() const {
+    return slots_.bytes() + raised_.bytes() + pairs_.bytes() + rk_.bytes();
+  }
   ~StagedStep();
   StagedStep(const StagedStep&) = delete;
   StagedStep& operator=(const StagedStep&) = delete;
@@ -82,9 +99,11 @@ class StagedStep {
   kern::DataLayout layout_;
   int nenv_;
   PairGroups groups_;
+  StagedPlan plan_;
   DeviceArray<Real> slots_;
   DeviceArray<int> raised_;
   DeviceArray<int> pairs_;
+  DeviceArray<kern::RkControl> rk_;
   // what a captured graph bakes in: the substep count and StagedArgs' per-call pointers
   using GraphKey = std::array<const void*, 9>;
   static constexpr std::size_t kMaxGraphs = 4096;  // beyond: plain launches (bounded memory)

@@ -38,6 +38,14 @@ __device__ SG_INLINE int stage_env_of_warp(const StagedArgs<Real>& a) {
   return stage_env_if_live(a, thread / kern::kMaxTeamWidth);
 }
 
+// An evaluation stage of the Runge–Kutta methods skips the environments whose substep is done
+// (kern::RkControl::phase; warp-uniform in a warp-per-environment stage). a.rk is null for the
+// other integrators.
+template <class Real>
+__device__ SG_INLINE bool rk_done(const StagedArgs<Real>& a, int e) {
+  return a.rk != nullptr && a.rk[e].phase == kern::kRkDone;
+}
+
 template <class Real>
 __device__ SG_INLINE kern::Data<Real, L> env_data(const StagedArgs<Real>& a, int e) {
   return kern::Data<Real, L>::bind(V<Real>{a.workspace + e, L{a.nenv}}, a.layout);
@@ -82,7 +90,7 @@ template <class Real, int R>
 __global__ void __launch_bounds__(kBlockSize, (narrow_min_blocks<Real, R>())) narrow_kernel(
     const __grid_constant__ StagedArgs<Real> a, int first) {
   const int e = stage_env(a);
-  if (e < 0) return;
+  if (e < 0 || rk_done(a, e)) return;
   const int c = a.pairs[first + static_cast<int>(blockIdx.y)];
   kern::staged_narrow<R>(a.m, env_data(a, e), c, env_view(a.slots, a, e));
 }
@@ -91,7 +99,7 @@ template <class Real>
 __global__ void __launch_bounds__(kBlockSize, kBlocksAt128Registers) constraint_rows_kernel(
     const __grid_constant__ StagedArgs<Real> a) {
   const int e = stage_env(a);
-  if (e < 0) return;
+  if (e < 0 || rk_done(a, e)) return;
   a.raised[e] |= kern::staged_constraint_rows(a.m, env_data(a, e), env_view(a.slots, a, e));
 }
 
@@ -100,7 +108,7 @@ template <class Real>
 __global__ void __launch_bounds__(kBlockSize, kBlocksAt128Registers) constraint_solve_kernel(
     const __grid_constant__ StagedArgs<Real> a) {
   const int e = stage_env_of_warp(a);
-  if (e < 0) return;
+  if (e < 0 || rk_done(a, e)) return;
   kern::constraint_solve(WarpTeam{}, a.m, env_data(a, e));
 }
 
@@ -110,6 +118,35 @@ __global__ void __launch_bounds__(kBlockSize, kBlocksAt128Registers) constraint_
   const int e = stage_env(a);
   if (e < 0) return;
   kern::staged_constraint_finish(a.m, env_data(a, e), env_view(a.stats, a, e));
+}
+
+// The Runge–Kutta controller's stages (kern::staged_rk_smooth, kern::staged_rk_finish).
+template <class Real>
+__global__ void __launch_bounds__(kBlockSize, kBlocksAt128Registers)
+    rk_begin_kernel(const __grid_constant__ StagedArgs<Real> a) {
+  const int e = stage_env(a);
+  if (e < 0) return;
+  kern::RkControl c;
+  kern::rk_substep_begin(a.m, env_data(a, e), c);
+  a.rk[e] = c;
+}
+
+template <class Real>
+__global__ void __launch_bounds__(kBlockSize, kBlocksAt128Registers)
+    rk_smooth_kernel(const __grid_constant__ StagedArgs<Real> a) {
+  const int e = stage_env(a);
+  if (e < 0 || rk_done(a, e)) return;
+  kern::staged_rk_smooth(a.m, env_data(a, e));
+}
+
+template <class Real>
+__global__ void __launch_bounds__(kBlockSize, kBlocksAt128Registers)
+    rk_finish_kernel(const __grid_constant__ StagedArgs<Real> a) {
+  const int e = stage_env(a);
+  if (e < 0 || rk_done(a, e)) return;
+  kern::RkControl c = a.rk[e];
+  a.raised[e] |= kern::staged_rk_finish(a.m, env_data(a, e), c, env_view(a.stats, a, e));
+  a.rk[e] = c;
 }
 
 template <class Real>
@@ -211,6 +248,18 @@ struct Launcher {
     constraint_finish_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(a);
     check();
   }
+  void rk_begin() const {
+    rk_begin_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(a);
+    check();
+  }
+  void rk_smooth() const {
+    rk_smooth_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(a);
+    check();
+  }
+  void rk_finish() const {
+    rk_finish_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(a);
+    check();
+  }
   void impulse_half_step() const {
     impulse_half_step_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(a);
     check();
@@ -236,9 +285,13 @@ struct Launcher {
 }  // namespace staged
 
 template <class Real>
-StagedStep<Real>::StagedStep(const Model& model, const kern::ModelView<Real>& m, const kern::DataLayout& layout,
-                             int nenv)
-    : m_(m), layout_(layout), nenv_(nenv), groups_(make_pair_groups(model)) {
+StagedStep<Real>::StagedStep(const Model& model, const kern::ModelView<Real>& m,
+                             const kern::DataLayout& layout, int nenv)
+    : m_(m),
+      layout_(layout),
+      nenv_(nenv),
+      groups_(make_pair_groups(model)),
+      plan_(make_staged_plan(m)) {
   const std::size_t n = static_cast<std::size_t>(nenv);
   int slots = 0;  // pair_slots_size(m) reads device memory: from the host model instead
   for (int c = 0; c < model.ncpair; ++c) slots += model.cpair_maxcon[static_cast<std::size_t>(c)];
@@ -246,6 +299,8 @@ StagedStep<Real>::StagedStep(const Model& model, const kern::ModelView<Real>& m,
   slots_ = DeviceArray<Real>(static_cast<std::size_t>(slots > 0 ? slots : 1) * n, "the narrow phase's pair slots");
   raised_ = DeviceArray<int>(n, "staged step status bits");
   pairs_ = DeviceArray<int>(groups_.pairs.empty() ? 1 : groups_.pairs.size(), "pairs by routine");
+  if (plan_.rk_evaluations > 0)
+    rk_ = DeviceArray<kern::RkControl>(n, "the Runge-Kutta controllers");
   if (!groups_.pairs.empty())
     SG_CUDA_CHECK(cudaMemcpy(pairs_.get(), groups_.pairs.data(), sizeof(int) * groups_.pairs.size(),
                              cudaMemcpyHostToDevice));
@@ -260,7 +315,7 @@ template <class Real>
 void StagedStep<Real>::enqueue(cudaStream_t stream, const StagedArgs<Real>& a, int substeps) const {
   const unsigned blocks = static_cast<unsigned>((nenv_ + kBlockSize - 1) / kBlockSize);
   const staged::Launcher<Real> x{a, stream, blocks};
-  run_staged_control_step(x, groups_, m_.contact_enabled != 0, kern::staged_step_is_impulse(m_), substeps);
+  run_staged_control_step(x, groups_, plan_, substeps);
 }
 
 template <class Real>
@@ -268,7 +323,16 @@ void StagedStep<Real>::launch_substep(cudaStream_t stream, Real* workspace, Real
   const StagedArgs<Real> a = args(nullptr, nullptr, nullptr, nullptr, workspace, stats, nullptr, nullptr);
   const unsigned blocks = static_cast<unsigned>((nenv_ + kBlockSize - 1) / kBlockSize);
   const staged::Launcher<Real> x{a, stream, blocks};
-  run_staged_substep(x, groups_, m_.contact_enabled != 0, kern::staged_step_is_impulse(m_));
+  run_staged_substep(x, groups_, plan_);
+}
+
+template <class Real>
+void StagedStep<Real>::launch_evaluation(cudaStream_t stream, Real* workspace) {
+  const StagedArgs<Real> a =
+      args(nullptr, nullptr, nullptr, nullptr, workspace, nullptr, nullptr, nullptr);
+  const unsigned blocks = static_cast<unsigned>((nenv_ + kBlockSize - 1) / kBlockSize);
+  const staged::Launcher<Real> x{a, stream, blocks};
+  run_staged_evaluation(x, groups_, plan_);
 }
 
 template <class Real>
@@ -292,6 +356,7 @@ StagedArgs<Real> StagedStep<Real>::args(Real* qpos, Real* qvel, Real* ctrl, Real
   a.raised = raised_.get();
   a.skip = skip;
   a.pairs = pairs_.get();
+  a.rk = rk_.get();
   a.nenv = nenv_;
   return a;
 }

@@ -14,13 +14,18 @@ namespace stiffgrad {
 
 enum class Backend { Cpu, Cuda };
 enum class Precision { Float, Double };
-// How the CUDA backend runs a control step with soft constraints and the Euler family, or with
-// the Impulse model (SimulatorOptions::cuda_pipeline; docs/gpu.md "Staged contact step").
+// How the CUDA backend differentiates a control step (SimulatorOptions::cuda_pipeline; docs/gpu.md
+// "Staged contact step"). The forward step is the staged pipeline in both: one kernel per stage
+// (per environment; the narrow phase per (candidate pair, environment), one launch per routine;
+// the Newton and Impulse solves a warp per environment; a Runge–Kutta substep as a sequence of
+// dynamics evaluations whose stages skip the environments already done), captured into a CUDA
+// graph.
 enum class CudaPipeline {
-  Staged,  // one kernel per stage: per environment, the narrow phase per (candidate pair,
-           // environment), one launch per routine, and the Impulse model's Delassus assembly and
-           // Gauss–Seidel solve a warp per environment; captured into a CUDA graph
-  Fused,   // the whole control step in one kernel, one thread per environment
+  Staged,  // the staged adjoint (a tape of each substep's primal, one kernel per adjoint stage)
+           // for every model but the Runge–Kutta methods with event gradients, which keep the
+           // fused adjoint kernel
+  Fused,   // the fused adjoint kernel for every step: one thread per environment replays the
+           // control step and runs its whole adjoint
 };
 
 struct SimulatorOptions {
@@ -52,9 +57,8 @@ struct SimulatorOptions {
   // it must belong to the device current at construction and outlive the Simulator and its
   // Rollouts. Ignored by the CPU backend. See "Streams" below.
   void* cuda_stream = nullptr;
-  // CUDA backend: the pipeline of a control step with soft constraints and the Euler family, or
-  // with the Impulse model (others always run fused). Both give the same result bit for bit.
-  // Ignored by the CPU backend.
+  // CUDA backend: how a control step is differentiated (CudaPipeline). Both give the same
+  // gradient bit for bit. Ignored by the CPU backend.
   CudaPipeline cuda_pipeline = CudaPipeline::Staged;
   // Constraints: contacts, joint and tendon limits and friction loss with MuJoCo 2.2.2's soft
   // model and Newton solver (warm-started from the previous step's qacc unless the model's

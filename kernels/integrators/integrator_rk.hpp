@@ -14,7 +14,7 @@
 // evaluated at the result itself, bit for bit, and is the first stage of the next step.
 //
 // Adaptive substep (every environment on its own, inside each model timestep H, ending on it
-// exactly): the first trial step is Hairer's starting step (rk_initial_step, from the state);
+// exactly): the first trial step is Hairer's starting step (rk_initial_probe, from the state);
 // the error estimate is h Σ e_j (V_j, acc_j) with e = b − b̂, measured in the RMS norm of its
 // 2·nv components, each divided by
 // atol + rtol·max(|y0|, |y1|) (y: the dof's own coordinate for hinge, slide and free
@@ -26,6 +26,8 @@
 // a substep is a function of (q, v, u) alone: a replay from a checkpoint repeats it bit for
 // bit. At most rk_max_steps trial steps per timestep: the last allowed trial takes all the time
 // left and is accepted; if it fails the tolerance the environment gets kEnvStepCap.
+//
+// The substep's controller is integrator_rk_substep.hpp (rk_substep), built of this file's pieces.
 //
 // Reverse mode (integrator_rk_adjoint.hpp) is discretize-then-optimize through the accepted
 // steps: their start states and sizes are recorded (rk_steps, at most rk_max_steps per
@@ -151,26 +153,42 @@ SG_HD void rk_combine(const ModelView<Real>& m, const Data<Real, L>& d, const do
 // substep starts from the warm start the substep began with (rk_warm), not from the previous
 // stage's solution, so that the adjoint's recomputation of any single stage reproduces the
 // forward solve bit for bit (integrator_rk_adjoint.hpp) without replaying the chain of solves
-// before it. Counts the solve's Newton iterations in rk_count[2].
+// before it. Counts the solve's Newton iterations in rk_count[2]. rk_dynamics_begin and
+// rk_dynamics_end are its parts around fwd_dynamics, for the staged step
+// (kernels/step/staged_step.hpp), which runs fwd_dynamics' stages between them in separate kernels.
 template <class Real, class L>
-SG_HD SG_OUTLINE int rk_dynamics(const ModelView<Real>& m, const Data<Real, L>& d) {
+SG_HD SG_INLINE void rk_dynamics_begin(const ModelView<Real>& m, const Data<Real, L>& d) {
   if (has_warmstart(m))
     for (int k = 0; k < m.nv; ++k) d.qacc_warmstart()[k] = d.rk_warm()[k];
-  const int status = fwd_dynamics(m, d, Real(0));
+}
+template <class Real, class L>
+SG_HD SG_INLINE void rk_dynamics_end(const ModelView<Real>& /*m*/, const Data<Real, L>& d) {
   d.rk_count()[2] += d.solver_niter()[0];
+}
+template <class Real, class L>
+SG_HD SG_OUTLINE int rk_dynamics(const ModelView<Real>& m, const Data<Real, L>& d) {
+  rk_dynamics_begin(m, d);
+  const int status = fwd_dynamics(m, d, Real(0));
+  rk_dynamics_end(m, d);
   return status;
 }
 
-// Stage i at the state in d.qpos, d.qvel: the dynamics there; V_i, acc_i and q_i recorded.
+// After stage i's dynamics at the state in d.qpos, d.qvel: V_i, acc_i and q_i recorded.
 template <class Real, class L>
-SG_HD int rk_eval_stage(const ModelView<Real>& m, const Data<Real, L>& d, int i) {
+SG_HD SG_INLINE void rk_stage_record(const ModelView<Real>& m, const Data<Real, L>& d, int i) {
   const RkScratch<Real, L> w = rk_scratch(m, d);
-  const int status = rk_dynamics(m, d);
   for (int k = 0; k < m.nq; ++k) w.stage_q(d, i)[k] = d.qpos()[k];
   for (int k = 0; k < m.nv; ++k) {
     w.stage_v(d, i)[k] = d.qvel()[k];
     w.stage_a(d, i)[k] = d.qacc()[k];
   }
+}
+
+// Stage i at the state in d.qpos, d.qvel: the dynamics there; V_i, acc_i and q_i recorded.
+template <class Real, class L>
+SG_HD int rk_eval_stage(const ModelView<Real>& m, const Data<Real, L>& d, int i) {
+  const int status = rk_dynamics(m, d);
+  rk_stage_record(m, d, i);
   return status;
 }
 
@@ -190,30 +208,50 @@ SG_HD SG_INLINE int rk_constraint_signature(const ModelView<Real>& m, const Data
   return static_cast<int>(sig & 0x7fffffffu);
 }
 
+// Where stage i of a step of size h from (q0, v0) in the scratch is evaluated: the start itself
+// (i = 0) or (q_i, v_i) by rk_combine with row a_i.
+template <class Real, class L>
+SG_HD SG_INLINE void rk_stage_point(const ModelView<Real>& m, const Data<Real, L>& d,
+                                    const RkTableau& t, Real h, int i) {
+  if (i == 0) {
+    const RkScratch<Real, L> w = rk_scratch(m, d);
+    for (int k = 0; k < m.nq; ++k) d.qpos()[k] = w.q0[k];
+    for (int k = 0; k < m.nv; ++k) d.qvel()[k] = w.v0[k];
+  } else {
+    rk_combine(m, d, t.a[i], i, h);
+  }
+}
+
+// After stage i's dynamics: its constraint signature into *sig, and against the step's stage 0
+// (*sig0, set at i = 0) into *event.
+template <class Real, class L>
+SG_HD SG_INLINE void rk_stage_signature(const ModelView<Real>& m, const Data<Real, L>& d, int i,
+                                        int* sig0, int* sig, bool* event) {
+  const int r = rk_constraint_signature(m, d);
+  if (i == 0)
+    *sig0 = r;
+  else if (r != *sig0)
+    *event = true;
+  *sig = r;
+}
+
 // One step of size h from (q0, v0) in the scratch; stage 0 is taken as already evaluated when
 // `stage0_ready`. Leaves the result in d.qpos, d.qvel; returns the status bits raised and adds
 // the dynamics evaluations to *rhs. *sig: on entry the constraint signature at stage 0 (when
 // ready), on return the last stage's (the next step's stage 0 under FSAL); *event: whether any
 // stage saw another signature than stage 0 (event location, AdaptiveTolerances::event_step).
+// The substep's controller (integrator_rk_substep.hpp) takes the same stages one evaluation at
+// a time.
 template <class Real, class L>
-SG_HD int rk_step(const ModelView<Real>& m, const Data<Real, L>& d, const RkTableau& t, Real h, bool stage0_ready,
-                  int* rhs, int* sig, bool* event) {
-  const RkScratch<Real, L> w = rk_scratch(m, d);
+SG_HD int rk_step(const ModelView<Real>& m, const Data<Real, L>& d, const RkTableau& t, Real h,
+                  bool stage0_ready, int* rhs, int* sig, bool* event) {
   int status = 0, sig0 = *sig;
   *event = false;
   for (int i = stage0_ready ? 1 : 0; i < t.stages; ++i) {
-    if (i == 0) {
-      for (int k = 0; k < m.nq; ++k) d.qpos()[k] = w.q0[k];
-      for (int k = 0; k < m.nv; ++k) d.qvel()[k] = w.v0[k];
-    } else {
-      rk_combine(m, d, t.a[i], i, h);
-    }
+    rk_stage_point(m, d, t, h, i);
     status |= rk_eval_stage(m, d, i);
     ++*rhs;
-    const int r = rk_constraint_signature(m, d);
-    if (i == 0) sig0 = r;
-    else if (r != sig0) *event = true;
-    *sig = r;
+    rk_stage_signature(m, d, i, &sig0, sig, event);
   }
   rk_combine(m, d, t.b, t.stages, h);
   return status;
@@ -271,17 +309,18 @@ SG_HD double rk_error_norm(const ModelView<Real>& m, const Data<Real, L>& d, con
 //   h = min(100 h0, h1, H).
 // A function of the state alone (so replay stays bitwise), and the PID controller then starts
 // near the step the contacts allow instead of trying the full timestep (measured: most of the
-// evaluations of a full-timestep start went to rejected trials in stiff contact). Evaluates
-// stage 0 at y0 (kept: the first trial reuses it) and the probe; leaves d at y0.
+// evaluations of a full-timestep start went to rejected trials in stiff contact). Stage 0 at y0
+// is evaluated first (kept: the first trial reuses it), then rk_initial_probe, the dynamics at
+// the probe, and rk_initial_step_size (integrator_rk_substep.hpp runs them in that order).
+//
+// rk_initial_probe: with stage 0 recorded, d1 into *d1 and the probe y0 + h0 f(y0) into d.qpos,
+// d.qvel; returns h0.
 template <class Real, class L>
-SG_HD double rk_initial_step(const ModelView<Real>& m, const Data<Real, L>& d, const RkTableau& t, double H, int* rhs,
-                             int* status, int* sig0) {
+SG_HD double rk_initial_probe(const ModelView<Real>& m, const Data<Real, L>& d, double H,
+                              double* d1_out) {
   const RkScratch<Real, L> w = rk_scratch(m, d);
   const int nq = m.nq, nv = m.nv;
   const double rtol = sg_double(m.rk_rtol), atol = sg_double(m.rk_atol);
-  *status |= rk_eval_stage(m, d, 0);
-  ++*rhs;
-  *sig0 = rk_constraint_signature(m, d);  // stage 0's, before the probe overwrites d
   double d0 = 0, d1 = 0;
   rk_for_each_dof(m, [&](int j, int c, int k) {
     const double yq = rk_position_magnitude(m, w.q0, j, c), yv = sg_double(sg_abs(w.v0[k]));
@@ -302,8 +341,18 @@ SG_HD double rk_initial_step(const ModelView<Real>& m, const Data<Real, L>& d, c
     d.qvel()[i] = w.v0[i] + w.stage_a(d, 0)[i] * Real(h0);
   }
   integrate_pos(m, d.qpos(), w.tmp, Real(h0));
-  *status |= rk_dynamics(m, d);
-  ++*rhs;
+  *d1_out = d1;
+  return h0;
+}
+
+// rk_initial_step_size: with the dynamics at the probe in d, the first trial step; leaves d at y0.
+template <class Real, class L>
+SG_HD double rk_initial_step_size(const ModelView<Real>& m, const Data<Real, L>& d,
+                                  const RkTableau& t, double H, double h0, double d1) {
+  const RkScratch<Real, L> w = rk_scratch(m, d);
+  const int nq = m.nq, nv = m.nv;
+  const double rtol = sg_double(m.rk_rtol), atol = sg_double(m.rk_atol);
+  const int n = 2 * nv > 0 ? 2 * nv : 1;
   double d2 = 0;
   rk_for_each_dof(m, [&](int j, int c, int k) {
     const double sq = atol + rtol * rk_position_magnitude(m, w.q0, j, c);
@@ -363,99 +412,6 @@ SG_HD bool rk_event_saltation_tangent(const ModelView<Real>& m, const Data<Real,
 template <class Real, class L>
 SG_HD SG_INLINE View<Real, L> rk_step_record(const ModelView<Real>& m, const Data<Real, L>& d, int n) {
   return d.rk_steps().at(n * (m.nq + m.nv + 1));  // qpos (nq), qvel (nv), h
-}
-
-// One substep of length m.timestep with the integrator m.rk_integrator (RK4 or adaptive).
-// Records the accepted steps (rk_steps, rk_count[0]), the dynamics evaluations (rk_count[1])
-// and their Newton iterations (rk_count[2]); returns the status bits raised (kEnvStepCap: the cap forced a step that failed
-// the tolerance).
-template <class Real, class L>
-SG_HD SG_OUTLINE int rk_substep(const ModelView<Real>& m, const Data<Real, L>& d) {
-  const RkTableau t = rk_tableau(m.rk_integrator);
-  const RkScratch<Real, L> w = rk_scratch(m, d);
-  const int nq = m.nq, nv = m.nv;
-  const double H = sg_double(m.timestep);
-  int status = 0, rhs = 0, trials = 0;
-  bool stage0_ready = false;
-  // The accepted steps are counted in the environment's own memory (rk_count[0]), not in a local:
-  // CUDA 13's ptxas put a local counter of rk_substep<float> in a warp-uniform register (one
-  // UIADD3 per warp on a per-thread branch), so the lanes of a diverged warp shared one count and
-  // wrote their records past the workspace (compute-sanitizer on an H200, 2026-12-04). Memory
-  // addressed per environment cannot be made warp-uniform.
-  d.rk_count()[0] = Real(0);
-  d.rk_count()[2] = Real(0);
-  if (has_warmstart(m))
-    for (int i = 0; i < nv; ++i) d.rk_warm()[i] = d.qacc_warmstart()[i];
-  double done = 0.0, h = H, inv_prev = 1.0;
-  const double k = t.order, beta1 = 0.6 / k, beta2 = -0.2 / k;
-  const int max_trials = t.adaptive ? (m.rk_max_steps > 1 ? m.rk_max_steps : 1) : 1;
-  const double event_step = t.adaptive ? m.rk_event_step : 0.0;  // AdaptiveTolerances::event_step
-  int sig = 0;  // the constraint signature at the current step's stage 0
-  if (t.adaptive) {
-    for (int i = 0; i < nq; ++i) w.q0[i] = d.qpos()[i];
-    for (int i = 0; i < nv; ++i) w.v0[i] = d.qvel()[i];
-    h = rk_initial_step(m, d, t, H, &rhs, &status, &sig);
-    stage0_ready = true;
-  }
-  for (;;) {
-    for (int i = 0; i < nq; ++i) w.q0[i] = d.qpos()[i];
-    for (int i = 0; i < nv; ++i) w.v0[i] = d.qvel()[i];
-    const double left = H - done;
-    const bool forced = trials + 1 >= max_trials;
-    const bool last = forced || h >= left;
-    if (last) h = left;
-    const int sig_start = sig;
-    bool event = false;
-    status |= rk_step(m, d, t, Real(h), stage0_ready, &rhs, &sig, &event);
-    ++trials;
-    const double err = t.adaptive ? rk_error_norm(m, d, t, h) : 0.0;
-    // event location: a step across a constraint event longer than event_step is halved (bisection
-    // toward the event; the error controller is left as it was)
-    const bool split = event_step > 0.0 && event && h > event_step && !forced;
-    if ((err <= 1.0 && !split) || forced) {
-      if (err > 1.0) status |= kEnvStepCap;
-      const int accepted = sg_int(d.rk_count()[0]);
-      const View<Real, L> rec = rk_step_record(m, d, accepted);
-      for (int i = 0; i < nq; ++i) rec[i] = w.q0[i];
-      for (int i = 0; i < nv; ++i) rec[nq + i] = w.v0[i];
-      rec[nq + nv] = Real(h);
-      d.rk_count()[0] = Real(accepted + 1);
-      // forward mode with event gradients: the saltation on the result's tangent
-      // (integrator_rk_event.hpp); the values stay as they are
-      bool tangent_changed = false;
-      if constexpr (is_dual_number<Real>::value)
-        tangent_changed = rk_event_saltation_tangent(m, d, t, Real(h), event);
-      if (last) break;
-      done += h;
-      // FSAL: the last stage was evaluated at the result, the next step's start (unless the
-      // saltation changed the result's tangent: then stage 0 is evaluated again, same values)
-      for (int i = 0; i < nq; ++i) w.stage_q(d, 0)[i] = w.stage_q(d, t.stages - 1)[i];
-      for (int i = 0; i < nv; ++i) {
-        w.stage_v(d, 0)[i] = w.stage_v(d, t.stages - 1)[i];
-        w.stage_a(d, 0)[i] = w.stage_a(d, t.stages - 1)[i];
-      }
-      stage0_ready = !tangent_changed;
-      if (tangent_changed) --rhs;  // the repeated evaluation is not counted
-    } else {
-      // rejected: back to the start; its stage 0 is still the one recorded
-      for (int i = 0; i < nq; ++i) d.qpos()[i] = w.q0[i];
-      for (int i = 0; i < nv; ++i) d.qvel()[i] = w.v0[i];
-      stage0_ready = true;
-      sig = sig_start;
-      if (split) {
-        h *= 0.5;
-        continue;
-      }
-    }
-    const double inv = err > 0.0 ? 1.0 / err : 1e300;
-    double factor = err > 0.0 ? 0.9 * sg_pow(inv, beta1) * sg_pow(inv_prev, beta2) : 10.0;
-    factor = factor < 0.2 ? 0.2 : (factor > 10.0 ? 10.0 : factor);
-    if (err > 1.0 && factor > 1.0) factor = 1.0;
-    if (err <= 1.0) inv_prev = inv;
-    h *= factor;
-  }
-  d.rk_count()[1] = Real(rhs);
-  return status;
 }
 
 }  // namespace stiffgrad::kern

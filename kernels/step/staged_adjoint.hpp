@@ -1,8 +1,8 @@
 // The staged adjoint of a control step: the replay keeps every substep's primal (a tape of S
 // Data, one per substep), so no adjoint substep recomputes its primal, and each adjoint substep
-// is cut into stages that a GPU runs as separate kernels. Where the staged step runs (the Euler
-// family with soft constraints, and the Impulse model), without contacts from distance
-// (staged_adjoint_applies); everything else keeps adj_control_step_env
+// is cut into stages that a GPU runs as separate kernels. For the Euler family with soft
+// constraints and the Impulse model (staged_adjoint_applies); everything else keeps
+// adj_control_step_env
 // (kernels/step/batch_adjoint.hpp).
 //
 //   replay
@@ -58,16 +58,17 @@
 
 namespace stiffgrad::kern {
 
-// The staged adjoint covers what the staged step covers (soft constraints with the Euler family,
-// the Impulse model), for the model simulated m and the one differentiated mg: m itself, or with
-// contacts from distance (mg.cfd) the second contact model, whose primal of each substep the
-// gradient-model stages below put in the slot before the adjoint reads it. mg has m's pairs,
-// sizes and capacities (contacts_from_distance_model changes margins and solimp only), so it
+// The staged adjoint covers every model but the Runge–Kutta methods with event gradients
+// (AdaptiveTolerances::event_gradients: the saltation's extra dynamics evaluations are not
+// staged; those keep the fused adjoint), for the model simulated m and the one differentiated mg: m
+// itself, or with contacts from distance (mg.cfd) the second contact model, whose primal of each
+// substep the gradient-model stages below put in the slot before the adjoint reads it. mg has m's
+// pairs, sizes and capacities (contacts_from_distance_model changes margins and solimp only), so it
 // adds no condition.
 template <class Real>
 SG_HD SG_INLINE bool staged_adjoint_applies(const ModelView<Real>& m,
                                             const ModelView<Real>& /*mg*/) {
-  return staged_step_applies(m);
+  return m.rk_integrator == kIntEuler || staged_step_is_impulse(m) || !m.rk_event_gradients;
 }
 
 // Gradient model (contacts from distance), before substep s's adjoint: slot s, which holds the
@@ -141,14 +142,15 @@ SG_HD void staged_adjoint_begin(const ModelView<Real>& m, View<Real, LS> adj_qpo
 
 // Adjoint state stage of substep s: slot s holds the substep's primal with its state advanced
 // by the finish stage; the state before it comes back from the replay buffer (as
-// adj_control_step_env does for its kept substep), then adj_substep_begin and
-// adj_constraint_forces_begin (staged_adjoint_applies: the model has constraints).
+// adj_control_step_env does for its kept substep), then adj_substep_begin and (with constraints)
+// adj_constraint_forces_begin.
 template <class Real, class LW>
 SG_HD void staged_adjoint_state(const ModelView<Real>& m, const DataLayout& o, View<Real, LW> replay, int s,
                                 const Data<Real, LW>& slot, const Data<Real, LW>& a, View<Real, LW> adj_buffer) {
   load_replay_state(m, replay, s, slot);
   adj_substep_begin(m, o, slot, a, adj_buffer);
-  adj_constraint_forces_begin(m, slot, a, adj_dynamics_euler_solve(m, m.timestep));
+  if (m.nefc_max > 0)
+    adj_constraint_forces_begin(m, slot, a, adj_dynamics_euler_solve(m, m.timestep));
 }
 
 // Per-environment adjoint slots of the pairs stage (adjoint_pair_slots_size Reals;
@@ -250,11 +252,90 @@ SG_HD void staged_adjoint_collision(const ModelView<Real>& m, const Data<Real, L
   adj_geom_poses(m, d, a);
 }
 
-// Adjoint finish stage of substep s: the rest of adj_substep after the collision adjoint.
+// Adjoint finish stage of substep s: the rest of adj_substep after the collision adjoint (the
+// rest of adj_fwd_dynamics in a Runge–Kutta stage's adjoint).
 template <class Real, class LW>
 SG_HD void staged_adjoint_finish(const ModelView<Real>& m, const Data<Real, LW>& slot, const Data<Real, LW>& a) {
-  adj_constraint_forces_end(m, slot, a);
+  if (m.nefc_max > 0) adj_constraint_forces_end(m, slot, a);
   adj_fwd_dynamics_end(m, slot, a);
+}
+
+// The Runge–Kutta methods (adj_rk_substep, kernels/integrators/integrator_rk_adjoint.hpp): slot s
+// holds the replayed substep (its accepted steps' records, rk_count[0] of them, and the warm
+// start every evaluation starts from); the accepted steps are differentiated last to first, step
+// n of an environment in round n of rounds max_steps − 1 .. 0 (the environments with fewer steps
+// skip the round: staged_rk_adjoint_active). A round's stages, over slot s:
+//   rk step begin    per environment  adj_rk_step_begin from record n, stage 0's state
+//   per stage i = 0 .. s-1 (the stages' primal, rk_step):
+//     the staged step's evaluation stages (rk smooth, narrow, rows, solve)
+//     rk record      per environment  staged_rk_evaluation_finish, rk_stage_record, the next
+//                                     stage's state; after the last, adj_rk_step_output and the
+//                                     last used stage's state
+//   per used stage i = s-1 .. 0 (its dynamics' primal again, then their adjoint):
+//     the staged step's evaluation stages
+//     rk stage begin per environment  staged_rk_evaluation_finish, adj_rk_stage_begin,
+//                                     adj_fwd_dynamics_begin, adj_constraint_forces_begin
+//     hessian, solve, rows, pairs, collision (with constraints), finish: as the Euler family's
+//     rk stage end   per environment  adj_rk_stage_end, then the next used stage's state, or
+//                                     after stage 0 adj_rk_step_end
+// which is adj_rk_step's order (its final rk_combine of rk_step is the output's own).
+template <class Real, class LW>
+SG_HD SG_INLINE bool staged_rk_adjoint_active(const Data<Real, LW>& slot, int n) {
+  return n < sg_int(slot.rk_count()[0]);
+}
+
+// The used stage before stage i (rk_stage_used), or -1.
+SG_HD SG_INLINE int rk_used_stage_before(const RkTableau& t, int i) {
+  for (int j = i - 1; j >= 0; --j)
+    if (rk_stage_used(t, j)) return j;
+  return -1;
+}
+
+template <class Real, class LW>
+SG_HD void staged_rk_adjoint_step_begin(const ModelView<Real>& m, const Data<Real, LW>& slot,
+                                        const Data<Real, LW>& a, int n) {
+  const RkTableau t = rk_tableau(m.rk_integrator);
+  const View<Real, LW> rec = rk_step_record(m, slot, n);
+  adj_rk_step_begin(m, slot, a, t, rec, rec.at(m.nq));
+  rk_stage_point(m, slot, t, rec[m.nq + m.nv], 0);
+}
+
+template <class Real, class LW>
+SG_HD void staged_rk_adjoint_record(const ModelView<Real>& m, const Data<Real, LW>& slot,
+                                    const Data<Real, LW>& a, int n, int i) {
+  const RkTableau t = rk_tableau(m.rk_integrator);
+  const Real h = rk_step_record(m, slot, n)[m.nq + m.nv];
+  staged_rk_evaluation_finish(m, slot);
+  rk_stage_record(m, slot, i);
+  if (i + 1 < t.stages) {
+    rk_stage_point(m, slot, t, h, i + 1);
+    return;
+  }
+  adj_rk_step_output(m, slot, a, t, h);
+  rk_stage_restore(m, slot, rk_used_stage_before(t, t.stages));
+}
+
+template <class Real, class LW>
+SG_HD void staged_rk_adjoint_stage_begin(const ModelView<Real>& m, const DataLayout& o,
+                                         const Data<Real, LW>& slot, const Data<Real, LW>& a,
+                                         View<Real, LW> adj_buffer, int i) {
+  staged_rk_evaluation_finish(m, slot);
+  adj_rk_stage_begin(m, o, a, adj_buffer, i);
+  adj_fwd_dynamics_begin(m, slot, a, Real(0));
+  if (m.nefc_max > 0) adj_constraint_forces_begin(m, slot, a, false);
+}
+
+template <class Real, class LW>
+SG_HD void staged_rk_adjoint_stage_end(const ModelView<Real>& m, const Data<Real, LW>& slot,
+                                       const Data<Real, LW>& a, int n, int i) {
+  const RkTableau t = rk_tableau(m.rk_integrator);
+  const Real h = rk_step_record(m, slot, n)[m.nq + m.nv];
+  adj_rk_stage_end(m, slot, a, t, h, i);
+  const int next = rk_used_stage_before(t, i);
+  if (next >= 0)
+    rk_stage_restore(m, slot, next);
+  else
+    adj_rk_step_end(m, a);
 }
 
 // Adjoint end: the adjoint of the state at the start of the control step, and the control's.

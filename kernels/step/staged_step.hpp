@@ -1,6 +1,7 @@
 // The staged control step: a substep cut into stages that a GPU runs as separate kernels, each
-// over the items it is independent in. The Euler family with soft constraints
-// (kernels/step/step.hpp):
+// over the items it is independent in. Every model, integrator and contact model runs this way
+// on the CUDA backend (the Runge–Kutta methods below; without constraints the narrow, rows and
+// solve stages are left out). The Euler family with soft constraints (kernels/step/step.hpp):
 //
 //   begin        per environment         control_step_begin (load state, control, warm start)
 //   per substep:
@@ -32,6 +33,11 @@
 // over that routine's pairs, so the routine and the pair index are uniform across a warp and the
 // environment-minor workspace is read coalesced (docs/gpu.md, "Staged contact step").
 //
+// The Runge–Kutta methods: per substep a controller begins (rk begin), then a fixed number of
+// dynamics evaluations (rk_evaluations_bound: 4 for RK4, 2 + max_steps (s - 1) for the adaptive
+// methods), each the stages smooth, narrow, rows, solve and rk finish (the controller's step:
+// kernels/integrators/integrator_rk_substep.hpp) over the environments whose substep is not done.
+//
 // One source of physics: every stage calls the functions the fused substep calls
 // (fwd_position .. fwd_acceleration_smooth, collide_candidate_pair, append_pair_contacts,
 // fwd_constraint_rows, constraint_solve, fwd_acceleration_finish, integrate_euler;
@@ -57,17 +63,13 @@ namespace stiffgrad::kern {
 
 constexpr int kSlotReals = 13;  // one Contact: dist, pos[3], frame[9]
 
-// The staged pipeline covers the Euler family with soft constraints and the Impulse model (which
-// takes its own substep whatever the integrator: kernels/step/substep.hpp); the Runge–Kutta
-// methods with soft constraints keep the fused kernel; without constraints nothing is worth
-// staging.
+// The staged pipeline covers every model: the Impulse model with constraints (its own substep
+// whatever the integrator: kernels/step/substep.hpp), the Euler family and the Runge–Kutta
+// methods, with soft constraints or without constraints (then a substep has no narrow, rows or
+// solve stage).
 template <class Real>
 SG_HD SG_INLINE bool staged_step_is_impulse(const ModelView<Real>& m) {
-  return m.contact_model == kContactImpulse;
-}
-template <class Real>
-SG_HD SG_INLINE bool staged_step_applies(const ModelView<Real>& m) {
-  return m.nefc_max > 0 && (staged_step_is_impulse(m) || m.rk_integrator == kIntEuler);
+  return m.contact_model == kContactImpulse && m.nefc_max > 0;
 }
 
 template <class Real>
@@ -82,7 +84,7 @@ SG_HD void staged_smooth(const ModelView<Real>& m, const Data<Real, L>& d) {
   fwd_velocity(m, d);
   fwd_actuation(m, d);
   fwd_acceleration_smooth(m, d);
-  geom_poses(m, d);
+  if (m.nefc_max > 0) geom_poses(m, d);  // for the narrow stage (no collision without constraints)
 }
 
 // Stage smooth of the Impulse model, after its half step; kernels of their own (the split keeps
@@ -163,6 +165,39 @@ SG_HD void staged_constraint_finish(const ModelView<Real>& m, const Data<Real, L
   fwd_acceleration_finish(m, d, m.timestep);
   integrate_euler(m, d);
   accumulate_substep_stats(m, d, stats);
+}
+
+// The Runge–Kutta methods (kernels/integrators/integrator_rk_substep.hpp): per substep
+//   rk begin   per environment         rk_substep_begin (the controller's state in `c`)
+//   then rk_evaluations_bound(m) evaluations, each over the environments whose controller is not
+//   done (the others skip every stage of it):
+//     rk smooth  per environment       rk_dynamics_begin, then the smooth stage
+//     narrow, rows, solve              as the Euler family's (with constraints)
+//     rk finish  per environment       fwd_acceleration_finish without implicit damping,
+//                                      rk_dynamics_end, rk_substep_advance; the substep's
+//                                      statistics when its controller is done
+// which is rk_substep's loop (rk_dynamics = rk_dynamics_begin, fwd_dynamics, rk_dynamics_end).
+template <class Real, class L>
+SG_HD void staged_rk_smooth(const ModelView<Real>& m, const Data<Real, L>& d) {
+  rk_dynamics_begin(m, d);
+  staged_smooth(m, d);
+}
+
+// The end of one evaluation of the dynamics (rk_dynamics after its constraint solve).
+template <class Real, class L>
+SG_HD SG_INLINE void staged_rk_evaluation_finish(const ModelView<Real>& m, const Data<Real, L>& d) {
+  fwd_acceleration_finish(m, d, Real(0));
+  rk_dynamics_end(m, d);
+}
+
+// Returns the status bits the controller raised.
+template <class Real, class L, class LS>
+SG_HD int staged_rk_finish(const ModelView<Real>& m, const Data<Real, L>& d, RkControl& c,
+                           View<Real, LS> stats) {
+  staged_rk_evaluation_finish(m, d);
+  const int status = rk_substep_advance(m, d, c);
+  if (c.phase == kRkDone) accumulate_substep_stats(m, d, stats);
+  return status;
 }
 
 // Stage rows (Impulse): M̃'s factor and qacc_smooth, the contact list, then the blocks. Returns

@@ -5,7 +5,7 @@
 #pragma once
 
 #include "kernels/impulse/impulse_step.hpp"
-#include "kernels/integrators/integrator_rk.hpp"
+#include "kernels/integrators/integrator_rk_substep.hpp"
 #include "kernels/step/step.hpp"
 
 namespace stiffgrad::kern {

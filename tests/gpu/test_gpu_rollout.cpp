@@ -184,9 +184,10 @@ TEST(GpuRolloutCalibration, BoundsCoverTenTimesCpuMeasurement) {
   }
 }
 
-// The checkpointing invariant on the device: forward (control_step_kernel) and replay
-// (adjoint_step_kernel) are different __global__ functions; with -fmad=false they must agree
-// bit for bit on every environment. Both precisions, both integrators, humanoid and G1.
+// The checkpointing invariant on the device: forward (the staged step's kernels) and replay
+// (adjoint_step_kernel, or the staged adjoint's replay) are different __global__ functions; with
+// -fmad=false they must agree bit for bit on every environment. Both precisions, both integrators,
+// humanoid and G1.
 TEST(GpuRollout, ReplayIsBitwise) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the CUDA Rollout runs on a device machine (scripts/device_check.sh)";
   std::vector<std::string> paths = {sgtest::humanoid_xml()};

@@ -1,13 +1,14 @@
-// The staged contact step on the device (backends/cuda/staged_step.cuh, label `gpu`): the staged
-// pipeline and the fused kernel give the same steps bit for bit (state, warm start, status and
-// contact statistics), through the CUDA graph and through plain launches (the legacy default
-// stream cannot be captured), and a Rollout recorded with the staged step replays bitwise and
-// gives the fused recording's gradient exactly (its backward pass is the staged adjoint,
-// backends/cuda/staged_adjoint.cuh: the tape replay through the staged kernels and the adjoint
-// stages, against the fused adjoint kernel); with soft constraints and with the Impulse model
-// (whose solve stage runs a warp per environment, and whose fused kernel and replay sum in the
-// warp's order: ModelView::team_width = 32). The host emulation of the same stages runs without a
-// device (tests/test_staged_step.cpp).
+// The staged step on the device (backends/cuda/staged_step.cuh, label `gpu`), the only forward
+// step since 2026-12-08: it gives the same steps (state, warm start, status and contact
+// statistics) through the CUDA graph and through plain launches (the legacy default stream cannot
+// be captured), and a Rollout recorded with it replays bitwise through the fused adjoint kernel
+// (CudaPipeline::Fused: the one-thread replay) and through the staged adjoint
+// (backends/cuda/staged_adjoint.cuh: the tape replay through the staged kernels and the adjoint
+// stages), whose gradients are equal bit for bit; with soft constraints, the Impulse model (whose
+// solve stage runs a warp per environment, and whose fused replay sums in the warp's order:
+// ModelView::team_width = 32), the Runge–Kutta methods and a model without constraints. The host
+// emulation of the same stages runs without a device (tests/test_staged_step.cpp,
+// tests/test_staged_adjoint.cpp).
 #include <gtest/gtest.h>
 
 #include <random>
@@ -108,19 +109,6 @@ std::vector<Case> cases() {
 
 const char* label(const Case& c) { return c.contact_model == ContactModel::Impulse ? " (impulse)" : " (soft)"; }
 
-TEST(GpuStaged, StagedEqualsFusedBitwise) {
-  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the staged step runs on a device machine (scripts/device_check.sh)";
-  for (const Case& c : cases())
-    for (Precision p : {Precision::Float, Precision::Double}) {
-      const Steps fused = run(c, p, CudaPipeline::Fused);
-      const Steps staged = run(c, p, CudaPipeline::Staged);
-      expect_equal(staged, fused, (c.model->name + label(c)).c_str());
-      double contacts = 0;
-      for (std::size_t i = 0; i < fused.stats.size(); i += Simulator::kStepStats) contacts += fused.stats[i];
-      EXPECT_GT(contacts, 0) << c.model->name << label(c) << ": the comparison saw no contact";
-    }
-}
-
 #ifdef SG_TEST_WITH_CUDA
 TEST(GpuStaged, PlainLaunchesOnTheLegacyStreamEqualTheGraph) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the staged step runs on a device machine (scripts/device_check.sh)";
@@ -135,56 +123,72 @@ TEST(GpuStaged, PlainLaunchesOnTheLegacyStreamEqualTheGraph) {
 // The staged adjoint's gradient equals the fused adjoint's bit for bit: through its CUDA graphs
 // (captured by the first backward pass, replayed by the second, which must give the same bits)
 // and through plain launches on the legacy default stream, which cannot be captured.
+// With soft constraints and the Impulse model (the G1), the Runge–Kutta methods (Tsit5 on the
+// all-routines scene: the rounds of accepted steps) and a model without constraints.
 TEST(GpuStaged, RolloutReplaysBitwiseAndMatchesTheFusedGradient) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the staged step runs on a device machine (scripts/device_check.sh)";
-  for (const Case& g1 : {cases()[0], cases()[2]})  // the G1 with soft constraints, with the Impulse model
-  for (Precision p : {Precision::Float, Precision::Double}) {
-    Case c = g1;
-    c.T = 8;
-    const Model& M = *c.model;
-    // the gradient of every backward pass of one recording (`passes` of them)
-    const auto gradients = [&](CudaPipeline pipeline, void* stream, int passes, const char* what) {
-      SimulatorOptions o = options(c, p, pipeline);
-      o.cuda_stream = stream;
-      Simulator sim(c.model, o);
-      std::vector<double> q, v, u;
-      initial(c, q, v, u);
-      sim.set_state(q.data(), v.data());
-      Rollout ro(sim, c.T);
-      ro.begin();
-      for (int t = 0; t < c.T; ++t) ro.step(u.data() + static_cast<std::size_t>(t) * c.nenv * M.nu);
-      std::vector<double> dlq((c.T + 1) * static_cast<std::size_t>(c.nenv) * M.nq, 0.0),
-          dlv((c.T + 1) * static_cast<std::size_t>(c.nenv) * M.nv, 0.0);
-      std::mt19937_64 rng(3);
-      std::normal_distribution<double> n01;
-      for (double& x : dlq) x = n01(rng);
-      for (double& x : dlv) x = n01(rng);
-      std::vector<std::vector<double>> out;
-      for (int pass = 0; pass < passes; ++pass) {
-        std::vector<double> gq(static_cast<std::size_t>(c.nenv) * M.nq),
-            gv(static_cast<std::size_t>(c.nenv) * M.nv),
-            gu(static_cast<std::size_t>(c.T) * c.nenv * M.nu);
-        ro.backward_raw(dlq.data(), dlv.data(), gq.data(), gv.data(), gu.data());
-        EXPECT_TRUE(ro.replay_bitwise()) << what << " pass " << pass << label(c);
-        gq.insert(gq.end(), gv.begin(), gv.end());
-        gq.insert(gq.end(), gu.begin(), gu.end());
-        out.push_back(gq);
-      }
-      return out;
-    };
-    const auto fused = gradients(CudaPipeline::Fused, nullptr, 1, "fused");
-    const auto graphs = gradients(CudaPipeline::Staged, nullptr, 2, "staged (graphs)");
-    EXPECT_EQ(fused[0], graphs[0])
-        << "the gradient of a staged recording differs from the fused one's" << label(c);
-    EXPECT_EQ(graphs[0], graphs[1])
-        << "the staged adjoint's replayed graphs differ from their capture" << label(c);
+  struct Variant {
+    Case c;
+    Integrator integrator;
+    bool constraints;
+  };
+  const std::vector<Variant> variants = {{cases()[0], Integrator::SemiImplicitEuler, true},
+                                         {cases()[2], Integrator::SemiImplicitEuler, true},
+                                         {cases()[1], Integrator::Tsit5, true},
+                                         {cases()[1], Integrator::RK4, true},
+                                         {cases()[0], Integrator::SemiImplicitEuler, false}};
+  for (const Variant& variant : variants)
+    for (Precision p : {Precision::Float, Precision::Double}) {
+      Case c = variant.c;
+      c.T = 8;
+      const Model& M = *c.model;
+      // the gradient of every backward pass of one recording (`passes` of them)
+      const auto gradients = [&](CudaPipeline pipeline, void* stream, int passes,
+                                 const char* what) {
+        SimulatorOptions o = options(c, p, pipeline);
+        o.integrator = variant.integrator;
+        o.constraints = variant.constraints;
+        o.cuda_stream = stream;
+        Simulator sim(c.model, o);
+        std::vector<double> q, v, u;
+        initial(c, q, v, u);
+        sim.set_state(q.data(), v.data());
+        Rollout ro(sim, c.T);
+        ro.begin();
+        for (int t = 0; t < c.T; ++t)
+          ro.step(u.data() + static_cast<std::size_t>(t) * c.nenv * M.nu);
+        std::vector<double> dlq((c.T + 1) * static_cast<std::size_t>(c.nenv) * M.nq, 0.0),
+            dlv((c.T + 1) * static_cast<std::size_t>(c.nenv) * M.nv, 0.0);
+        std::mt19937_64 rng(3);
+        std::normal_distribution<double> n01;
+        for (double& x : dlq) x = n01(rng);
+        for (double& x : dlv) x = n01(rng);
+        std::vector<std::vector<double>> out;
+        for (int pass = 0; pass < passes; ++pass) {
+          std::vector<double> gq(static_cast<std::size_t>(c.nenv) * M.nq),
+              gv(static_cast<std::size_t>(c.nenv) * M.nv),
+              gu(static_cast<std::size_t>(c.T) * c.nenv * M.nu);
+          ro.backward_raw(dlq.data(), dlv.data(), gq.data(), gv.data(), gu.data());
+          EXPECT_TRUE(ro.replay_bitwise()) << what << " pass " << pass << label(c);
+          gq.insert(gq.end(), gv.begin(), gv.end());
+          gq.insert(gq.end(), gu.begin(), gu.end());
+          out.push_back(gq);
+        }
+        return out;
+      };
+      const auto fused = gradients(CudaPipeline::Fused, nullptr, 1, "fused");
+      const auto graphs = gradients(CudaPipeline::Staged, nullptr, 2, "staged (graphs)");
+      EXPECT_EQ(fused[0], graphs[0])
+          << "the gradient of a staged recording differs from the fused one's" << label(c);
+      EXPECT_EQ(graphs[0], graphs[1])
+          << "the staged adjoint's replayed graphs differ from their capture" << label(c);
 #ifdef SG_TEST_WITH_CUDA  // the test build has cudaStreamLegacy wherever the CUDA backend is built
     const auto plain =
         gradients(CudaPipeline::Staged, static_cast<void*>(cudaStreamLegacy), 1, "staged (plain)");
     EXPECT_EQ(plain[0], graphs[0])
         << "the staged adjoint's plain launches differ from its graphs" << label(c);
 #endif
-  }
+    }
 }
 
 }  // namespace
