@@ -5,25 +5,21 @@
 //
 //   bench_gpu_contact [--nenv 1024,4096,16384] [--steps 40] [--rounds 3] [--threads T]
 //                     [--precision float,double]
-//                     [--contact soft-staged,soft-fused,impulse-staged,impulse-fused] [--no-cpu]
+//                     [--contact soft,impulse] [--no-cpu]
 //                     [--backward]
 //
 // Rows: contact model (MuJoCo's soft constraints, or the Impulse model at κ 300) x precision x
-// nenv; the forward step is the staged pipeline (the fused step kernel is gone since 2026-12-08,
-// so the -fused names only select the fused adjoint: --backward). Each point is the best of
+// nenv, through the staged pipeline (the only one since 2026-12-08). Each point is the best of
 // --rounds rounds of --steps control steps after
 // one untimed warm-up step (state reset before each round, untimed; synchronize() before the
 // clock stops); the CPU backend's rounds (OpenMP, --threads, default all cores) alternate with
-// the GPU's so that machine noise hits both alike (the CPU backend has no pipelines: its column
-// is filled on the staged rows).
+// the GPU's so that machine noise hits both alike.
 //
 // --backward adds the gradient's cost: a Rollout of --steps control steps, forward and then
 // Rollout::backward with a random loss gradient on every checkpoint, against the forward
 // rollout alone: bwd/fwd = (fwd+bwd - forward) / forward (issue 38's target: <= 3 on the GPU),
-// on the CUDA backend (the staged pipeline's backward pass is the staged adjoint: a tape and
-// adjoint stages, backends/cuda/staged_adjoint.cuh; the fused pipeline's is the fused adjoint
-// kernel) and the CPU backend on all cores; the staged and fused gradients must be equal bit for
-// bit (printed for the first nenv).
+// on the CUDA backend (the staged adjoint: a tape and adjoint stages,
+// backends/cuda/staged_adjoint.cuh) and the CPU backend on all cores.
 // Without a CUDA device it says so and exits 1.
 #include <omp.h>
 
@@ -47,14 +43,14 @@ namespace opt = stiffgrad::options;
 const char* kUsage =
     "usage: bench_gpu_contact [--nenv 1024,4096,16384] [--steps 40] [--rounds 3] [--threads T]\n"
     "                         [--precision float,double]\n"
-    "                         [--contact soft-staged,soft-fused,impulse-staged,impulse-fused]\n"
+    "                         [--contact soft,impulse]\n"
     "                         [--no-cpu] [--backward]\n";
 
 struct Args {
   std::vector<int> nenv{1024, 4096, 16384};
   int steps = 40, rounds = 3, threads = 0;
   std::vector<std::string> precisions{"float", "double"};
-  std::vector<std::string> contacts{"soft-staged", "soft-fused", "impulse-staged", "impulse-fused"};
+  std::vector<std::string> contacts{"soft", "impulse"};
   bool cpu = true;
   bool backward = false;
 };
@@ -87,9 +83,7 @@ SimulatorOptions options_for(const std::string& contact, Backend backend, Precis
   o.nenv = nenv;
   o.substeps = 1;
   o.threads = threads;
-  if (contact.rfind("impulse", 0) == 0) o.contact_model = ContactModel::Impulse;
-  o.cuda_pipeline = contact.size() > 6 && contact.substr(contact.size() - 6) == "-fused" ? CudaPipeline::Fused
-                                                                                         : CudaPipeline::Staged;
+  if (contact == "impulse") o.contact_model = ContactModel::Impulse;
   return o;
 }
 
@@ -105,8 +99,8 @@ double time_steps(Simulator& sim, const Start& s, int steps) {
   return sb::seconds_since(t0) / steps;
 }
 
-// Every (contact, precision, nenv) row: a CUDA simulator and, for the staged rows (the CPU
-// backend has no pipelines), a CPU one; f(contact, prec, nenv, start, gpu, cpu or null).
+// Every (contact, precision, nenv) row: a CUDA simulator and (unless --no-cpu) a CPU one;
+// f(contact, prec, nenv, start, gpu, cpu or null).
 template <class F>
 void for_each_row(const std::shared_ptr<const Model>& model, const Args& a, F&& f) {
   for (const std::string& contact : a.contacts)
@@ -116,37 +110,11 @@ void for_each_row(const std::shared_ptr<const Model>& model, const Args& a, F&& 
         const Start s = start_states(*model, nenv);
         Simulator gpu(model, options_for(contact, Backend::Cuda, p, nenv, a.threads));
         std::unique_ptr<Simulator> cpu;
-        if (a.cpu && contact.find("-fused") == std::string::npos)
+        if (a.cpu)
           cpu = std::make_unique<Simulator>(model, options_for(contact, Backend::Cpu, p, nenv, a.threads));
         f(contact, prec, nenv, s, gpu, cpu.get());
         std::fflush(stdout);
       }
-}
-
-// Staged against fused for each contact model measured, at the first nenv: result(sim, start,
-// nenv) of each (the state after the steps, or a rollout's gradient) must be equal bit for bit.
-template <class F>
-void compare_staged_fused(const std::shared_ptr<const Model>& model, const Args& a, const char* what, F&& result) {
-  for (const std::string model_name : {"soft", "impulse"}) {
-    const std::string staged = model_name + "-staged", fused = model_name + "-fused";
-    if (std::find(a.contacts.begin(), a.contacts.end(), staged) == a.contacts.end()) continue;
-    const int nenv = a.nenv.front();
-    const Start s = start_states(*model, nenv);
-    for (const std::string& prec : a.precisions) {
-      const Precision p = prec == "float" ? Precision::Float : Precision::Double;
-      std::vector<double> r[2];
-      int k = 0;
-      for (const std::string& c : {staged, fused}) {
-        Simulator sim(model, options_for(c, Backend::Cuda, p, nenv, a.threads));
-        r[k++] = result(sim, s, nenv);
-      }
-      double diff = 0;
-      for (std::size_t i = 0; i < r[0].size(); ++i) diff = std::max(diff, std::abs(r[0][i] - r[1][i]));
-      std::printf("staged vs fused %s (%s, %s, %d envs, %d steps): largest |difference| = %g%s\n", what,
-                  model_name.c_str(), prec.c_str(), nenv, a.steps, diff,
-                  diff == 0 ? " (bitwise equal)" : "  <-- NOT EQUAL");
-    }
-  }
 }
 
 // A rollout of `steps` control steps with the gradient of a fixed random loss: forward and
@@ -197,25 +165,21 @@ void bench_backward(const std::shared_ptr<const Model>& model, const Args& a) {
   std::printf("| contact | precision | nenv | CUDA fwd+bwd env-steps/s | CUDA bwd/fwd | CPU bwd/fwd | replay bitwise |\n");
   std::printf("|---|---|---|---|---|---|---|\n");
   std::fflush(stdout);
-  for_each_row(model, a, [&](const std::string& contact, const std::string& prec, int nenv, const Start& s,
-                             Simulator& gpu, Simulator* cpu) {
-    RolloutTimes g, c;
-    std::vector<double> grad;
-    for (int r = 0; r < a.rounds; ++r) {
-      time_rollout(gpu, *model, s, nenv, a.steps, g, grad);
-      if (cpu) time_rollout(*cpu, *model, s, nenv, a.steps, c, grad);
-    }
-    std::printf("| %s | %s | %d | %.3g | %.2f | ", contact.c_str(), prec.c_str(), nenv,
-                nenv * a.steps / g.forward_backward, (g.forward_backward - g.forward) / g.forward);
-    if (cpu) std::printf("%.2f", (c.forward_backward - c.forward) / c.forward);
-    std::printf(" | %s |\n", g.bitwise && c.bitwise ? "yes" : "NO");
-  });
-  compare_staged_fused(model, a, "gradient", [&](Simulator& sim, const Start& s, int nenv) {
-    RolloutTimes unused;
-    std::vector<double> grad;
-    time_rollout(sim, *model, s, nenv, a.steps, unused, grad);
-    return grad;
-  });
+  for_each_row(model, a,
+               [&](const std::string& contact, const std::string& prec, int nenv, const Start& s,
+                   Simulator& gpu, Simulator* cpu) {
+                 RolloutTimes g, c;
+                 std::vector<double> grad;
+                 for (int r = 0; r < a.rounds; ++r) {
+                   time_rollout(gpu, *model, s, nenv, a.steps, g, grad);
+                   if (cpu) time_rollout(*cpu, *model, s, nenv, a.steps, c, grad);
+                 }
+                 std::printf("| %s | %s | %d | %.3g | %.2f | ", contact.c_str(), prec.c_str(), nenv,
+                             nenv * a.steps / g.forward_backward,
+                             (g.forward_backward - g.forward) / g.forward);
+                 if (cpu) std::printf("%.2f", (c.forward_backward - c.forward) / c.forward);
+                 std::printf(" | %s |\n", g.bitwise && c.bitwise ? "yes" : "NO");
+               });
 }
 
 }  // namespace
@@ -228,8 +192,7 @@ int main(int argc, char** argv) {
     a.rounds = sb::int_option(o, "rounds", a.rounds, 1, 1000);
     a.threads = sb::int_option(o, "threads", 0, 0, 4096);
     a.precisions = sb::name_list_option(o, "precision", a.precisions, {"float", "double"});
-    a.contacts = sb::name_list_option(o, "contact", a.contacts,
-                                      {"soft-staged", "soft-fused", "impulse-staged", "impulse-fused"});
+    a.contacts = sb::name_list_option(o, "contact", a.contacts, {"soft", "impulse"});
     a.cpu = !o.has("no-cpu");
     a.backward = o.has("backward");
   };
@@ -253,11 +216,7 @@ int main(int argc, char** argv) {
   std::printf("| contact | precision | nenv | CUDA env-substeps/s | CPU env-substeps/s | CUDA / CPU |\n");
   std::printf("|---|---|---|---|---|---|\n");
   std::fflush(stdout);
-  Args forward = a;  // one forward row per contact model: -fused selects the adjoint alone
-  forward.contacts.clear();
-  for (const std::string& c : a.contacts)
-    if (c.find("-fused") == std::string::npos) forward.contacts.push_back(c);
-  for_each_row(model, forward,
+  for_each_row(model, a,
                [&](const std::string& contact, const std::string& prec, int nenv, const Start& s,
                    Simulator& gpu, Simulator* cpu) {
                  double best_gpu = 1e300, best_cpu = 1e300;

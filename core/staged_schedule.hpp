@@ -47,6 +47,7 @@ struct StagedPlan {
   int rk_integrator = 0;     // the Runge–Kutta method (kern::kIntEuler: none)
   int rk_steps = 0;          // Runge–Kutta: accepted steps per substep at most (the adjoint's
                              // rounds: max_steps for the adaptive methods, 1 for RK4)
+  bool rk_event_gradients = false;  // the adjoint applies the saltation at located events
 };
 
 template <class Real>
@@ -61,6 +62,7 @@ StagedPlan make_staged_plan(const kern::ModelView<Real>& m) {  // reads m's scal
     p.rk_integrator = m.rk_integrator;
     p.rk_steps =
         kern::rk_tableau(m.rk_integrator).adaptive ? (m.rk_max_steps > 1 ? m.rk_max_steps : 1) : 1;
+    p.rk_event_gradients = m.rk_event_gradients != 0;
   }
   return p;
 }
@@ -212,10 +214,12 @@ void run_staged_adjoint_constraints(Exec& x, const PairGroups& g, const StagedPl
 
 // The Runge–Kutta substep's adjoint over slot s (kernels/step/staged_adjoint.hpp): per round
 // n = plan.rk_steps - 1 .. 0, rk_adjoint_step_begin(s, n), per stage i rk_adjoint_evaluate(s) (the
-// staged step's evaluation stages over slot s for the round's environments) and
-// rk_adjoint_record(s, n, i), then per used stage i (last to first) rk_adjoint_evaluate(s),
-// rk_adjoint_stage_begin(s, n, i), the constraint forces' adjoint stages, adjoint_finish(s, n)
-// and rk_adjoint_stage_end(s, n, i).
+// staged step's evaluation stages over slot s for the environments it marks) and
+// rk_adjoint_record(s, n, i); with event gradients rk_adjoint_event_begin(s, n) and three
+// evaluations, each followed by rk_adjoint_event_end(s, n), rk_adjoint_event_start(s, n) and
+// rk_adjoint_event_finish(s, n); rk_adjoint_output(s, n); then per used stage i (last to first)
+// rk_adjoint_evaluate(s), rk_adjoint_stage_begin(s, n, i), the constraint forces' adjoint stages,
+// adjoint_finish(s, n) and rk_adjoint_stage_end(s, n, i).
 template <class Exec>
 void run_staged_rk_adjoint_substep(Exec& x, const PairGroups& g, const StagedPlan& plan, int s) {
   const kern::RkTableau t = kern::rk_tableau(plan.rk_integrator);
@@ -225,6 +229,16 @@ void run_staged_rk_adjoint_substep(Exec& x, const PairGroups& g, const StagedPla
       x.rk_adjoint_evaluate(s);
       x.rk_adjoint_record(s, n, i);
     }
+    if (plan.rk_event_gradients) {
+      x.rk_adjoint_event_begin(s, n);
+      x.rk_adjoint_evaluate(s);
+      x.rk_adjoint_event_end(s, n);
+      x.rk_adjoint_evaluate(s);
+      x.rk_adjoint_event_start(s, n);
+      x.rk_adjoint_evaluate(s);
+      x.rk_adjoint_event_finish(s, n);
+    }
+    x.rk_adjoint_output(s, n);
     for (int i = t.stages - 1; i >= 0; --i) {
       if (!kern::rk_stage_used(t, i)) continue;
       x.rk_adjoint_evaluate(s);

@@ -319,17 +319,15 @@ fi
 note "--- bench_gpu_contact (G1, 1 substep per step; CUDA vs CPU, all cores)"
 if [[ -x "$BENCH_GC" ]]; then
   phase "bench_gpu_contact" 110 "$OUT/bench.log" "$BENCH_GC" --steps 20 --rounds 2 --threads 16
-  sed -n '/^=== bench_gpu_contact/,$p' "$OUT/bench.log" | grep -E '^\||staged vs fused' >>"$REPORT"
-  grep -q "NOT EQUAL" "$OUT/bench.log" && { note "staged and fused steps differ: FAIL"; FAILED=1; }
-  # the gradient's cost with contact: the staged adjoint (tape + adjoint stages) against the fused
-  # adjoint kernel and the CPU backend; the staged and fused gradients must be bitwise equal
+  sed -n '/^=== bench_gpu_contact/,$p' "$OUT/bench.log" | grep -E '^\|' >>"$REPORT"
+  # the gradient's cost with contact: the staged adjoint (tape + adjoint stages) against the CPU
+  # backend
   phase "bench_gpu_contact --backward" 90 "$OUT/bench.log" "$BENCH_GC" --backward --steps 10 \
-    --rounds 1 --threads 16 --nenv 1024,4096 --precision float --contact soft-staged,soft-fused
+    --rounds 1 --threads 16 --nenv 1024,4096 --precision float --contact soft,impulse
   sed -n '/^the gradient/,$p' "$OUT/bench.log" >>"$REPORT"
-  grep -q "NOT EQUAL" "$OUT/bench.log" && { note "staged and fused gradients differ: FAIL"; FAILED=1; }
   if command -v nsys >/dev/null 2>&1; then
     phase "nsys" 60 "$OUT/profile.log" nsys profile --stats=true --force-overwrite=true -o /tmp/sg_nsys \
-      "$BENCH_GC" --nenv 1024 --steps 40 --rounds 1 --no-cpu --precision float --contact soft-staged,impulse-staged
+      "$BENCH_GC" --nenv 1024 --steps 40 --rounds 1 --no-cpu --precision float --contact soft,impulse
     note "nsys: the ten most expensive kernels (profile.log has the rest)"
     grep -A 12 "cuda_gpu_kern_sum" "$OUT/profile.log" | head -n 14 >>"$REPORT"
   else
@@ -338,7 +336,7 @@ if [[ -x "$BENCH_GC" ]]; then
   if command -v ncu >/dev/null 2>&1; then
     phase "ncu" 90 "$OUT/profile.log" ncu --section WarpStateStats --section MemoryWorkloadAnalysis \
       --section Occupancy -k regex:'constraint_solve_kernel|narrow_kernel|smooth_kernel' -c 3 \
-      "$BENCH_GC" --nenv 1024 --steps 1 --rounds 1 --no-cpu --precision float --contact soft-staged
+      "$BENCH_GC" --nenv 1024 --steps 1 --rounds 1 --no-cpu --precision float --contact soft
     note "ncu: see profile.log (warp state, memory workload, occupancy of the stage kernels)"
   else
     note "ncu: not on this machine"

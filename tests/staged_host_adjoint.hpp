@@ -70,6 +70,7 @@ class HostStagedAdjoint {
   int stage_calls = 0, gradient_calls = 0, pair_calls = 0;
   // Runge–Kutta: the rounds' stage-adjoint items run (rk_adjoint_stage_end per environment)
   long rk_stage_adjoints = 0;
+  long rk_events = 0;  // located events whose saltation the rounds applied (environment-steps)
 
  private:
   Real* slot_base(int s) { return tape_.data() + s * size_ * nenv_; }  // tape slot s's workspace
@@ -102,21 +103,67 @@ class HostStagedAdjoint {
     }
     // the staged step that evaluates the differentiated model's dynamics
     HostStagedStep<Real>& evaluator() const { return h.mg_.cfd ? h.gradient_step_ : h.step_; }
+    bool in_round(int s, int e, int n) const {
+      return !skipped(e) && stiffgrad::kern::staged_rk_adjoint_active(h.slot(s, e), n);
+    }
+    // the round's begin, the event's begin and the output: every environment, as replay stages
     void rk_adjoint_step_begin(int s, int n) const {
       stiffgrad::kern::RkControl* rk = evaluator().rk_controls();
-      for (int e = 0; e < h.nenv_; ++e) {  // every environment, as a replay stage
-        const bool active =
-            !skipped(e) && stiffgrad::kern::staged_rk_adjoint_active(h.slot(s, e), n);
+      for (int e = 0; e < h.nenv_; ++e) {
+        const bool active = in_round(s, e, n);
         rk[e].phase = active ? stiffgrad::kern::kRkStage : stiffgrad::kern::kRkDone;
         if (active)
-          stiffgrad::kern::staged_rk_adjoint_step_begin(mg(), h.slot(s, e), h.adata(e), n);
+          stiffgrad::kern::staged_rk_adjoint_step_begin(mg(), h.slot(s, e), h.adata(e), n, rk[e]);
       }
     }
     void rk_adjoint_evaluate(int s) const { evaluator().evaluation(h.slot_base(s)); }
     void rk_adjoint_record(int s, int n, int i) const {
+      stiffgrad::kern::RkControl* rk = evaluator().rk_controls();
       each_in(s, n, [&](int e) {
-        stiffgrad::kern::staged_rk_adjoint_record(mg(), h.slot(s, e), h.adata(e), n, i);
+        stiffgrad::kern::staged_rk_adjoint_record(mg(), h.slot(s, e), n, i, rk[e]);
       });
+    }
+    void rk_adjoint_event_begin(int s, int n) const {
+      stiffgrad::kern::RkControl* rk = evaluator().rk_controls();
+      for (int e = 0; e < h.nenv_; ++e) {
+        const bool located = in_round(s, e, n) && stiffgrad::kern::staged_rk_adjoint_located(
+                                                      mg(), h.slot(s, e), n, rk[e]);
+        rk[e].phase = located ? stiffgrad::kern::kRkStage : stiffgrad::kern::kRkDone;
+        if (located) {
+          ++h.rk_events;
+          stiffgrad::kern::staged_rk_adjoint_event_begin(mg(), h.slot(s, e), rk[e]);
+        }
+      }
+    }
+    template <class F>
+    void each_located(int s, int n, F&& f) const {  // the environments the event's begin marked
+      stiffgrad::kern::RkControl* rk = evaluator().rk_controls();
+      each_in(s, n, [&](int e) {
+        if (rk[e].phase == stiffgrad::kern::kRkStage) f(e, rk[e]);
+      });
+    }
+    void rk_adjoint_event_end(int s, int n) const {
+      each_located(s, n, [&](int e, stiffgrad::kern::RkControl& c) {
+        stiffgrad::kern::staged_rk_adjoint_event_end(mg(), h.slot(s, e), c);
+      });
+    }
+    void rk_adjoint_event_start(int s, int n) const {
+      each_located(s, n, [&](int e, stiffgrad::kern::RkControl& c) {
+        stiffgrad::kern::staged_rk_adjoint_event_start(mg(), h.slot(s, e), c);
+      });
+    }
+    void rk_adjoint_event_finish(int s, int n) const {
+      each_located(s, n, [&](int e, stiffgrad::kern::RkControl& c) {
+        stiffgrad::kern::staged_rk_adjoint_event_finish(mg(), h.slot(s, e), h.adata(e), c);
+      });
+    }
+    void rk_adjoint_output(int s, int n) const {
+      stiffgrad::kern::RkControl* rk = evaluator().rk_controls();
+      for (int e = 0; e < h.nenv_; ++e) {
+        const bool active = in_round(s, e, n);
+        rk[e].phase = active ? stiffgrad::kern::kRkStage : stiffgrad::kern::kRkDone;
+        if (active) stiffgrad::kern::staged_rk_adjoint_output(mg(), h.slot(s, e), h.adata(e), n);
+      }
     }
     void rk_adjoint_stage_begin(int s, int n, int i) const {
       ++h.stage_calls;

@@ -169,6 +169,8 @@ void check_staged_adjoint(const std::shared_ptr<const Model>& model, const std::
     // every environment's accepted steps were differentiated, and no more
     EXPECT_GT(staged.rk_stage_adjoints, 0) << name;
     EXPECT_LE(staged.rk_stage_adjoints, static_cast<long>(per_substep) * S * T * nenv) << name;
+    // with event gradients, the saltation was applied at located events
+    if (adaptive.event_gradients) EXPECT_GT(staged.rk_events, 0) << name;
   }
   EXPECT_EQ(staged.stage_calls, S * T * per_substep) << name;
   EXPECT_EQ(staged.gradient_calls, cfd ? S * T : 0) << name;
@@ -261,6 +263,13 @@ TEST(StagedAdjoint, RungeKuttaEqualsFusedAdjointBitwise) {
                                false, Integrator::Tsit5, events);
   check_staged_adjoint<double>(model, "all routines, tsit5 (cfd)", 4, 3, 2, 32, ContactModel::Soft,
                                true, Integrator::Tsit5);
+  // event gradients: the saltation at located events, its three evaluations staged
+  AdaptiveTolerances saltation = events;
+  saltation.event_gradients = true;
+  check_staged_adjoint<double>(model, "all routines, tsit5 event gradients", 4, 3, 2, 32,
+                               ContactModel::Soft, false, Integrator::Tsit5, saltation);
+  check_staged_adjoint<float>(model, "all routines, tsit5 event gradients (float)", 4, 3, 2, 1,
+                              ContactModel::Soft, false, Integrator::Tsit5, saltation);
   const auto g1 = load_mjcf(sgtest::data_dir() + "/models/unitree_g1/scene_mjx.xml");
   check_staged_adjoint<double>(g1, "G1, tsit5", 2, 2, 2, 32, ContactModel::Soft, false,
                                Integrator::Tsit5);

@@ -61,14 +61,11 @@ const char* kRolloutHelp =
     "                         [--integrator NAME | --implicit-actuators] [--rtol X] [--atol X]\n"
     "                         [--max-steps K] [--event-step S]\n"
     "                         [--contact soft|impulse] [--kappa K] [--sweeps N]\n"
-    "                         [--cuda-pipeline staged|fused]\n"
     "From each state (format as for `dynamics`), N steps (N >= 1) of the model timestep with the\n"
     "control held; all states are stepped together as one batch.\n"
     "Prints per state one line: the final qpos then qvel, comma-separated, 17 significant\n"
     "digits. --float simulates in single precision. --implicit-actuators is --integrator\n"
-    "implicit-actuators. --cuda-pipeline (CUDA; default staged): the gradient's adjoint in one\n"
-    "kernel per stage where it applies, or (fused) every step's adjoint in one kernel; the\n"
-    "forward step is staged in both, and the results are the same.\n";
+    "implicit-actuators.\n";
 
 const char* kGradHelp =
     "usage: stiffgrad grad MODEL.xml --states STATES.csv --steps N --weights W.csv\n"
@@ -283,11 +280,8 @@ int cmd_rollout(const Args& a) {
   const std::string backend = a.has("backend") ? a.get("backend") : "cpu";
   if (backend == "cpu") opt.backend = Backend::Cpu;
   else if (backend == "cuda") opt.backend = Backend::Cuda;
-  else throw UsageError("--backend must be cpu or cuda, got '" + backend + "'");
-  const std::string pipeline = a.has("cuda-pipeline") ? a.get("cuda-pipeline") : "staged";
-  if (pipeline != "staged" && pipeline != "fused")
-    throw UsageError("--cuda-pipeline must be staged or fused, got '" + pipeline + "'");
-  opt.cuda_pipeline = pipeline == "staged" ? CudaPipeline::Staged : CudaPipeline::Fused;
+  else
+    throw UsageError("--backend must be cpu or cuda, got '" + backend + "'");
   const auto m = load_with_notes(path);
   const auto states = read_states_csv(states_path, *m);  // throws on no rows
   opt.nenv = static_cast<int>(states.size());
@@ -537,8 +531,8 @@ int main(int argc, char** argv) {
     if (cmd == "dynamics") return cmd_dynamics(parse_args(argc, argv, {}, {"states"}));
     if (cmd == "rollout")
       return cmd_rollout(parse_args(argc, argv, {"float", "implicit-actuators"},
-                                    {"states", "steps", "backend", "integrator", "rtol", "atol", "max-steps", "event-step",
-                                     "contact", "kappa", "sweeps", "cuda-pipeline"}));
+                                    {"states", "steps", "backend", "integrator", "rtol", "atol",
+                                     "max-steps", "event-step", "contact", "kappa", "sweeps"}));
     if (cmd == "grad")
       return cmd_grad(parse_args(argc, argv, {"implicit-actuators", "event-gradients"},
                                  {"states", "steps", "weights", "integrator", "rtol", "atol", "max-steps", "event-step", "cfd",

@@ -38,13 +38,12 @@
 // stream is the user's (options) or a blocking one created here; its ordering contract is stated in
 // stiffgrad/simulator.hpp.
 //
-// Bitwise replay: the forward step (the staged kernels of staged_step_*.cu) and the adjoint's
-// replay (the fused adjoint's adjoint_step_*.cu, or the staged adjoint's) inline the same kernels/
-// code into different
-// __global__ functions and translation units. They reproduce
-// each other bit for bit because every .cu file is compiled with -fmad=false (CMakeLists.txt
-// says why): no a*b+c is fused into an FMA, so rounding depends on the source alone, not on
-// what nvcc inlined where. The check in cuda_support.cuh refuses a build that lost those flags.
+// Bitwise replay: the adjoint's replay (backends/cuda/staged_adjoint.cuh) runs the forward step's
+// own staged kernels over its tape, and the host emulation and the CPU backend (the same
+// kernels/ code compiled by the host compiler) reproduce them bit for bit because every .cu file
+// is compiled with -fmad=false (CMakeLists.txt says why): no a*b+c is fused into an FMA, so
+// rounding depends on the source alone, not on what nvcc inlined where. The check in
+// cuda_support.cuh refuses a build that lost those flags.
 #pragma once
 
 #include "backends/cuda/cuda_support.cuh"
@@ -158,7 +157,6 @@ class CudaBackend final : public BackendImpl {
                               kern::kMaxTeamWidth);
       has_constraints_ = kern::has_warmstart(view_);
       grad_view_ = view_;
-      fused_adjoint_ = opt.cuda_pipeline == CudaPipeline::Fused;
       staged_ = std::make_unique<StagedStep<Real>>(impulse_model ? *impulse_model : model, view_,
                                                    layout_, nenv_);
       staged_->prepare(stream_, qpos_.get(), qvel_.get(), ctrl_.get(), warm_.get(),
@@ -174,9 +172,8 @@ class CudaBackend final : public BackendImpl {
         SG_CUDA_CHECK(cudaStreamSynchronize(stream_));
         grad_view_ = with_team_width(gradient_view(cfd_arrays->bind(cfd_reals_.get(), cfd_ints_.get()), opt),
                                      kern::kMaxTeamWidth);
-        if (!fused_adjoint_)
-          staged_gradient_ =
-              std::make_unique<StagedStep<Real>>(*cfd_model, grad_view_, layout_, nenv_);
+        staged_gradient_ =
+            std::make_unique<StagedStep<Real>>(*cfd_model, grad_view_, layout_, nenv_);
       }
     } catch (...) {
       release_stream();
@@ -395,7 +392,6 @@ class CudaBackend final : public BackendImpl {
   DeviceArray<Real> contact_stats_;  // kContactStats x nenv (kernels/collision/contact_stats.hpp)
   DeviceArray<Real> workspace_;    // per-environment Data (DataLayout::size x nenv)
   std::unique_ptr<StagedStep<Real>> staged_;  // the control step's kernels
-  bool fused_adjoint_ = false;  // CudaPipeline::Fused: every step's adjoint in the fused kernel
   // with the staged adjoint and contacts from distance: the staged step in grad_view_, whose
   // substeps the staged adjoint runs over its tape (StagedAdjoint's gradient_step); else null
   std::unique_ptr<StagedStep<Real>> staged_gradient_;

@@ -1,5 +1,6 @@
-// CUDA Rollout: checkpoints and the reverse sweep on the device, launching the same
-// per-environment adjoint kernel body the CPU backend loops over (kern::adj_control_step_env).
+// CUDA Rollout: checkpoints and the reverse sweep on the device: the staged adjoint
+// (backends/cuda/staged_adjoint.cuh), whose stages run the per-environment adjoint functions the
+// CPU backend's kern::adj_control_step_env is composed of.
 //
 // Device memory (environment-minor like everything in cuda/):
 //   ckpt_qpos_ / ckpt_qvel_   (T + 1) x n x nenv   states at the control boundaries
@@ -9,35 +10,25 @@
 //   adj_ctrl_                 T x nu x nenv        control adjoints of every step
 //   dl_qpos_ / dl_qvel_       (T + 1) x n x nenv   incoming per-step loss gradients
 //   adjoint_ws_               DataLayout::size x nenv   adjoint Data per environment
-//   keep_ws_                  DataLayout::size x nenv   primal of the last replayed substep
 //   replay_                   kern::replay_size x nenv   replay buffer
-//   staged_adjoint_           the staged adjoint's tape, S x DataLayout::size x nenv, where it
-//                             applies (backends/cuda/staged_adjoint.cuh)
-// The primal Data of the replay reuses the backend's step workspace: backward runs on the
-// backend's stream, after every queued step, and no step runs during it.
+//   staged_adjoint_           the staged adjoint's tape, S x DataLayout::size x nenv
 //
-// The replay reproduces the forward step bit for bit although it is a different __global__
-// (and its last substep goes through adj_substep's recompute): cuda/ is compiled with
-// -fmad=false (CMakeLists.txt, backend_cuda.cuh), so no FMA contraction can differ between
-// the two inlined copies. replay_bitwise() reports the check, per environment.
+// The replay runs the forward step's own staged kernels from each checkpoint into the tape and
+// checks the next checkpoint bit for bit; replay_bitwise() reports the check, per environment.
 //
 // Bundles (stiffgrad/bundle.hpp; enable_bundles): one bundle slot per environment (pool = nenv;
 // a smaller pool is refused on CUDA). The forward step is backends/cuda/bundle_cuda.cuh's
 // launch_bundled_step (trigger, nominal step, contact search and starts, one nominal step per
-// branch over the bundled environments, no host sync); where the staged adjoint applies,
-// launch_bundled_adjoint_step runs the others' staged adjoint and one per branch over the bundled
-// environments (sweep), else the fused adjoint kernel runs a bundled environment's branches
-// through its one adj_control_step_env call. Device memory of the pool, environment-minor:
-// branch states (T + 1) x B(nq + 2 nv) x nenv, perturbations T x 2 B nv x nenv, starts and running
-// adjoints B(nq + 2 nv) + B(nq + nv) per environment, each branch's statistics and status bits
-// of the current step, scratch.
+// branch over the bundled environments, no host sync); launch_bundled_adjoint_step runs the
+// others' staged adjoint and one per branch over the bundled environments (sweep). Device memory
+// of the pool, environment-minor: branch states (T + 1) x B(nq + 2 nv) x nenv, perturbations
+// T x 2 B nv x nenv, starts and running adjoints B(nq + 2 nv) + B(nq + nv) per environment, each
+// branch's statistics and status bits of the current step, scratch.
 //
 // save() is three or four device-to-device copies on the stream (no host sync), so recording
 // keeps step()'s guarantees. backward() uploads the loss gradients once, enqueues each control
-// step's adjoint (the staged adjoint's graph, the fused kernel, or both with bundles), and
-// downloads the results once.
+// step's staged adjoint (a graph per step), and downloads the results once.
 #include "backends/cuda/backend_cuda.cuh"
-#include "backends/cuda/adjoint_launch.cuh"
 #include "backends/cuda/bundle_cuda.cuh"
 #include "backends/cuda/staged_adjoint.cuh"
 #include "kernels/step/staged_adjoint.hpp"
@@ -89,16 +80,14 @@ class CudaRollout final : public RolloutImpl {
     tangent_ = DeviceArray<Real>(nv_ * n, "tangent adjoint");
     dl_qpos_ = DeviceArray<Real>((T + 1) * nq_ * n, "loss gradients (qpos)");
     dl_qvel_ = DeviceArray<Real>((T + 1) * nv_ * n, "loss gradients (qvel)");
-    adjoint_ws_ = DeviceArray<Real>(static_cast<std::size_t>(be_.layout_.size) * n, "adjoint workspace");
-    keep_ws_ = DeviceArray<Real>(static_cast<std::size_t>(be_.layout_.size) * n, "kept primal workspace");
+    adjoint_ws_ =
+        DeviceArray<Real>(static_cast<std::size_t>(be_.layout_.size) * n, "adjoint workspace");
     replay_ = DeviceArray<Real>(replay * n, "replay buffer");
     replay_ok_ = DeviceArray<int>(n, "replay flags");
-    // the staged adjoint where the staged step runs and the adjoint's stages cover the model
-    // (kern::staged_adjoint_applies); with bundles, a bundled environment's step keeps the fused
-    // adjoint kernel (sweep)
-    if (!be_.fused_adjoint_ && kern::staged_adjoint_applies(be_.view_, be_.grad_view_))
-      staged_adjoint_ = std::make_unique<StagedAdjoint<Real>>(be_.grad_view_, be_.layout_, nenv_,
-                                                              substeps, be_.staged_gradient_.get());
+    // the staged adjoint (every model since 2026-12-08; with bundles, the others' and then each
+    // branch's: launch_bundled_adjoint_step)
+    staged_adjoint_ = std::make_unique<StagedAdjoint<Real>>(be_.grad_view_, be_.layout_, nenv_,
+                                                            substeps, be_.staged_gradient_.get());
     const std::size_t stage = std::max({(T + 1) * std::max(nq_, nv_), T * nu_, static_cast<std::size_t>(nq_ + nv_)}) * n;
     stage_ = PinnedArray<Real>(stage, "rollout staging");
     flags_host_ = PinnedArray<int>(n, "replay flags staging");
@@ -290,10 +279,10 @@ class CudaRollout final : public RolloutImpl {
     const std::size_t total =
         ckpt_qpos_.bytes() + ckpt_qvel_.bytes() + ckpt_warm_.bytes() + ckpt_ctrl_.bytes() +
         adj_qpos_.bytes() + adj_qvel_.bytes() + adj_ctrl_.bytes() + tangent_.bytes() +
-        dl_qpos_.bytes() + dl_qvel_.bytes() + adjoint_ws_.bytes() + keep_ws_.bytes() +
-        replay_.bytes() + (staged_adjoint_ ? staged_adjoint_->bytes() : 0) + replay_ok_.bytes() +
-        pool_q_.bytes() + pool_v_.bytes() + pool_w_.bytes() + pool_dq_.bytes() + pool_dv_.bytes() +
-        start_q_.bytes() + start_v_.bytes() + start_w_.bytes() + adj_qb_.bytes() + adj_vb_.bytes() +
+        dl_qpos_.bytes() + dl_qvel_.bytes() + adjoint_ws_.bytes() + replay_.bytes() +
+        staged_adjoint_->bytes() + replay_ok_.bytes() + pool_q_.bytes() + pool_v_.bytes() +
+        pool_w_.bytes() + pool_dq_.bytes() + pool_dv_.bytes() + start_q_.bytes() +
+        start_v_.bytes() + start_w_.bytes() + adj_qb_.bytes() + adj_vb_.bytes() +
         bundle_scratch_.bytes() + branch_stats_.bytes() + branch_status_.bytes() +
         branch_adj_u_.bytes();
     return total / static_cast<std::size_t>(nenv_);
@@ -332,41 +321,31 @@ class CudaRollout final : public RolloutImpl {
       Real* v0 = ckpt_qvel_.get() + t * nv_ * n;
       const Real* dl_q = dL_dqpos && !(t == 0 && skip_row0) ? dl_qpos_.get() + t * nq_ * n : nullptr;
       const Real* dl_v = dL_dqvel ? dl_qvel_.get() + t * nv_ * n : nullptr;
-      // The staged adjoint where it applies (with bundles: the others' staged adjoint, then each
-      // branch's, launch_bundled_adjoint_step), else the fused kernel (adj_bundle_step_env for a
-      // bundled environment).
+      // The staged adjoint (with bundles: the others' staged adjoint, then each branch's,
+      // launch_bundled_adjoint_step).
       const char* bundled = bundle_opt_.enabled ? step_in_.get() + t * n : nullptr;
-      if (staged_adjoint_) {
-        StagedAdjointArgs<Real> a{};
-        a.q0 = q0;
-        a.v0 = v0;
-        a.u = ckpt_ctrl_.get() + t * nu_ * n;
-        a.w0 = ckpt_warm_.get() + t * nv_ * n;
-        a.q1 = q0 + nq_ * n;
-        a.v1 = v0 + nv_ * n;
-        a.adj_q = adj_qpos_.get();
-        a.adj_v = adj_qvel_.get();
-        a.adj_u = adj_ctrl_.get() + t * nu_ * n;
-        a.dl_q = dl_q;
-        a.dl_v = dl_v;
-        a.adjoint_ws = adjoint_ws_.get();
-        a.replay = replay_.get();
-        a.status = be_.status_.get();
-        a.replay_ok = replay_ok_.get();
-        a.skip = bundled;
-        if (bundled)
-          launch_bundled_adjoint_step<Real>(be_.view_, pool_, *staged_adjoint_, *be_.staged_, a, t,
-                                            nenv_, st);
-        else
-          staged_adjoint_->launch(st, *be_.staged_, a);
-      } else {
-        launch_adjoint_step<Real>(be_.view_, be_.grad_view_, be_.layout_, q0, v0,
-                                  ckpt_ctrl_.get() + t * nu_ * n, ckpt_warm_.get() + t * nv_ * n,
-                                  q0 + nq_ * n, v0 + nv_ * n, adj_qpos_.get(), adj_qvel_.get(),
-                                  adj_ctrl_.get() + t * nu_ * n, dl_q, dl_v, be_.workspace_.get(),
-                                  keep_ws_.get(), adjoint_ws_.get(), replay_.get(), nenv_,
-                                  substeps_, be_.status_.get(), replay_ok_.get(), pool_, t, st);
-      }
+      StagedAdjointArgs<Real> a{};
+      a.q0 = q0;
+      a.v0 = v0;
+      a.u = ckpt_ctrl_.get() + t * nu_ * n;
+      a.w0 = ckpt_warm_.get() + t * nv_ * n;
+      a.q1 = q0 + nq_ * n;
+      a.v1 = v0 + nv_ * n;
+      a.adj_q = adj_qpos_.get();
+      a.adj_v = adj_qvel_.get();
+      a.adj_u = adj_ctrl_.get() + t * nu_ * n;
+      a.dl_q = dl_q;
+      a.dl_v = dl_v;
+      a.adjoint_ws = adjoint_ws_.get();
+      a.replay = replay_.get();
+      a.status = be_.status_.get();
+      a.replay_ok = replay_ok_.get();
+      a.skip = bundled;
+      if (bundled)
+        launch_bundled_adjoint_step<Real>(be_.view_, pool_, *staged_adjoint_, *be_.staged_, a, t,
+                                          nenv_, st);
+      else
+        staged_adjoint_->launch(st, *be_.staged_, a);
       hook(t, st);
     }
   }
@@ -415,8 +394,8 @@ class CudaRollout final : public RolloutImpl {
   DeviceArray<Real> ckpt_qpos_, ckpt_qvel_, ckpt_warm_, ckpt_ctrl_;
   DeviceArray<Real> adj_qpos_, adj_qvel_, adj_ctrl_, tangent_;
   DeviceArray<Real> dl_qpos_, dl_qvel_;
-  DeviceArray<Real> adjoint_ws_, keep_ws_, replay_;
-  std::unique_ptr<StagedAdjoint<Real>> staged_adjoint_;  // null: the fused adjoint kernel
+  DeviceArray<Real> adjoint_ws_, replay_;
+  std::unique_ptr<StagedAdjoint<Real>> staged_adjoint_;
   DeviceArray<int> replay_ok_;
   DeviceArray<Real> policy_qpos_, policy_qvel_;  // backward_policy: the host hook's state adjoints
   std::vector<double> host_ctrl_, host_qpos_, host_qvel_;  // its host arrays, environment-major

@@ -2,10 +2,9 @@
 // run_staged_adjoint_step): the replay runs the staged step's kernels (StagedStep::launch_substep)
 // over a tape of S Data per environment, then the adjoint substeps run in reverse, a kernel per
 // stage, none recomputing its primal. No physics here: every kernel binds one environment's
-// tape slot and adjoint Data and calls one kern:: stage. CudaRollout uses it where it applies
-// (kern::staged_adjoint_applies, the staged pipeline on; with contacts from distance through a
-// second StagedStep in the gradient model); elsewhere the fused adjoint kernel
-// (adjoint_launch.cuh). With bundles, the environments not bundled in a step take one launch
+// tape slot and adjoint Data and calls one kern:: stage. CudaRollout differentiates every step
+// with it (with contacts from distance through a second StagedStep in the gradient model). With
+// bundles, the environments not bundled in a step take one launch
 // (StagedAdjointArgs::skip: the bundled ones) and each branch another over the bundled ones
 // (backends/cuda/bundle_cuda.cuh, launch_bundled_adjoint_step).
 //

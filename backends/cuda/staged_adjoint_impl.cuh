@@ -184,25 +184,74 @@ struct ImpulseAdjointFinish {
     kern::adj_impulse_end(a.m, slot(a, s, e), adjoint_data(a, e));
   }
 };
-// The Runge–Kutta rounds (kernels/step/staged_adjoint.hpp). The round's begin runs for every
-// environment: it marks in the staged step's controllers (a.rk) which environments the round's
-// evaluations run for (StagedStep::launch_evaluation).
+// The Runge–Kutta rounds (kernels/step/staged_adjoint.hpp). The round's begin, the event's begin
+// and the output run for every environment: they mark in the evaluating staged step's
+// controllers (a.rk) the environments the next evaluations run for (StagedStep::launch_evaluation).
+template <class Real>
+__device__ SG_INLINE bool in_round(const StagedAdjointArgs<Real>& a, int s, int e, int n) {
+  return !env_skipped(a, e) && kern::staged_rk_adjoint_active(slot(a, s, e), n);
+}
 struct RkAdjointStepBegin {
   template <class Real>
   __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s, int n, int) {
-    const bool active = !env_skipped(a, e) && kern::staged_rk_adjoint_active(slot(a, s, e), n);
+    kern::RkControl& c = a.rk[e];
+    const bool active = in_round(a, s, e, n);
+    c.phase = active ? kern::kRkStage : kern::kRkDone;
+    if (active) kern::staged_rk_adjoint_step_begin(a.m, slot(a, s, e), adjoint_data(a, e), n, c);
+  }
+};
+struct RkAdjointRecord {
+  template <class Real>
+  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s, int n, int i) {
+    kern::staged_rk_adjoint_record(a.m, slot(a, s, e), n, i, a.rk[e]);
+  }
+};
+struct RkAdjointEventBegin {
+  template <class Real>
+  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s, int n, int) {
+    kern::RkControl& c = a.rk[e];
+    const bool located =
+        in_round(a, s, e, n) && kern::staged_rk_adjoint_located(a.m, slot(a, s, e), n, c);
+    c.phase = located ? kern::kRkStage : kern::kRkDone;
+    if (located) kern::staged_rk_adjoint_event_begin(a.m, slot(a, s, e), c);
+  }
+};
+// after the event's evaluations: the environments its begin marked
+struct RkAdjointEventEnd {
+  template <class Real>
+  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s, int, int) {
+    if (a.rk[e].phase == kern::kRkStage)
+      kern::staged_rk_adjoint_event_end(a.m, slot(a, s, e), a.rk[e]);
+  }
+};
+struct RkAdjointEventStart {
+  template <class Real>
+  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s, int, int) {
+    if (a.rk[e].phase == kern::kRkStage)
+      kern::staged_rk_adjoint_event_start(a.m, slot(a, s, e), a.rk[e]);
+  }
+};
+struct RkAdjointEventFinish {
+  template <class Real>
+  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s, int, int) {
+    if (a.rk[e].phase == kern::kRkStage)
+      kern::staged_rk_adjoint_event_finish(a.m, slot(a, s, e), adjoint_data(a, e), a.rk[e]);
+  }
+};
+struct RkAdjointOutput {
+  template <class Real>
+  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s, int n, int) {
+    const bool active = in_round(a, s, e, n);
     a.rk[e].phase = active ? kern::kRkStage : kern::kRkDone;
-    if (active) kern::staged_rk_adjoint_step_begin(a.m, slot(a, s, e), adjoint_data(a, e), n);
+    if (active) kern::staged_rk_adjoint_output(a.m, slot(a, s, e), adjoint_data(a, e), n);
   }
 };
 template <>
 constexpr bool stage_is_replay<RkAdjointStepBegin> = true;
-struct RkAdjointRecord {
-  template <class Real>
-  __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s, int n, int i) {
-    kern::staged_rk_adjoint_record(a.m, slot(a, s, e), adjoint_data(a, e), n, i);
-  }
-};
+template <>
+constexpr bool stage_is_replay<RkAdjointEventBegin> = true;
+template <>
+constexpr bool stage_is_replay<RkAdjointOutput> = true;
 struct RkAdjointStageBegin {
   template <class Real>
   __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int s, int, int i) {
@@ -216,8 +265,8 @@ struct RkAdjointStageEnd {
     kern::staged_rk_adjoint_stage_end(a.m, slot(a, s, e), adjoint_data(a, e), n, i);
   }
 };
-// the adjoints out, then the loss gradient of the state at the step's start (as the fused
-// adjoint kernel adds it)
+// the adjoints out, then the loss gradient of the state at the step's start (as the CPU
+// backend's sweep adds it after adj_control_step_env)
 struct AdjointEnd {
   template <class Real>
   __device__ static void run(const StagedAdjointArgs<Real>& a, int e, int, int, int) {
@@ -309,6 +358,11 @@ struct Launcher {
     (gradient_step ? *gradient_step : step).launch_evaluation(stream, tape_slot(s));
   }
   void rk_adjoint_record(int s, int n, int i) const { launch<RkAdjointRecord>(s, n, i); }
+  void rk_adjoint_event_begin(int s, int n) const { launch<RkAdjointEventBegin>(s, n); }
+  void rk_adjoint_event_end(int s, int n) const { launch<RkAdjointEventEnd>(s, n); }
+  void rk_adjoint_event_start(int s, int n) const { launch<RkAdjointEventStart>(s, n); }
+  void rk_adjoint_event_finish(int s, int n) const { launch<RkAdjointEventFinish>(s, n); }
+  void rk_adjoint_output(int s, int n) const { launch<RkAdjointOutput>(s, n); }
   void rk_adjoint_stage_begin(int s, int n, int i) const { launch<RkAdjointStageBegin>(s, n, i); }
   void rk_adjoint_stage_end(int s, int n, int i) const { launch<RkAdjointStageEnd>(s, n, i); }
   void impulse_adjoint_begin(int s) const { launch<ImpulseAdjointBegin>(s); }

@@ -14,7 +14,7 @@
 // Impulse model's solve stage (the Delassus assembly and the Gauss–Seidel sweeps) runs a warp per
 // environment (WarpTeam, backends/cuda/warp_team.cuh: the lanes split the rows and each
 // residual's sum), kBlockSize / 32 environments per block. The backend's view has
-// team_width = 32, so that the fused kernels and the adjoint's replay sum in the warp's order.
+// team_width = 32, so that every kernel sums in the warp's order.
 //
 // Device memory owned here (environment-minor like all of backends/cuda/):
 //   slots_    pair_slots_size x nenv   the narrow phase's per-pair contacts

@@ -14,20 +14,6 @@ namespace stiffgrad {
 
 enum class Backend { Cpu, Cuda };
 enum class Precision { Float, Double };
-// How the CUDA backend differentiates a control step (SimulatorOptions::cuda_pipeline; docs/gpu.md
-// "Staged contact step"). The forward step is the staged pipeline in both: one kernel per stage
-// (per environment; the narrow phase per (candidate pair, environment), one launch per routine;
-// the Newton and Impulse solves a warp per environment; a Runge–Kutta substep as a sequence of
-// dynamics evaluations whose stages skip the environments already done), captured into a CUDA
-// graph.
-enum class CudaPipeline {
-  Staged,  // the staged adjoint (a tape of each substep's primal, one kernel per adjoint stage)
-           // for every model but the Runge–Kutta methods with event gradients, which keep the
-           // fused adjoint kernel
-  Fused,   // the fused adjoint kernel for every step: one thread per environment replays the
-           // control step and runs its whole adjoint
-};
-
 struct SimulatorOptions {
   Backend backend = Backend::Cpu;
   Precision precision = Precision::Double;
@@ -57,9 +43,6 @@ struct SimulatorOptions {
   // it must belong to the device current at construction and outlive the Simulator and its
   // Rollouts. Ignored by the CPU backend. See "Streams" below.
   void* cuda_stream = nullptr;
-  // CUDA backend: how a control step is differentiated (CudaPipeline). Both give the same
-  // gradient bit for bit. Ignored by the CPU backend.
-  CudaPipeline cuda_pipeline = CudaPipeline::Staged;
   // Constraints: contacts, joint and tendon limits and friction loss with MuJoCo 2.2.2's soft
   // model and Newton solver (warm-started from the previous step's qacc unless the model's
   // warmstart flag is off: see set_warmstart), forward and adjoint (Rollout), as MuJoCo steps a

@@ -74,25 +74,47 @@ SG_HD double rk_event_add_normal_row(const ModelView<Real>& m, const Data<Real, 
 // (q_end, v_end). `eval(q, v)` puts the state into d and runs the step's dynamics there (the
 // forward's solve, bit for bit). Leaves ∇g in d.rk_event[0, nv) and d evaluated at the end state;
 // returns ∇gᵀ f− = J_n v, or 0 when no contact switched (then S = I).
-template <class Real, class L, class Eval>
-SG_HD double rk_event_normal(const ModelView<Real>& m, const Data<Real, L>& d, View<Real, L> q_start,
-                             View<Real, L> v_start, View<Real, L> q_end, View<Real, L> v_end, Eval&& eval) {
-  const int nv = m.nv;
-  const View<Real, L> grad = d.rk_event(),
-                      ends = d.rk_event().at(nv);  // ends: pair, x, y, z per contact
-  for (int c = 0; c < nv; ++c) grad[c] = Real(0);
-  // the end state's active contacts
-  eval(q_end, v_end);
+// In pieces around its three evaluations (the staged adjoint runs each evaluation's stages
+// between them, kernels/step/staged_adjoint.hpp), with its running sums in RkEventSums:
+//   rk_event_begin            ∇g cleared;                      then the dynamics at the end state
+//   rk_event_end_contacts     the end state's active contacts;   then at the start state
+//   rk_event_start_contacts   the start state's, matched or switched off; then at the end state
+//   rk_event_finish           the end state's unmatched ones switched on; the rate
+struct RkEventSums {
+  double rate;   // Σ J_n v over the switching contacts
+  int n_end;     // the end state's active contacts
+  int switched;  // switching contacts
+};
+
+template <class Real, class L>
+SG_HD SG_INLINE void rk_event_begin(const ModelView<Real>& m, const Data<Real, L>& d,
+                                    RkEventSums& sums) {
+  for (int c = 0; c < m.nv; ++c) d.rk_event()[c] = Real(0);
+  sums.rate = 0.0;
+  sums.n_end = 0;
+  sums.switched = 0;
+}
+
+// d evaluated at the end state: its active contacts (pair, position) into d.rk_event[nv, ...).
+template <class Real, class L>
+SG_HD void rk_event_end_contacts(const ModelView<Real>& m, const Data<Real, L>& d,
+                                 RkEventSums& sums) {
+  const View<Real, L> ends = d.rk_event().at(m.nv);  // ends: pair, x, y, z per contact
   int n_end = 0;
   for_each_active_contact(m, d, [&](int k) {
     ends[4 * n_end] = d.contact_pair()[k];
     for (int i = 0; i < 3; ++i) ends[4 * n_end + 1 + i] = d.contact_pos()[3 * k + i];
     ++n_end;
   });
-  double rate = 0.0;
-  int switched = 0;
-  // the start state's: matched ones are marked (pair -1), the others switched off
-  eval(q_start, v_start);
+  sums.n_end = n_end;
+}
+
+// d evaluated at the start state: matched contacts are marked (pair -1), the others switched off.
+template <class Real, class L>
+SG_HD void rk_event_start_contacts(const ModelView<Real>& m, const Data<Real, L>& d,
+                                   RkEventSums& sums) {
+  const View<Real, L> grad = d.rk_event(), ends = d.rk_event().at(m.nv);
+  const int n_end = sums.n_end;
   for_each_active_contact(m, d, [&](int k) {
     const int pair = sg_int(d.contact_pair()[k]);
     for (int e = 0; e < n_end; ++e) {
@@ -107,23 +129,42 @@ SG_HD double rk_event_normal(const ModelView<Real>& m, const Data<Real, L>& d, V
         return;
       }
     }
-    rate += rk_event_add_normal_row(m, d, k, grad);
-    ++switched;
+    sums.rate += rk_event_add_normal_row(m, d, k, grad);
+    ++sums.switched;
   });
-  // the end state's unmatched ones switched on (the same contacts in the same order as above)
-  eval(q_end, v_end);
+}
+
+// d evaluated at the end state again: its unmatched contacts switched on (the same contacts in the
+// same order as rk_event_end_contacts saw); returns the rate (0: none switched).
+template <class Real, class L>
+SG_HD double rk_event_finish(const ModelView<Real>& m, const Data<Real, L>& d, RkEventSums& sums) {
+  const View<Real, L> grad = d.rk_event(), ends = d.rk_event().at(m.nv);
   int e = 0;
   for_each_active_contact(m, d, [&](int k) {
     if (sg_int(ends[4 * e]) >= 0) {
-      rate += rk_event_add_normal_row(m, d, k, grad);
-      ++switched;
+      sums.rate += rk_event_add_normal_row(m, d, k, grad);
+      ++sums.switched;
     }
     ++e;
   });
-  if (switched == 0) return 0.0;
-  for (int c = 0; c < nv; ++c) grad[c] = Real(sg_double(grad[c]) / switched);
-  rate /= switched;
+  if (sums.switched == 0) return 0.0;
+  for (int c = 0; c < m.nv; ++c) grad[c] = Real(sg_double(grad[c]) / sums.switched);
+  const double rate = sums.rate / sums.switched;
   return sg_isfinite(rate) ? rate : 0.0;
+}
+
+template <class Real, class L, class Eval>
+SG_HD double rk_event_normal(const ModelView<Real>& m, const Data<Real, L>& d,
+                             View<Real, L> q_start, View<Real, L> v_start, View<Real, L> q_end,
+                             View<Real, L> v_end, Eval&& eval) {
+  RkEventSums sums;
+  rk_event_begin(m, d, sums);
+  eval(q_end, v_end);
+  rk_event_end_contacts(m, d, sums);
+  eval(q_start, v_start);
+  rk_event_start_contacts(m, d, sums);
+  eval(q_end, v_end);
+  return rk_event_finish(m, d, sums);
 }
 
 // Forward mode: δv += Δacc (∇g · δθ) / rate on every direction of the tangent of the state in

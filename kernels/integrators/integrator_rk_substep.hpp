@@ -42,6 +42,10 @@ struct RkControl {
   int sig0;         // the current trial's stage 0 signature
   int sig_start;    // the signature when the current trial began (restored on rejection)
   bool stage0_ready, event, forced, last;
+  // the staged adjoint's event gradients (kernels/step/staged_adjoint.hpp): the saltation's sums
+  // between its evaluations, and the substep's Newton iteration count they must not change
+  RkEventSums event_sums;
+  double event_niter;
 };
 
 // Dynamics evaluations of one substep at most (header comment): the staged pipeline launches this

@@ -58,17 +58,15 @@
 
 namespace stiffgrad::kern {
 
-// The staged adjoint covers every model but the Runge–Kutta methods with event gradients
-// (AdaptiveTolerances::event_gradients: the saltation's extra dynamics evaluations are not
-// staged; those keep the fused adjoint), for the model simulated m and the one differentiated mg: m
-// itself, or with contacts from distance (mg.cfd) the second contact model, whose primal of each
-// substep the gradient-model stages below put in the slot before the adjoint reads it. mg has m's
-// pairs, sizes and capacities (contacts_from_distance_model changes margins and solimp only), so it
-// adds no condition.
+// The staged adjoint covers every model (since 2026-12-08), for the model simulated m and the one
+// differentiated mg: m itself, or with contacts from distance (mg.cfd) the second contact model,
+// whose primal of each substep the gradient-model stages below put in the slot before the adjoint
+// reads it. mg has m's pairs, sizes and capacities (contacts_from_distance_model changes margins
+// and solimp only), so it adds no condition.
 template <class Real>
-SG_HD SG_INLINE bool staged_adjoint_applies(const ModelView<Real>& m,
+SG_HD SG_INLINE bool staged_adjoint_applies(const ModelView<Real>& /*m*/,
                                             const ModelView<Real>& /*mg*/) {
-  return m.rk_integrator == kIntEuler || staged_step_is_impulse(m) || !m.rk_event_gradients;
+  return true;
 }
 
 // Gradient model (contacts from distance), before substep s's adjoint: slot s, which holds the
@@ -264,13 +262,19 @@ SG_HD void staged_adjoint_finish(const ModelView<Real>& m, const Data<Real, LW>&
 // holds the replayed substep (its accepted steps' records, rk_count[0] of them, and the warm
 // start every evaluation starts from); the accepted steps are differentiated last to first, step
 // n of an environment in round n of rounds max_steps − 1 .. 0 (the environments with fewer steps
-// skip the round: staged_rk_adjoint_active). A round's stages, over slot s:
+// skip the round: staged_rk_adjoint_active). A round's stages over slot s, with `c` the
+// environment's controller in the evaluating staged step (its phase marks the environments the
+// evaluations run for; its event fields carry the round's event location):
 //   rk step begin    per environment  adj_rk_step_begin from record n, stage 0's state
 //   per stage i = 0 .. s-1 (the stages' primal, rk_step):
 //     the staged step's evaluation stages (rk smooth, narrow, rows, solve)
-//     rk record      per environment  staged_rk_evaluation_finish, rk_stage_record, the next
-//                                     stage's state; after the last, adj_rk_step_output and the
-//                                     last used stage's state
+//     rk record      per environment  staged_rk_evaluation_finish, rk_stage_record, the stage's
+//                                     constraint signature (event location), the next stage's
+//                                     state
+//   with event gradients, where the step is a located event (rk_located_event): the saltation's
+//     rate (rk_event_rate in pieces: rk_event_begin, then three evaluations, each followed by
+//     rk_event_end_contacts, rk_event_start_contacts or rk_event_finish) and adj_rk_event
+//   rk output        per environment  adj_rk_step_output, the last used stage's state
 //   per used stage i = s-1 .. 0 (its dynamics' primal again, then their adjoint):
 //     the staged step's evaluation stages
 //     rk stage begin per environment  staged_rk_evaluation_finish, adj_rk_stage_begin,
@@ -292,26 +296,79 @@ SG_HD SG_INLINE int rk_used_stage_before(const RkTableau& t, int i) {
 }
 
 template <class Real, class LW>
+SG_HD SG_INLINE Real staged_rk_step_size(const ModelView<Real>& m, const Data<Real, LW>& slot,
+                                         int n) {
+  return rk_step_record(m, slot, n)[m.nq + m.nv];
+}
+
+template <class Real, class LW>
 SG_HD void staged_rk_adjoint_step_begin(const ModelView<Real>& m, const Data<Real, LW>& slot,
-                                        const Data<Real, LW>& a, int n) {
+                                        const Data<Real, LW>& a, int n, RkControl& c) {
   const RkTableau t = rk_tableau(m.rk_integrator);
   const View<Real, LW> rec = rk_step_record(m, slot, n);
   adj_rk_step_begin(m, slot, a, t, rec, rec.at(m.nq));
+  c.sig = 0;  // rk_step's, with stage 0 not yet evaluated
+  c.event = false;
   rk_stage_point(m, slot, t, rec[m.nq + m.nv], 0);
 }
 
 template <class Real, class LW>
-SG_HD void staged_rk_adjoint_record(const ModelView<Real>& m, const Data<Real, LW>& slot,
-                                    const Data<Real, LW>& a, int n, int i) {
+SG_HD void staged_rk_adjoint_record(const ModelView<Real>& m, const Data<Real, LW>& slot, int n,
+                                    int i, RkControl& c) {
   const RkTableau t = rk_tableau(m.rk_integrator);
-  const Real h = rk_step_record(m, slot, n)[m.nq + m.nv];
   staged_rk_evaluation_finish(m, slot);
   rk_stage_record(m, slot, i);
-  if (i + 1 < t.stages) {
-    rk_stage_point(m, slot, t, h, i + 1);
-    return;
-  }
-  adj_rk_step_output(m, slot, a, t, h);
+  rk_stage_signature(m, slot, i, &c.sig0, &c.sig, &c.event);
+  if (i + 1 < t.stages) rk_stage_point(m, slot, t, staged_rk_step_size(m, slot, n), i + 1);
+}
+
+// Whether step n's adjoint applies the saltation (a located event, with event gradients).
+template <class Real, class LW>
+SG_HD SG_INLINE bool staged_rk_adjoint_located(const ModelView<Real>& m, const Data<Real, LW>& slot,
+                                               int n, const RkControl& c) {
+  return rk_located_event(m, rk_tableau(m.rk_integrator), staged_rk_step_size(m, slot, n), c.event);
+}
+
+// The saltation's pieces (rk_event_rate): its begin, then one after each of its three evaluations.
+template <class Real, class LW>
+SG_HD void staged_rk_adjoint_event_begin(const ModelView<Real>& m, const Data<Real, LW>& slot,
+                                         RkControl& c) {
+  c.event_niter = sg_double(slot.rk_count()[2]);  // the substep's statistic, not these repeats
+  rk_event_begin(m, slot, c.event_sums);
+  rk_stage_restore(m, slot, rk_tableau(m.rk_integrator).stages - 1);
+}
+template <class Real, class LW>
+SG_HD void staged_rk_adjoint_event_end(const ModelView<Real>& m, const Data<Real, LW>& slot,
+                                       RkControl& c) {
+  staged_rk_evaluation_finish(m, slot);
+  rk_event_end_contacts(m, slot, c.event_sums);
+  rk_stage_restore(m, slot, 0);
+}
+template <class Real, class LW>
+SG_HD void staged_rk_adjoint_event_start(const ModelView<Real>& m, const Data<Real, LW>& slot,
+                                         RkControl& c) {
+  staged_rk_evaluation_finish(m, slot);
+  rk_event_start_contacts(m, slot, c.event_sums);
+  rk_stage_restore(m, slot, rk_tableau(m.rk_integrator).stages - 1);
+}
+template <class Real, class LW>
+SG_HD void staged_rk_adjoint_event_finish(const ModelView<Real>& m, const Data<Real, LW>& slot,
+                                          const Data<Real, LW>& a, RkControl& c) {
+  const int s = rk_tableau(m.rk_integrator).stages;
+  const RkScratch<Real, LW> w = rk_scratch(m, slot);
+  staged_rk_evaluation_finish(m, slot);
+  const double rate = rk_event_finish(m, slot, c.event_sums);
+  slot.rk_count()[2] = Real(c.event_niter);
+  if (rate != 0.0)
+    adj_rk_event(m, slot, a, w.stage_q(slot, s - 1), w.stage_a(slot, 0), w.stage_a(slot, s - 1),
+                 rate);
+}
+
+template <class Real, class LW>
+SG_HD void staged_rk_adjoint_output(const ModelView<Real>& m, const Data<Real, LW>& slot,
+                                    const Data<Real, LW>& a, int n) {
+  const RkTableau t = rk_tableau(m.rk_integrator);
+  adj_rk_step_output(m, slot, a, t, staged_rk_step_size(m, slot, n));
   rk_stage_restore(m, slot, rk_used_stage_before(t, t.stages));
 }
 
@@ -329,8 +386,7 @@ template <class Real, class LW>
 SG_HD void staged_rk_adjoint_stage_end(const ModelView<Real>& m, const Data<Real, LW>& slot,
                                        const Data<Real, LW>& a, int n, int i) {
   const RkTableau t = rk_tableau(m.rk_integrator);
-  const Real h = rk_step_record(m, slot, n)[m.nq + m.nv];
-  adj_rk_stage_end(m, slot, a, t, h, i);
+  adj_rk_stage_end(m, slot, a, t, staged_rk_step_size(m, slot, n), i);
   const int next = rk_used_stage_before(t, i);
   if (next >= 0)
     rk_stage_restore(m, slot, next);

@@ -1,14 +1,13 @@
 // The staged step on the device (backends/cuda/staged_step.cuh, label `gpu`), the only forward
 // step since 2026-12-08: it gives the same steps (state, warm start, status and contact
 // statistics) through the CUDA graph and through plain launches (the legacy default stream cannot
-// be captured), and a Rollout recorded with it replays bitwise through the fused adjoint kernel
-// (CudaPipeline::Fused: the one-thread replay) and through the staged adjoint
+// be captured), and a Rollout recorded with it replays bitwise through the staged adjoint
 // (backends/cuda/staged_adjoint.cuh: the tape replay through the staged kernels and the adjoint
-// stages), whose gradients are equal bit for bit; with soft constraints, the Impulse model (whose
-// solve stage runs a warp per environment, and whose fused replay sums in the warp's order:
+// stages), with the same gradient through its graphs and through plain launches; with soft
+// constraints, the Impulse model (whose solve stage runs a warp per environment:
 // ModelView::team_width = 32), the Runge–Kutta methods and a model without constraints. The host
 // emulation of the same stages runs without a device (tests/test_staged_step.cpp,
-// tests/test_staged_adjoint.cpp).
+// tests/test_staged_adjoint.cpp), bit for bit against the fused functions.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -38,13 +37,12 @@ struct Case {
   ContactModel contact_model = ContactModel::Soft;
 };
 
-SimulatorOptions options(const Case& c, Precision p, CudaPipeline pipeline) {
+SimulatorOptions options(const Case& c, Precision p) {
   SimulatorOptions o;
   o.backend = Backend::Cuda;
   o.precision = p;
   o.nenv = c.nenv;
   o.substeps = c.S;
-  o.cuda_pipeline = pipeline;
   o.contact_model = c.contact_model;
   return o;
 }
@@ -63,9 +61,9 @@ void initial(const Case& c, std::vector<double>& q, std::vector<double>& v, std:
 }
 
 // Every control step's results, stepping through `stream` (nullptr: the simulator's own).
-Steps run(const Case& c, Precision p, CudaPipeline pipeline, void* stream = nullptr) {
+Steps run(const Case& c, Precision p, void* stream = nullptr) {
   const Model& M = *c.model;
-  SimulatorOptions o = options(c, p, pipeline);
+  SimulatorOptions o = options(c, p);
   o.cuda_stream = stream;
   Simulator sim(c.model, o);
   std::vector<double> q, v, u;
@@ -113,41 +111,48 @@ const char* label(const Case& c) { return c.contact_model == ContactModel::Impul
 TEST(GpuStaged, PlainLaunchesOnTheLegacyStreamEqualTheGraph) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the staged step runs on a device machine (scripts/device_check.sh)";
   for (const Case& c : cases()) {
-    const Steps graph = run(c, Precision::Double, CudaPipeline::Staged);
-    const Steps legacy = run(c, Precision::Double, CudaPipeline::Staged, static_cast<void*>(cudaStreamLegacy));
+    const Steps graph = run(c, Precision::Double);
+    const Steps legacy = run(c, Precision::Double, static_cast<void*>(cudaStreamLegacy));
     expect_equal(legacy, graph, (c.model->name + label(c)).c_str());
   }
 }
 #endif
 
-// The staged adjoint's gradient equals the fused adjoint's bit for bit: through its CUDA graphs
+// The staged adjoint's replay is bitwise, and its gradient is the same through its CUDA graphs
 // (captured by the first backward pass, replayed by the second, which must give the same bits)
-// and through plain launches on the legacy default stream, which cannot be captured.
-// With soft constraints and the Impulse model (the G1), the Runge–Kutta methods (Tsit5 on the
-// all-routines scene: the rounds of accepted steps) and a model without constraints.
-TEST(GpuStaged, RolloutReplaysBitwiseAndMatchesTheFusedGradient) {
+// and through plain launches on the legacy default stream, which cannot be captured. With soft
+// constraints and the Impulse model (the G1), the Runge–Kutta methods (Tsit5 on the all-routines
+// scene: the rounds of accepted steps, with and without event gradients; RK4) and a model without
+// constraints. (The gradient against the CPU backend's: tests/gpu/test_gpu_agreement.cpp; bit
+// for bit against the fused adjoint on the host: tests/test_staged_adjoint.cpp.)
+TEST(GpuStaged, RolloutReplaysBitwiseThroughGraphsAndPlainLaunches) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the staged step runs on a device machine (scripts/device_check.sh)";
   struct Variant {
     Case c;
     Integrator integrator;
     bool constraints;
+    AdaptiveTolerances adaptive;
   };
-  const std::vector<Variant> variants = {{cases()[0], Integrator::SemiImplicitEuler, true},
-                                         {cases()[2], Integrator::SemiImplicitEuler, true},
-                                         {cases()[1], Integrator::Tsit5, true},
-                                         {cases()[1], Integrator::RK4, true},
-                                         {cases()[0], Integrator::SemiImplicitEuler, false}};
+  AdaptiveTolerances events;
+  events.event_step = 1e-4;
+  events.event_gradients = true;
+  const std::vector<Variant> variants = {{cases()[0], Integrator::SemiImplicitEuler, true, {}},
+                                         {cases()[2], Integrator::SemiImplicitEuler, true, {}},
+                                         {cases()[1], Integrator::Tsit5, true, {}},
+                                         {cases()[1], Integrator::Tsit5, true, events},
+                                         {cases()[1], Integrator::RK4, true, {}},
+                                         {cases()[0], Integrator::SemiImplicitEuler, false, {}}};
   for (const Variant& variant : variants)
     for (Precision p : {Precision::Float, Precision::Double}) {
       Case c = variant.c;
       c.T = 8;
       const Model& M = *c.model;
       // the gradient of every backward pass of one recording (`passes` of them)
-      const auto gradients = [&](CudaPipeline pipeline, void* stream, int passes,
-                                 const char* what) {
-        SimulatorOptions o = options(c, p, pipeline);
+      const auto gradients = [&](void* stream, int passes, const char* what) {
+        SimulatorOptions o = options(c, p);
         o.integrator = variant.integrator;
         o.constraints = variant.constraints;
+        o.adaptive = variant.adaptive;
         o.cuda_stream = stream;
         Simulator sim(c.model, o);
         std::vector<double> q, v, u;
@@ -176,17 +181,13 @@ TEST(GpuStaged, RolloutReplaysBitwiseAndMatchesTheFusedGradient) {
         }
         return out;
       };
-      const auto fused = gradients(CudaPipeline::Fused, nullptr, 1, "fused");
-      const auto graphs = gradients(CudaPipeline::Staged, nullptr, 2, "staged (graphs)");
-      EXPECT_EQ(fused[0], graphs[0])
-          << "the gradient of a staged recording differs from the fused one's" << label(c);
+      const auto graphs = gradients(nullptr, 2, "staged (graphs)");
       EXPECT_EQ(graphs[0], graphs[1])
           << "the staged adjoint's replayed graphs differ from their capture" << label(c);
 #ifdef SG_TEST_WITH_CUDA  // the test build has cudaStreamLegacy wherever the CUDA backend is built
-    const auto plain =
-        gradients(CudaPipeline::Staged, static_cast<void*>(cudaStreamLegacy), 1, "staged (plain)");
-    EXPECT_EQ(plain[0], graphs[0])
-        << "the staged adjoint's plain launches differ from its graphs" << label(c);
+      const auto plain = gradients(static_cast<void*>(cudaStreamLegacy), 1, "staged (plain)");
+      EXPECT_EQ(plain[0], graphs[0])
+          << "the staged adjoint's plain launches differ from its graphs" << label(c);
 #endif
     }
 }
