@@ -7,7 +7,7 @@
 // and the ELU + LayerNorm stage runs kernels/learn/elu_layer_norm.hpp, one thread per row. The
 // gain, shift and bias gradients are column sums, one thread per column (deterministic: no
 // atomics).
-#include <cublas_v2.h>
+#include "learn/cuda/cublas_loader.hpp"
 
 #include <stdexcept>
 #include <string>
@@ -85,7 +85,7 @@ struct MlpDevice::State {
   cublasHandle_t handle = nullptr;
   DeviceArray<float> params;
   ~State() {
-    if (handle) cublasDestroy(handle);
+    if (handle) cublas_api().destroy(handle);
   }
 };
 
@@ -144,7 +144,7 @@ MlpDevice::MlpDevice(const Mlp<float>& net, int device)
   if (!mlp_device_available()) throw std::runtime_error("MlpDevice: no CUDA device");
   state_->device = device;
   DeviceGuard guard(device);
-  check_cublas(cublasCreate(&state_->handle), "cublasCreate");
+  check_cublas(cublas_api().create(&state_->handle), "cublasCreate");
   state_->params = DeviceArray<float>(num_params_, "MlpDevice parameters");
   upload(net);
 }
@@ -203,7 +203,7 @@ void MlpDevice::forward(const float* x, int n, float* y, Workspace& ws, void* st
   if (n == 0) return;
   DeviceGuard guard(state_->device);
   cudaStream_t st = static_cast<cudaStream_t>(stream);
-  check_cublas(cublasSetStream(state_->handle, st), "cublasSetStream");
+  check_cublas(cublas_api().set_stream(state_->handle, st), "cublasSetStream");
   Workspace::Impl& w = *ws.impl;
   const int num_layers = static_cast<int>(sizes_.size()) - 1;
   const std::size_t rows = static_cast<std::size_t>(w.max_batch);
@@ -216,8 +216,8 @@ void MlpDevice::forward(const float* x, int n, float* y, Workspace& ws, void* st
     const MlpLayerOffsets o = mlp_layer_offsets(sizes_, l);
     const bool hidden = l < num_layers - 1;
     float* z = hidden ? w.pre.get() + hidden_offset : y;
-    check_cublas(cublasSgemm(state_->handle, CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, &one, p + o.weight, in,
-                             w.act.get() + act_offset, in, &zero, z, out),
+    check_cublas(cublas_api().sgemm(state_->handle, CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, &one,
+                                    p + o.weight, in, w.act.get() + act_offset, in, &zero, z, out),
                  "MlpDevice::forward gemm");
     float* next = hidden ? w.act.get() + act_offset + rows * static_cast<std::size_t>(in) : nullptr;
     bias_stage_kernel<<<blocks_for(n), kThreads, 0, st>>>(
@@ -236,7 +236,7 @@ void MlpDevice::backward(const float* dy, int n, float* grad_params, float* dx, 
   if (n == 0) return;
   DeviceGuard guard(state_->device);
   cudaStream_t st = static_cast<cudaStream_t>(stream);
-  check_cublas(cublasSetStream(state_->handle, st), "cublasSetStream");
+  check_cublas(cublas_api().set_stream(state_->handle, st), "cublasSetStream");
   Workspace::Impl& w = *ws.impl;
   const int num_layers = static_cast<int>(sizes_.size()) - 1;
   const std::size_t rows = static_cast<std::size_t>(w.max_batch);
@@ -265,21 +265,22 @@ void MlpDevice::backward(const float* dy, int n, float* grad_params, float* dx, 
     }
     const float* dz = l < num_layers - 1 ? g : g_in;
     if (grad_params) {
-      check_cublas(cublasSgemm(state_->handle, CUBLAS_OP_N, CUBLAS_OP_T, in, out, n, &one, w.act.get() + act_offset, in,
-                               dz, out, &one, grad_params + o.weight, in),
+      check_cublas(cublas_api().sgemm(state_->handle, CUBLAS_OP_N, CUBLAS_OP_T, in, out, n, &one,
+                                      w.act.get() + act_offset, in, dz, out, &one,
+                                      grad_params + o.weight, in),
                    "MlpDevice::backward weight gemm");
       column_sum_kernel<<<blocks_for(out), kThreads, 0, st>>>(dz, grad_params + o.bias, n, out);
       SG_CUDA_CHECK(cudaGetLastError());
     }
     if (l == 0) {
       if (dx)
-        check_cublas(cublasSgemm(state_->handle, CUBLAS_OP_N, CUBLAS_OP_N, in, n, out, &one, p + o.weight, in, dz, out,
-                                 &zero, dx, in),
+        check_cublas(cublas_api().sgemm(state_->handle, CUBLAS_OP_N, CUBLAS_OP_N, in, n, out, &one,
+                                        p + o.weight, in, dz, out, &zero, dx, in),
                      "MlpDevice::backward input gemm");
       break;
     }
-    check_cublas(cublasSgemm(state_->handle, CUBLAS_OP_N, CUBLAS_OP_N, in, n, out, &one, p + o.weight, in, dz, out,
-                             &zero, other, in),
+    check_cublas(cublas_api().sgemm(state_->handle, CUBLAS_OP_N, CUBLAS_OP_N, in, n, out, &one,
+                                    p + o.weight, in, dz, out, &zero, other, in),
                  "MlpDevice::backward input gemm");
     float* next_other = other == w.grad_a.get() ? w.grad_b.get() : w.grad_a.get();
     g = other;

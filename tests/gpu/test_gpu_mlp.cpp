@@ -9,9 +9,39 @@
 #include <random>
 #include <vector>
 
+#include <fstream>
+#include <string>
+
 #include "stiffgrad/learn/mlp_device.hpp"
+#ifdef SG_TEST_WITH_CUDA
+#include "learn/cuda/cublas_loader.hpp"
+#endif
 
 namespace {
+
+// cuBLAS is loaded at its first use, not linked (learn/cuda/cublas_loader.hpp): a process that
+// never runs a device network does not load it (it cost every test process 0.5 s of start-up),
+// and the loader finds the library and the four functions MlpDevice calls. No device needed.
+TEST(CublasLoader, NotLoadedAtStartAndResolvesTheFunctionsMlpDeviceUses) {
+#ifndef SG_TEST_WITH_CUDA
+  GTEST_SKIP() << "this build has no CUDA backend: cuBLAS is not used";
+#else
+  const auto mapped = [] {
+    std::ifstream maps("/proc/self/maps");
+    std::string line;
+    while (std::getline(maps, line))
+      if (line.find("libcublas") != std::string::npos) return true;
+    return false;
+  };
+  EXPECT_FALSE(mapped()) << "cuBLAS was loaded before its first use (linked again?)";
+  const stiffgrad::learn::CublasApi& api = stiffgrad::learn::cublas_api();
+  EXPECT_NE(api.create, nullptr);
+  EXPECT_NE(api.destroy, nullptr);
+  EXPECT_NE(api.set_stream, nullptr);
+  EXPECT_NE(api.sgemm, nullptr);
+  EXPECT_TRUE(mapped()) << stiffgrad::learn::cublas_library_name() << " was not loaded";
+#endif
+}
 
 using stiffgrad::learn::DeviceFloats;
 using stiffgrad::learn::Mlp;
