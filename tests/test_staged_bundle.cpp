@@ -118,7 +118,7 @@ void check_bundled_steps(const std::shared_ptr<const Model>& model, const std::s
     return kern::Data<Real, L>::bind(at(a.workspace, e), layout);
   };
 
-  // scratch of the reference (the fused kernels': perturbation, control copy, branch statistics)
+  // scratch of the reference (the fused functions': perturbation, control copy, branch statistics)
   std::vector<Real> perturbation(
       static_cast<std::size_t>(kern::bundle_perturbation_scratch_size(m)) * n);
   std::vector<Real> u_copy(nu * n + 1), one_branch_stats(NS * n);
@@ -141,7 +141,7 @@ void check_bundled_steps(const std::shared_ptr<const Model>& model, const std::s
     Real* u = ctrl.data() + static_cast<std::size_t>(t) * nu * n;
     const auto ctrl_at = [&](int e) { return V{u + e, s}; };
 
-    // the reference: per environment, as the CPU backend and the fused kernels
+    // the reference: per environment, as the CPU backend runs it
     for (int e = 0; e < nenv; ++e) {
       const auto d = data(ra, e);
       const V q = at(ra.qpos, e), v = at(ra.qvel, e), w = at(ra.warm, e), st = at(ra.stats, e);

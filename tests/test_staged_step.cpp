@@ -34,7 +34,8 @@ struct Reference {
 
 // Returns the contacts each routine found over the run. With a team width W > 1 (the CUDA
 // backend's 32: ModelView::team_width) the stages are compared bit for bit with the fused step
-// run here over the same view (what the CUDA backend's fused kernel and replay compute), and that
+// run here over the same view (what the one-thread functions compute at the device's summation
+// order), and that
 // with the CPU backend's (W = 1): the widths differ in the solves' summation order only,
 // so after the first control step the states agree to rounding (`width_tol` relative to the
 // state's scale). Later steps amplify that as the dynamics do (measured: the all-routines scene's
@@ -109,7 +110,7 @@ std::vector<long> check_staged(
                                       workspace.data());
   const auto data = [&](int e) { return staged.data(e); };
   const auto at = [&](std::vector<Real>& a, int e) { return V{a.data() + e, s}; };
-  // width > 1: the fused step over the same view, as the CUDA backend's fused kernel runs it
+  // width > 1: the fused step over the same view, at the CUDA backend's summation order
   std::vector<Real> qposF = qpos, qvelF = qvel, warmF = warm, statsF = stats, workspaceF = workspace;
   std::vector<int> statusF(nenv, 0);
   const auto dataF = [&](int e) { return kern::Data<Real, kern::Strided>::bind(V{workspaceF.data() + e, s}, layout); };

@@ -141,8 +141,9 @@ SG_HD void adj_rows_force(const ModelView<Real>& m, const Data<Real, L>& d, cons
 
 // adj_rows_force outlined on the device, for the staged adjoint's solve stage: inlined twice
 // into adj_constraint_solve_end, its cone arrays took that double kernel to 68 B of spills at 128
-// registers (outlined: none). The fused adjoint kernel keeps it inline (outlined, ptxas took 11%
-// longer on that kernel).
+// registers (outlined: none). The one-thread adj_constraint_solve (the CPU backend) keeps it
+// inline; the fused adjoint kernel did too (outlined, ptxas took 11% longer on it) until it went,
+// 2026-12-08.
 template <class Real, class L, class Emit>
 SG_HD SG_OUTLINE void adj_rows_force_outlined(const ModelView<Real>& m, const Data<Real, L>& d,
                                               const Data<Real, L>& a,
