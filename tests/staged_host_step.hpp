@@ -41,7 +41,7 @@ class HostStagedStep {
   // in skip (null: none) and not non-finite, over environment-minor arrays of stride nenv.
   void step(Real* qpos, Real* qvel, Real* ctrl, Real* warm, Real* stats, int* status,
             const int* skip, int substeps) {
-    const Args a{qpos, qvel, ctrl, warm, stats, workspace_, status, skip};
+    const Args a{qpos, qvel, ctrl, warm, stats, workspace_, status, skip, true};
     Exec x{*this, a};
     stiffgrad::run_staged_control_step(x, groups_, plan_, substeps);
   }
@@ -49,7 +49,7 @@ class HostStagedStep {
   // StagedStep::launch_substep: the stages of one substep over `workspace` (DataLayout::size x
   // nenv), every environment whatever its status; `stats` (kContactStats x nenv) is scratch.
   void substep(Real* workspace, Real* stats) {
-    const Args a{nullptr, nullptr, nullptr, nullptr, stats, workspace, nullptr, nullptr};
+    const Args a{nullptr, nullptr, nullptr, nullptr, stats, workspace, nullptr, nullptr, true};
     Exec x{*this, a};
     stiffgrad::run_staged_substep(x, groups_, plan_);
   }
@@ -57,7 +57,7 @@ class HostStagedStep {
   // StagedStep::launch_evaluation: one Runge–Kutta evaluation up to its solve over `workspace`
   // for the environments whose controller (rk_controls()) is not done.
   void evaluation(Real* workspace) {
-    const Args a{nullptr, nullptr, nullptr, nullptr, nullptr, workspace, nullptr, nullptr};
+    const Args a{nullptr, nullptr, nullptr, nullptr, nullptr, workspace, nullptr, nullptr, true};
     Exec x{*this, a};
     stiffgrad::run_staged_evaluation(x, groups_, plan_);
   }
@@ -66,7 +66,8 @@ class HostStagedStep {
   // StagedStep::launch_contact_search: the kinematics and contacts at (qpos, qvel) of every
   // environment not flagged in skip, into its Data.
   void contact_search(Real* qpos, Real* qvel, const int* skip) {
-    const Args a{qpos, qvel, nullptr, nullptr, nullptr, workspace_, nullptr, skip};
+    // the contact search reads no controller (the device's StagedArgs::rk is null there)
+    const Args a{qpos, qvel, nullptr, nullptr, nullptr, workspace_, nullptr, skip, false};
     Exec x{*this, a};
     stiffgrad::run_staged_contact_search(x, groups_, m_.contact_enabled != 0);
   }
@@ -90,6 +91,7 @@ class HostStagedStep {
     Real *qpos, *qvel, *ctrl, *warm, *stats, *workspace;
     int* status;
     const int* skip;
+    bool rk_masked;  // the Runge–Kutta controllers mask the evaluation stages (StagedArgs::rk)
   };
   D bind(Real* workspace, int e) const {
     return D::bind(V{workspace + e, stiffgrad::kern::Strided{nenv_}}, layout_);
@@ -106,7 +108,8 @@ class HostStagedStep {
     // an evaluation stage of a Runge–Kutta substep skips the environments whose controller is
     // done (staged::rk_done)
     bool evaluating(int e) const {
-      return s.plan_.rk_evaluations == 0 || s.rk_[e].phase != stiffgrad::kern::kRkDone;
+      return !a.rk_masked || s.plan_.rk_evaluations == 0 ||
+             s.rk_[e].phase != stiffgrad::kern::kRkDone;
     }
     template <class F>
     void each(F&& f) const {

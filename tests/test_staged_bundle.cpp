@@ -44,10 +44,12 @@ struct Arrays {
 // `drop`: lowered by this much (a free root joint's height), so that the bundles start touching.
 template <class Real>
 void check_bundled_steps(const std::shared_ptr<const Model>& model, const std::string& name,
-                         ContactModel contact_model, int width, double drop = 0) {
+                         ContactModel contact_model, int width, double drop = 0,
+                         Integrator integrator = Integrator::SemiImplicitEuler) {
   const Model& M = *model;
   const int nenv = 6, T = 4, S = 2, B = 3;
   SimulatorOptions opt;
+  opt.integrator = integrator;
   opt.contact_model = contact_model;
   opt.nenv = nenv;
   opt.substeps = S;
@@ -398,6 +400,12 @@ TEST(StagedBundle, BranchesAsStagedStepsEqualFusedBundleStepAndAdjointBitwise) {
   const auto humanoid = load_mjcf(sgtest::humanoid_xml());
   check_bundled_steps<double>(humanoid, "humanoid", ContactModel::Soft, 32, 0.24);
   check_bundled_steps<double>(humanoid, "humanoid (impulse)", ContactModel::Impulse, 32, 0.24);
+  // the Runge–Kutta methods: a bundle's contact search runs after substeps whose controllers are
+  // done, and must still search every environment
+  check_bundled_steps<double>(scene, "all routines (tsit5)", ContactModel::Soft, 32, 0,
+                              Integrator::Tsit5);
+  check_bundled_steps<float>(scene, "all routines (rk4, float)", ContactModel::Soft, 1, 0,
+                             Integrator::RK4);
 }
 
 }  // namespace

@@ -338,7 +338,8 @@ void StagedStep<Real>::launch_evaluation(cudaStream_t stream, Real* workspace) {
 template <class Real>
 void StagedStep<Real>::launch_contact_search(cudaStream_t stream, Real* qpos, Real* qvel,
                                              Real* workspace, const int* skip) {
-  const StagedArgs<Real> a = args(qpos, qvel, nullptr, nullptr, workspace, nullptr, nullptr, skip);
+  StagedArgs<Real> a = args(qpos, qvel, nullptr, nullptr, workspace, nullptr, nullptr, skip);
+  a.rk = nullptr;  // every environment's narrow phase: the controllers of a substep do not apply
   const unsigned blocks = static_cast<unsigned>((nenv_ + kBlockSize - 1) / kBlockSize);
   const staged::Launcher<Real> x{a, stream, blocks};
   run_staged_contact_search(x, groups_, m_.contact_enabled != 0);
