@@ -5,11 +5,14 @@
 //
 //   bench_gpu_contact [--nenv 1024,4096,16384] [--steps 40] [--rounds 3] [--threads T]
 //                     [--precision float,double]
-//                     [--contact soft,impulse] [--no-cpu]
+//                     [--contact soft,impulse] [--solve-shared -1,0,...] [--no-cpu]
 //                     [--backward]
 //
 // Rows: contact model (MuJoCo's soft constraints, or the Impulse model at κ 300) x precision x
-// nenv, through the staged pipeline (the only one since 2026-12-08). Each point is the best of
+// nenv, through the staged pipeline (the only one since 2026-12-08); Impulse rows once per
+// --solve-shared value (SimulatorOptions::cuda_solve_shared_bytes: the solve's shared memory per
+// environment in bytes, -1 as much as a block may have, 0 none; default -1). Each point is the best
+// of
 // --rounds rounds of --steps control steps after
 // one untimed warm-up step (state reset before each round, untimed; synchronize() before the
 // clock stops); the CPU backend's rounds (OpenMP, --threads, default all cores) alternate with
@@ -43,7 +46,7 @@ namespace opt = stiffgrad::options;
 const char* kUsage =
     "usage: bench_gpu_contact [--nenv 1024,4096,16384] [--steps 40] [--rounds 3] [--threads T]\n"
     "                         [--precision float,double]\n"
-    "                         [--contact soft,impulse]\n"
+    "                         [--contact soft,impulse] [--solve-shared -1,0,...]\n"
     "                         [--no-cpu] [--backward]\n";
 
 struct Args {
@@ -51,6 +54,8 @@ struct Args {
   int steps = 40, rounds = 3, threads = 0;
   std::vector<std::string> precisions{"float", "double"};
   std::vector<std::string> contacts{"soft", "impulse"};
+  std::vector<int> solve_shared{
+      -1};  // SimulatorOptions::cuda_solve_shared_bytes of the Impulse rows
   bool cpu = true;
   bool backward = false;
 };
@@ -75,9 +80,10 @@ Start start_states(const Model& m, int nenv) {
   return s;
 }
 
-SimulatorOptions options_for(const std::string& contact, Backend backend, Precision precision, int nenv,
-                             int threads) {
+SimulatorOptions options_for(const std::string& contact, Backend backend, Precision precision,
+                             int nenv, int threads, int solve_shared = -1) {
   SimulatorOptions o;
+  o.cuda_solve_shared_bytes = solve_shared;
   o.backend = backend;
   o.precision = precision;
   o.nenv = nenv;
@@ -99,22 +105,28 @@ double time_steps(Simulator& sim, const Start& s, int steps) {
   return sb::seconds_since(t0) / steps;
 }
 
-// Every (contact, precision, nenv) row: a CUDA simulator and (unless --no-cpu) a CPU one;
-// f(contact, prec, nenv, start, gpu, cpu or null).
+// Every (contact, precision, nenv, solve shared memory) row: a CUDA simulator and (unless
+// --no-cpu) a CPU one; f(contact label, prec, nenv, start, gpu, cpu or null). The label of an
+// Impulse row names its shared memory when --solve-shared lists more than one value.
 template <class F>
 void for_each_row(const std::shared_ptr<const Model>& model, const Args& a, F&& f) {
   for (const std::string& contact : a.contacts)
     for (const std::string& prec : a.precisions)
-      for (int nenv : a.nenv) {
-        const Precision p = prec == "float" ? Precision::Float : Precision::Double;
-        const Start s = start_states(*model, nenv);
-        Simulator gpu(model, options_for(contact, Backend::Cuda, p, nenv, a.threads));
-        std::unique_ptr<Simulator> cpu;
-        if (a.cpu)
-          cpu = std::make_unique<Simulator>(model, options_for(contact, Backend::Cpu, p, nenv, a.threads));
-        f(contact, prec, nenv, s, gpu, cpu.get());
-        std::fflush(stdout);
-      }
+      for (int nenv : a.nenv)
+        for (const int shared : contact == "impulse" ? a.solve_shared : std::vector<int>{-1}) {
+          const Precision p = prec == "float" ? Precision::Float : Precision::Double;
+          const Start s = start_states(*model, nenv);
+          Simulator gpu(model, options_for(contact, Backend::Cuda, p, nenv, a.threads, shared));
+          std::unique_ptr<Simulator> cpu;
+          if (a.cpu)
+            cpu = std::make_unique<Simulator>(
+                model, options_for(contact, Backend::Cpu, p, nenv, a.threads));
+          std::string label = contact;
+          if (contact == "impulse" && a.solve_shared.size() > 1)
+            label += shared < 0 ? " (shared: max)" : " (shared: " + std::to_string(shared) + " B)";
+          f(label, prec, nenv, s, gpu, cpu.get());
+          std::fflush(stdout);
+        }
 }
 
 // A rollout of `steps` control steps with the gradient of a fixed random loss: forward and
@@ -193,12 +205,14 @@ int main(int argc, char** argv) {
     a.threads = sb::int_option(o, "threads", 0, 0, 4096);
     a.precisions = sb::name_list_option(o, "precision", a.precisions, {"float", "double"});
     a.contacts = sb::name_list_option(o, "contact", a.contacts, {"soft", "impulse"});
+    a.solve_shared = sb::int_list_option(o, "solve-shared", a.solve_shared, -1, 1 << 30);
     a.cpu = !o.has("no-cpu");
     a.backward = o.has("backward");
   };
-  if (const auto status = sb::read_command_line(argc, argv, "bench_gpu_contact", kUsage, {"no-cpu", "backward"},
-                                                {"nenv", "steps", "rounds", "threads", "precision", "contact"},
-                                                read_options))
+  if (const auto status = sb::read_command_line(
+          argc, argv, "bench_gpu_contact", kUsage, {"no-cpu", "backward"},
+          {"nenv", "steps", "rounds", "threads", "precision", "contact", "solve-shared"},
+          read_options))
     return *status;
   if (!cuda_available()) {
     std::fprintf(stderr,

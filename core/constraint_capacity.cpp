@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/impulse/impulse_workspace.hpp"
 #include "stiffgrad/simulator.hpp"
 
 namespace stiffgrad {
@@ -45,10 +46,10 @@ void check_constraint_fields(const Model& m) {
 }
 
 // The Impulse contact model's rows (kernels/impulse/impulse_rows.hpp): each contact, each dof with
-// friction loss and each side of a hinge or slide limit is one block of kImpulseBlockRows
+// friction loss and each side of a hinge or slide limit is one block of kern::kImpulseBlockRows
 // (a contact's normal and two tangents; a limit or friction loss uses the first row). Limited
 // ball joints, tendon limits and tendon friction loss are refused at Simulator creation.
-constexpr int kImpulseBlockRows = 3;
+using kern::kImpulseBlockRows;
 int impulse_rows(const Model& m, int contacts) {
   int blocks = contacts;
   if (m.opt.frictionloss_enabled)

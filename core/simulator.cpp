@@ -86,6 +86,9 @@ Simulator::Simulator(std::shared_ptr<const Model> model, SimulatorOptions option
   if (!model_) throw std::invalid_argument("Simulator: null model");
   if (options_.nenv < 1) throw std::invalid_argument("Simulator: nenv must be >= 1");
   if (options_.substeps < 1) throw std::invalid_argument("Simulator: substeps must be >= 1");
+  if (options_.cuda_solve_shared_bytes < -1)
+    throw std::invalid_argument(
+        "Simulator: cuda_solve_shared_bytes must be >= -1 (-1: automatic, 0: none)");
   const AdaptiveTolerances& tol = options_.adaptive;
   if (!(tol.rtol >= 0.0) || !(tol.atol >= 0.0) || tol.rtol + tol.atol <= 0.0)
     throw std::invalid_argument("Simulator: adaptive rtol and atol must be >= 0, not both 0");

@@ -233,6 +233,7 @@ for t in 'GpuRollout\.ReplayIsBitwise' 'GpuRollout\.GradientsAgreeWithCpu' \
          'GpuStream\.ControlsWrittenOnLegacyDefaultStreamAreOrdered' \
          'GpuStream\.ControlsWrittenOnOtherStreamAreOrderedByWaitForStream' \
          'GpuImpulse\.RolloutAgreesWithCpu' 'GpuBundles\.AgreeWithCpu' \
+         'GpuStaged\.ImpulseSolveInSharedMemoryEqualsGlobalMemoryBitwise' \
          'GpuBundles\.NeverTriggeredEqualsThePlainCudaRollout' 'GpuMlp\.AgreesWithTheCpuNetwork' \
          'GpuPolicyRollout\.CartpoleGradientMatchesTheCpuBackend' \
          'GpuPolicyRollout\.AntOnImpulseFloorGradientMatchesTheCpuBackend' \
@@ -320,6 +321,11 @@ note "--- bench_gpu_contact (G1, 1 substep per step; CUDA vs CPU, all cores)"
 if [[ -x "$BENCH_GC" ]]; then
   phase "bench_gpu_contact" 110 "$OUT/bench.log" "$BENCH_GC" --steps 20 --rounds 2 --threads 16
   sed -n '/^=== bench_gpu_contact/,$p' "$OUT/bench.log" | grep -E '^\|' >>"$REPORT"
+  # the Impulse solve's working set in shared memory (one warp per block) or not: as much as a
+  # block may have, 112 KiB (two blocks per SM), 0 (global memory, 8 warps per block)
+  phase "bench_gpu_contact impulse shared" 60 "$OUT/bench.log" "$BENCH_GC" --steps 20 --rounds 2 --no-cpu \
+    --contact impulse --precision float --nenv 1024,16384 --solve-shared -1,114688,0
+  sed -n '/^=== bench_gpu_contact impulse shared/,$p' "$OUT/bench.log" | grep -E '^\| impulse' >>"$REPORT"
   # the gradient's cost with contact: the staged adjoint (tape + adjoint stages) against the CPU
   # backend
   phase "bench_gpu_contact --backward" 90 "$OUT/bench.log" "$BENCH_GC" --backward --steps 10 \
@@ -337,6 +343,9 @@ if [[ -x "$BENCH_GC" ]]; then
     phase "ncu" 90 "$OUT/profile.log" ncu --section WarpStateStats --section MemoryWorkloadAnalysis \
       --section Occupancy -k regex:'constraint_solve_kernel|narrow_kernel|smooth_kernel' -c 3 \
       "$BENCH_GC" --nenv 1024 --steps 1 --rounds 1 --no-cpu --precision float --contact soft
+    phase "ncu impulse solve" 60 "$OUT/profile.log" ncu --section WarpStateStats --section MemoryWorkloadAnalysis \
+      --section Occupancy -k regex:'impulse_solve_kernel' -c 2 \
+      "$BENCH_GC" --nenv 1024 --steps 1 --rounds 1 --no-cpu --precision float --contact impulse
     note "ncu: see profile.log (warp state, memory workload, occupancy of the stage kernels)"
   else
     note "ncu: not on this machine"

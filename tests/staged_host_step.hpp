@@ -8,6 +8,7 @@
 // tests/test_staged_bundle.cpp).
 #pragma once
 
+#include <limits>
 #include <vector>
 
 #include "core/staged_schedule.hpp"
@@ -85,6 +86,12 @@ class HostStagedStep {
   std::vector<long> evaluations;
   int unfinished_substeps = 0;
   std::vector<long> found = std::vector<long>(stiffgrad::kern::kPairRoutines, 0);
+  // The Impulse solve's scratch per environment in Reals (StagedArgs::solve_scratch_reals: the
+  // block's shared memory of the CUDA stage); the solves run in it and in the workspace, and the
+  // working-set size of each (kern::impulse_solve_set_size of its live rows)
+  int solve_scratch_reals = 0;
+  long scratch_solves = 0, in_place_solves = 0;
+  std::vector<int> solve_set_sizes;
 
  private:
   struct Args {
@@ -189,8 +196,24 @@ class HostStagedStep {
         s.raised_[e] |= stiffgrad::kern::staged_impulse_rows(s.m_, d, slots(e));
       });
     }
+    // a warp's share of its block's shared memory: solve_scratch_reals (0: none, every solve in the
+    // workspace), one at a time here, filled with NaN as shared memory holds garbage: a value read
+    // before the solve writes it would show
     void impulse_solve() const {
-      each([&](int, D d) { stiffgrad::kern::impulse_substep_solve(team(), s.m_, d); });
+      each([&](int, D d) {
+        const int n = stiffgrad::kern::sg_int(d.nefc()[0]);
+        if (stiffgrad::kern::impulse_solve_fits(n, s.m_.nv, s.solve_scratch_reals))
+          ++s.scratch_solves;
+        else
+          ++s.in_place_solves;
+        s.solve_set_sizes.push_back(stiffgrad::kern::impulse_solve_set_size(n, s.m_.nv));
+        s.scratch_.assign(static_cast<std::size_t>(s.solve_scratch_reals) + 1,
+                          std::numeric_limits<Real>::quiet_NaN());
+        stiffgrad::kern::impulse_substep_solve_in(
+            team(), s.m_, d,
+            stiffgrad::kern::View<Real, stiffgrad::kern::Contiguous>{s.scratch_.data()},
+            s.solve_scratch_reals);
+      });
     }
     void impulse_finish() const {
       each([&](int e, D d) { stiffgrad::kern::staged_impulse_finish(s.m_, d, at(a.stats, e)); });
@@ -221,6 +244,7 @@ class HostStagedStep {
   std::vector<stiffgrad::kern::RkControl> rk_;
   std::vector<Real> slots_;
   std::vector<int> raised_;
+  std::vector<Real> scratch_;
 };
 
 }  // namespace sgtest

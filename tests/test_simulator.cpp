@@ -175,6 +175,10 @@ TEST(Simulator, RejectsBadOptions) {
   opt.nenv = 1;
   opt.substeps = 0;
   EXPECT_THROW(Simulator(m, opt), std::invalid_argument);
+  opt.substeps = 1;
+  opt.cuda_solve_shared_bytes = -2;
+  EXPECT_THROW(Simulator(m, opt), std::invalid_argument);
+  opt.cuda_solve_shared_bytes = -1;
   if (!cuda_available()) {
     opt.substeps = 1;
     opt.backend = Backend::Cuda;

@@ -158,7 +158,7 @@ class CudaBackend final : public BackendImpl {
       has_constraints_ = kern::has_warmstart(view_);
       grad_view_ = view_;
       staged_ = std::make_unique<StagedStep<Real>>(impulse_model ? *impulse_model : model, view_,
-                                                   layout_, nenv_);
+                                                   layout_, nenv_, opt.cuda_solve_shared_bytes);
       staged_->prepare(stream_, qpos_.get(), qvel_.get(), ctrl_.get(), warm_.get(),
                        workspace_.get(), contact_stats_.get(), status_.get(), nullptr,
                        std::max(opt.substeps, 1));

@@ -13,8 +13,10 @@
 // the pair's model data and the branch structure are warp-uniform) and x = the environment; the
 // Impulse model's solve stage (the Delassus assembly and the Gauss–Seidel sweeps) runs a warp per
 // environment (WarpTeam, backends/cuda/warp_team.cuh: the lanes split the rows and each
-// residual's sum), kBlockSize / 32 environments per block. The backend's view has
-// team_width = 32, so that every kernel sums in the warp's order.
+// residual's sum): one warp per block with its working set (G, Y, c, the blocks' vectors) in
+// the block's dynamic shared memory where it fits (solve_scratch_reals_), else kBlockSize / 32
+// environments per block in the workspace. The backend's view has team_width = 32, so that
+// every kernel sums in the warp's order.
 //
 // Device memory owned here (environment-minor like all of backends/cuda/):
 //   slots_    pair_slots_size x nenv   the narrow phase's per-pair contacts
@@ -48,12 +50,19 @@ struct StagedArgs {
   const int* pairs;  // PairGroups::pairs on the device
   kern::RkControl* rk;  // the Runge–Kutta controllers (nenv), or null: the Euler family, Impulse
   int nenv;
+  // The Impulse solve's shared memory per environment in Reals (kern::impulse_substep_solve_in):
+  // 0, every solve in the workspace (kBlockSize / 32 environments per block); else one warp per
+  // block with this much dynamic shared memory.
+  int solve_scratch_reals;
 };
 
 template <class Real>
 class StagedStep {
  public:
-  StagedStep(const Model& model, const kern::ModelView<Real>& m, const kern::DataLayout& layout, int nenv);
+  // solve_shared_bytes: SimulatorOptions::cuda_solve_shared_bytes (the Impulse solve's shared
+  // memory per environment; -1: as much as a block may have, 0: none).
+  StagedStep(const Model& model, const kern::ModelView<Real>& m, const kern::DataLayout& layout,
+             int nenv, int solve_shared_bytes = -1);
   // Enqueues one control step of `substeps` substeps on `stream` (no host sync, no allocation
   // after the first call with the same arguments: each set is captured once into a graph and
   // kept). The pointers are the backend's arrays, or a bundle branch's (one set per control step
@@ -82,6 +91,7 @@ class StagedStep {
   const PairGroups& groups() const { return groups_; }
   const int* pairs() const { return pairs_.get(); }  // groups().pairs on the device
   const StagedPlan& plan() const { return plan_; }
+  int solve_scratch_reals() const { return solve_scratch_reals_; }
   std::size_t bytes() const {
     return slots_.bytes() + raised_.bytes() + pairs_.bytes() + rk_.bytes();
   }
@@ -100,6 +110,7 @@ class StagedStep {
   int nenv_;
   PairGroups groups_;
   StagedPlan plan_;
+  int solve_scratch_reals_ = 0;
   DeviceArray<Real> slots_;
   DeviceArray<int> raised_;
   DeviceArray<int> pairs_;

@@ -34,7 +34,7 @@ __device__ SG_INLINE int stage_env(const StagedArgs<Real>& a) {
 // uniform across the warp, so a warp leaves or stays whole (its team operations need every lane).
 template <class Real>
 __device__ SG_INLINE int stage_env_of_warp(const StagedArgs<Real>& a) {
-  const int thread = static_cast<int>(blockIdx.x) * kBlockSize + static_cast<int>(threadIdx.x);
+  const int thread = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   return stage_env_if_live(a, thread / kern::kMaxTeamWidth);
 }
 
@@ -173,13 +173,48 @@ __global__ void __launch_bounds__(kBlockSize, kBlocksAt128Registers) impulse_row
   a.raised[e] |= kern::staged_impulse_rows(a.m, env_data(a, e), env_view(a.slots, a, e));
 }
 
-// a warp per environment (kBlockSize / 32 environments per block)
-template <class Real>
-__global__ void __launch_bounds__(kBlockSize, kBlocksAt128Registers) impulse_solve_kernel(
-    const __grid_constant__ StagedArgs<Real> a) {
+// A warp per environment, in two launches (Launcher::impulse_solve): kShared, the environments
+// whose working set fits a.solve_scratch_reals, each solving in its block's dynamic shared memory
+// (one warp per block); else the others, in the workspace (kBlockSize / 32 per block, no shared
+// memory). The test is warp-uniform (the environment's live row count).
+template <class Real, bool kShared>
+__global__ void __launch_bounds__(kBlockSize, kBlocksAt128Registers)
+    impulse_solve_kernel(const __grid_constant__ StagedArgs<Real> a) {
   const int e = stage_env_of_warp(a);
   if (e < 0) return;
-  kern::impulse_substep_solve(WarpTeam{}, a.m, env_data(a, e));
+  const kern::Data<Real, L> d = env_data(a, e);
+  if (kern::impulse_solve_fits(kern::sg_int(d.nefc()[0]), a.m.nv, a.solve_scratch_reals) != kShared)
+    return;
+  if constexpr (kShared) {
+    extern __shared__ __align__(16) unsigned char solve_shared[];
+    kern::impulse_substep_solve_scratch(
+        WarpTeam{}, a.m, d,
+        kern::View<Real, kern::Contiguous>{reinterpret_cast<Real*>(solve_shared)});
+  } else {
+    kern::impulse_substep_solve(WarpTeam{}, a.m, d);
+  }
+}
+
+// The Impulse solve's shared memory per environment in Reals: its working set at the row
+// capacity (kern::impulse_solve_set_size), capped by `requested_bytes` (< 0: no cap) and by
+// what a block may have on this device; 0 when it could not hold even one block's rows (or the
+// model is not the Impulse model). Sets the kernel's dynamic shared-memory limit to it.
+template <class Real>
+int impulse_solve_scratch_reals(const kern::ModelView<Real>& m, int requested_bytes) {
+  if (!kern::staged_step_is_impulse(m) || m.nefc_max < kern::kImpulseBlockRows ||
+      requested_bytes == 0)
+    return 0;
+  int device = 0, optin = 0;
+  SG_CUDA_CHECK(cudaGetDevice(&device));
+  SG_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  const long long limit = requested_bytes < 0 ? optin : std::min(requested_bytes, optin);
+  const long long reals = std::min<long long>(kern::impulse_solve_set_size(m.nefc_max, m.nv),
+                                              limit / static_cast<long long>(sizeof(Real)));
+  if (reals < kern::impulse_solve_set_size(kern::kImpulseBlockRows, m.nv)) return 0;
+  SG_CUDA_CHECK(cudaFuncSetAttribute(
+      impulse_solve_kernel<Real, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+      static_cast<int>(reals * static_cast<long long>(sizeof(Real)))));
+  return static_cast<int>(reals);
 }
 
 template <class Real>
@@ -267,7 +302,13 @@ struct Launcher {
   void impulse_smooth() const { impulse_smooth_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(a); check(); }
   void impulse_rows() const { impulse_rows_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(a); check(); }
   void impulse_solve() const {
-    impulse_solve_kernel<Real><<<warp_blocks(), kBlockSize, 0, stream>>>(a);
+    if (a.solve_scratch_reals > 0) {
+      impulse_solve_kernel<Real, true>
+          <<<static_cast<unsigned>(a.nenv), kern::kMaxTeamWidth,
+             sizeof(Real) * static_cast<std::size_t>(a.solve_scratch_reals), stream>>>(a);
+      check();
+    }
+    impulse_solve_kernel<Real, false><<<warp_blocks(), kBlockSize, 0, stream>>>(a);
     check();
   }
   void impulse_finish() const { impulse_finish_kernel<Real><<<blocks, kBlockSize, 0, stream>>>(a); check(); }
@@ -286,12 +327,13 @@ struct Launcher {
 
 template <class Real>
 StagedStep<Real>::StagedStep(const Model& model, const kern::ModelView<Real>& m,
-                             const kern::DataLayout& layout, int nenv)
+                             const kern::DataLayout& layout, int nenv, int solve_shared_bytes)
     : m_(m),
       layout_(layout),
       nenv_(nenv),
       groups_(make_pair_groups(model)),
-      plan_(make_staged_plan(m)) {
+      plan_(make_staged_plan(m)),
+      solve_scratch_reals_(staged::impulse_solve_scratch_reals(m, solve_shared_bytes)) {
   const std::size_t n = static_cast<std::size_t>(nenv);
   int slots = 0;  // pair_slots_size(m) reads device memory: from the host model instead
   for (int c = 0; c < model.ncpair; ++c) slots += model.cpair_maxcon[static_cast<std::size_t>(c)];
@@ -359,6 +401,7 @@ StagedArgs<Real> StagedStep<Real>::args(Real* qpos, Real* qvel, Real* ctrl, Real
   a.pairs = pairs_.get();
   a.rk = rk_.get();
   a.nenv = nenv_;
+  a.solve_scratch_reals = solve_scratch_reals_;
   return a;
 }
 

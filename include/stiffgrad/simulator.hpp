@@ -43,6 +43,14 @@ struct SimulatorOptions {
   // it must belong to the device current at construction and outlive the Simulator and its
   // Rollouts. Ignored by the CPU backend. See "Streams" below.
   void* cuda_stream = nullptr;
+  // CUDA backend, Impulse contact model: shared memory in bytes per environment for its solve
+  // stage's working set (the Delassus matrix G, Y = M̃⁻¹ Jᵀ, c and the blocks' vectors of its
+  // live rows: n² + n·nv + 13n/3 Reals for n rows). -1: as much as the working set at the row
+  // capacity needs, up to what one block may have on the device (227 KiB on sm_90); 0: none. An
+  // environment whose live rows' working set fits solves in shared memory with one warp per
+  // block, the others in global memory; the results are the same bit for bit (a performance
+  // setting: fewer bytes, more blocks per SM). Ignored by the CPU backend.
+  int cuda_solve_shared_bytes = -1;
   // Constraints: contacts, joint and tendon limits and friction loss with MuJoCo 2.2.2's soft
   // model and Newton solver (warm-started from the previous step's qacc unless the model's
   // warmstart flag is off: see set_warmstart), forward and adjoint (Rollout), as MuJoCo steps a

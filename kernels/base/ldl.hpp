@@ -54,8 +54,8 @@ SG_HD SG_INLINE void ltdl_factor_in(const ModelView<Real>& m, View<Real, L> H) {
 }
 
 // The second half of a solve with the factor: x <- L^-1 D^-1 x (diagonal, then base to tip).
-template <bool kCompact, class Real, class L>
-SG_HD SG_INLINE void ltdl_solve_d_l(const ModelView<Real>& m, View<Real, L> LD, View<Real, L> x) {
+template <bool kCompact, class Real, class L, class LX>
+SG_HD SG_INLINE void ltdl_solve_d_l(const ModelView<Real>& m, View<Real, L> LD, View<Real, LX> x) {
   const int nv = m.nv;
   for (int k = 0; k < nv; ++k) x[k] = x[k] / LD[ltdl_index<kCompact>(m, k, 0, k)];
   // L x = z, base to tip
@@ -67,9 +67,9 @@ SG_HD SG_INLINE void ltdl_solve_d_l(const ModelView<Real>& m, View<Real, L> LD, 
   }
 }
 
-// x <- H^-1 x using the factor from ltdl_factor_in.
-template <bool kCompact, class Real, class L>
-SG_HD void ltdl_solve_in(const ModelView<Real>& m, View<Real, L> LD, View<Real, L> x) {
+// x <- H^-1 x using the factor from ltdl_factor_in (x may live elsewhere than the factor: LX).
+template <bool kCompact, class Real, class L, class LX>
+SG_HD void ltdl_solve_in(const ModelView<Real>& m, View<Real, L> LD, View<Real, LX> x) {
   const int nv = m.nv;
   // L^T z = x, tip to base
   for (int k = nv - 1; k >= 0; --k) {
@@ -84,8 +84,9 @@ SG_HD void ltdl_solve_in(const ModelView<Real>& m, View<Real, L> LD, View<Real, 
 // constraint row's pattern, kernels/constraint/row_sparsity.hpp). The tip-to-base sweep moves values only
 // from a dof to its ancestors, so off the chain it would subtract exact zeros: it visits the
 // chain alone, in the same order, and the result is the full solve's.
-template <bool kCompact, class Real, class L>
-SG_HD void ltdl_solve_chain_in(const ModelView<Real>& m, View<Real, L> LD, View<Real, L> x, int leaf) {
+template <bool kCompact, class Real, class L, class LX>
+SG_HD void ltdl_solve_chain_in(const ModelView<Real>& m, View<Real, L> LD, View<Real, LX> x,
+                               int leaf) {
   const int* chain = m.dof_chain + m.dof_chainadr[leaf];
   for (int p = 0; p < m.dof_chainnum[leaf]; ++p) {
     const int k = chain[p];
@@ -101,12 +102,13 @@ template <class Real, class L>
 SG_HD SG_INLINE void ltdl_factor(const ModelView<Real>& m, View<Real, L> H) {
   ltdl_factor_in<false>(m, H);
 }
-template <class Real, class L>
-SG_HD SG_INLINE void ltdl_solve(const ModelView<Real>& m, View<Real, L> LD, View<Real, L> x) {
+template <class Real, class L, class LX>
+SG_HD SG_INLINE void ltdl_solve(const ModelView<Real>& m, View<Real, L> LD, View<Real, LX> x) {
   ltdl_solve_in<false>(m, LD, x);
 }
-template <class Real, class L>
-SG_HD SG_INLINE void ltdl_solve_chain(const ModelView<Real>& m, View<Real, L> LD, View<Real, L> x, int leaf) {
+template <class Real, class L, class LX>
+SG_HD SG_INLINE void ltdl_solve_chain(const ModelView<Real>& m, View<Real, L> LD, View<Real, LX> x,
+                                      int leaf) {
   ltdl_solve_chain_in<false>(m, LD, x, leaf);
 }
 

@@ -99,9 +99,10 @@ SG_HD SG_INLINE int row_slot_if_held(const ModelView<Real>& m, int chain, int do
   return slot >= 0 && m.dof_chain[m.dof_chainadr[chain] + slot] == dof ? slot : -1;
 }
 
-// J_i · x.
-template <class Real, class L>
-SG_HD SG_INLINE Real row_dot(const ModelView<Real>& m, View<Real, L> J, int i, int chain, View<Real, L> x) {
+// J_i · x (x may live elsewhere than J: LX).
+template <class Real, class L, class LX>
+SG_HD SG_INLINE Real row_dot(const ModelView<Real>& m, View<Real, L> J, int i, int chain,
+                             View<Real, LX> x) {
   const int nv = m.nv;
   Real s(0);
   for_each_row_entry(m, chain, [&](int slot, int c) { s += J[i * nv + slot] * x[c]; });

@@ -208,11 +208,17 @@ SG_HD SG_INLINE void block_solve3(Real* A, const Real b[3], Real x[3]) {
 // sum across the lanes (in the team's order); every lane then holds y and the projection, and
 // the leader stores P_i. sigma (K) must hold the activations when `soft` (impulse_activation of
 // each contact's penetration); dim (K, may be null) the blocks' widths. `step` (K): scratch, left
-// holding the steps r_i. `record` (sweeps x 3K, may be null): P_i before each update.
-template <class Team, class Real, class L>
-SG_HD SG_OUTLINE void impulse_solve(const Team& team, int K, View<Real, L> G, View<Real, L> c, View<Real, L> mu,
-                                    View<Real, L> sigma, bool soft, View<Real, L> dim, int sweeps, View<Real, L> step,
-                                    View<Real, L> P, View<Real, L> out, View<Real, L> record) {
+// holding the steps r_i. `record` (sweeps x 3K, may be null): P_i before each update; it may live
+// elsewhere than the rest (LR: the workspace in global memory while the rest is a copy in a
+// block's shared memory, kernels/impulse/impulse_step.hpp). Inlined into its one caller per
+// kernel, so that nvcc knows which memory each view is in: outlined, the shared-memory copy was
+// read through generic loads (PTX `ld` without a state space: 181 of them, 0 `ld.shared`);
+// inlined, 294 `ld.shared` (float, sm_90).
+template <class Team, class Real, class L, class LR>
+SG_HD SG_INLINE void impulse_solve(const Team& team, int K, View<Real, L> G, View<Real, L> c,
+                                   View<Real, L> mu, View<Real, L> sigma, bool soft,
+                                   View<Real, L> dim, int sweeps, View<Real, L> step,
+                                   View<Real, L> P, View<Real, L> out, View<Real, LR> record) {
   const int n = 3 * K;
   team.for_each(K, [&](int i) {
     step[i] = impulse_step(K, G, dim, i);

@@ -48,22 +48,24 @@ SG_HD SG_INLINE bool impulse_row_is_unit(const Data<Real, L>& d, int r) {
 // slot 0's, and each further term is (+0)·x_c = ±0, which leaves a sum that never is −0
 // unchanged (for finite x). On the G1 half the live rows are the 29 friction-loss rows, and
 // their chains are 7 to 16 dofs long.
-template <class Real, class L>
-SG_HD SG_INLINE Real unit_row_dot(const ModelView<Real>& m, View<Real, L> J, int r, int k, View<Real, L> x) {
+template <class Real, class L, class LX>
+SG_HD SG_INLINE Real unit_row_dot(const ModelView<Real>& m, View<Real, L> J, int r, int k,
+                                  View<Real, LX> x) {
   return Real(0) + J[r * m.nv] * x[k];
 }
 
 // Y (row r = M̃⁻¹ J_rᵀ), G = J Y (stride n, padded) and c = J v0 + h J qacc_smooth for the n live
-// rows, by a team (kernels/base/team.hpp): row r is one item of each pass (its Y row; then its
-// entries G_rs = G_sr, s <= r, its c_r and, for a padded row, its unit pad G_rr = 1), so every
-// entry is computed by one lane with the code a single thread runs, and the result does not
-// depend on the team. Needs d.qLD (M̃'s factor), d.qacc_smooth and the rows.
-template <class Team, class Real, class L>
+// rows into the working set s (kernels/impulse/impulse_workspace.hpp), by a team
+// (kernels/base/team.hpp): row r is one item of each pass (its Y row; then its entries G_rs =
+// G_sr, s <= r, its c_r and, for a padded row, its unit pad G_rr = 1), so every entry is computed
+// by one lane with the code a single thread runs, and the result does not depend on the team.
+// Needs d.qLD (M̃'s factor), d.qacc_smooth and the rows; v0: the substep's start velocity.
+template <class Team, class Real, class L, class LS>
 SG_HD void impulse_delassus(const Team& team, const ModelView<Real>& m, const Data<Real, L>& d,
-                            const ImpulseWorkspace<Real, L>& w, int n) {
+                            const ImpulseSolveSet<Real, LS>& w, View<Real, L> v0, int n) {
   const int nv = m.nv;
   team.for_each(n, [&](int r) {
-    const View<Real, L> y = w.Y.at(r * nv);
+    const View<Real, LS> y = w.Y.at(r * nv);
     for (int c = 0; c < nv; ++c) y[c] = Real(0);
     const int chain = row_chain(d, r);
     if (chain == kChainEmpty) return;
@@ -77,7 +79,7 @@ SG_HD void impulse_delassus(const Team& team, const ModelView<Real>& m, const Da
   team.for_each(n, [&](int r) {
     const int chain = row_chain(d, r);
     const bool unit = impulse_row_is_unit(d, r);
-    const auto dot = [&](View<Real, L> x) {
+    const auto dot = [&](auto x) {
       return unit ? unit_row_dot(m, d.efc_J(), r, chain, x) : row_dot(m, d.efc_J(), r, chain, x);
     };
     // item r writes G_rs and G_sr for s <= r: no other item writes them
@@ -89,7 +91,7 @@ SG_HD void impulse_delassus(const Team& team, const ModelView<Real>& m, const Da
       w.G[s * n + r] = g;
     }
     if (r % 3 != 0 && impulse_block_is_1d(d, r / 3)) w.G[r * n + r] = Real(1);
-    w.c[r] = dot(w.v0) + m.timestep * dot(d.qacc_smooth());
+    w.c[r] = dot(v0) + m.timestep * dot(d.qacc_smooth());
   });
   team.sync();
 }
@@ -128,15 +130,72 @@ SG_HD void impulse_substep_smooth(const ModelView<Real>& m, const Data<Real, L>&
 
 // After the rows: the Delassus assembly and the impulses, by a team (kernels/base/team.hpp) whose
 // width is m.team_width (the solve's sums follow it: SerialTeam{m.team_width} and a warp of that
-// width give the same impulses bit for bit).
+// width give the same impulses bit for bit), on the working set s; the sweeps' record goes to
+// the workspace's.
+template <class Team, class Real, class L, class LS>
+SG_HD void impulse_substep_solve_on(const Team& team, const ModelView<Real>& m,
+                                    const Data<Real, L>& d, const ImpulseWorkspace<Real, L>& w,
+                                    const ImpulseSolveSet<Real, LS>& s, int n) {
+  impulse_delassus(team, m, d, s, w.v0, n);
+  impulse_solve(team, n / 3, s.G, s.c, s.mu, s.sigma, /*soft=*/true, s.dim, m.impulse_sweeps,
+                s.step, s.P, s.out, w.record);
+  if (team.leader()) d.solver_niter()[0] = Real(m.impulse_sweeps);
+}
+
+// The solve stage in the workspace itself (the CPU backend; the GPU's fallback).
 template <class Team, class Real, class L>
 SG_HD void impulse_substep_solve(const Team& team, const ModelView<Real>& m, const Data<Real, L>& d) {
   const ImpulseWorkspace<Real, L> w = impulse_workspace(m, d);
-  const int n = sg_int(d.nefc()[0]);
-  impulse_delassus(team, m, d, w, n);
-  impulse_solve(team, n / 3, w.G, w.c, w.mu, w.sigma, /*soft=*/true, w.dim, m.impulse_sweeps, w.step, w.P, w.out,
-                w.record);
-  if (team.leader()) d.solver_niter()[0] = Real(m.impulse_sweeps);
+  impulse_substep_solve_on(team, m, d, w, impulse_solve_set_in_place(w), sg_int(d.nefc()[0]));
+}
+
+// Whether the solve of n live rows fits a scratch of `capacity` Reals (none fits no scratch).
+SG_HD SG_INLINE bool impulse_solve_fits(int n, int nv, int capacity) {
+  return capacity > 0 && impulse_solve_set_size(n, nv) <= capacity;
+}
+
+// The solve stage in `scratch`, faster memory that holds its working set (impulse_solve_fits: on
+// the GPU a warp's share of its block's shared memory, issue 38 item 2). The sweeps read all of
+// G (n² Reals) per sweep with each lane on its own blocks, a stride of one environment per
+// element in the environment-minor workspace; in the scratch they are contiguous. The blocks'
+// friction, activation and width go in first; G, Y, c, the steps and the impulses come back out
+// after (the finish reads Y and out, the adjoint's tape every one). The same operations on the
+// same values in the same order: the result is the in-place solve's, bit for bit, whichever
+// memory holds it.
+template <class Team, class Real, class L, class LS>
+SG_HD void impulse_substep_solve_scratch(const Team& team, const ModelView<Real>& m,
+                                         const Data<Real, L>& d, View<Real, LS> scratch) {
+  const int n = sg_int(d.nefc()[0]), nv = m.nv, nb = n / 3;
+  const ImpulseWorkspace<Real, L> w = impulse_workspace(m, d);
+  const ImpulseSolveSet<Real, LS> s = ImpulseSolveSet<Real, LS>::packed(scratch, n, nv);
+  team.for_each(nb, [&](int b) {
+    s.mu[b] = w.mu[b];
+    s.sigma[b] = w.sigma[b];
+    s.dim[b] = w.dim[b];
+  });
+  team.sync();
+  impulse_substep_solve_on(team, m, d, w, s, n);
+  const auto copy_out = [&](View<Real, LS> from, View<Real, L> to, int k) {
+    team.for_each(k, [&](int i) { to[i] = from[i]; });
+  };
+  copy_out(s.G, w.G, n * n);
+  copy_out(s.Y, w.Y, n * nv);
+  copy_out(s.c, w.c, n);
+  copy_out(s.step, w.step, nb);
+  copy_out(s.P, w.P, n);
+  copy_out(s.out, w.out, n);
+  team.sync();
+}
+
+// In a scratch of `capacity` Reals where the working set fits, else in the workspace (the CUDA
+// stage makes the same choice per environment in two launches, backends/cuda/staged_step_impl.cuh).
+template <class Team, class Real, class L, class LS>
+SG_HD void impulse_substep_solve_in(const Team& team, const ModelView<Real>& m,
+                                    const Data<Real, L>& d, View<Real, LS> scratch, int capacity) {
+  if (impulse_solve_fits(sg_int(d.nefc()[0]), m.nv, capacity))
+    impulse_substep_solve_scratch(team, m, d, scratch);
+  else
+    impulse_substep_solve(team, m, d);
 }
 
 // After the solve: qacc, v' and q' (the step's last two lines).

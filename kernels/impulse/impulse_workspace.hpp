@@ -22,6 +22,10 @@
 
 namespace stiffgrad::kern {
 
+// Rows per block: a contact's three, or a 1-D block padded to three (core/constraint_capacity.cpp
+// sizes the rows in whole blocks).
+constexpr int kImpulseBlockRows = 3;
+
 SG_HD SG_INLINE constexpr int impulse_workspace_size(int nq, int nv, int nbody, int nefc_max, int sweeps) {
   const int n = nefc_max, nb = nefc_max / 3;
   return n * n + n * nv + n + 4 * nb + 2 * n + sweeps * n + 2 * nq + 2 * nv + 24 * nbody;
@@ -44,5 +48,47 @@ struct ImpulseWorkspace {
     return w;
   }
 };
+
+// The working set of the solve stage (impulse_substep_solve, kernels/impulse/impulse_step.hpp) for
+// n live rows: what the Delassus assembly and the sweeps read and write, n x n + n x nv + 3 n + 4 n
+// / 3 Reals. Either the workspace's own fields (impulse_solve_set_in_place: G packed with stride n
+// in its first n² Reals, Y's first n rows), or a packed copy in faster memory (packed: a warp's
+// share of a block's shared memory on the GPU), in the same order, so that a flat copy of each
+// field moves it.
+SG_HD SG_INLINE constexpr int impulse_solve_set_size(int n, int nv) {
+  return n * n + n * nv + n + 4 * (n / 3) + 2 * n;
+}
+
+template <class Real, class L>
+struct ImpulseSolveSet {
+  View<Real, L> G, Y, c, mu, sigma, dim, step, P, out;
+
+  static SG_HD SG_INLINE ImpulseSolveSet packed(View<Real, L> base, int n, int nv) {
+    const int nb = n / 3;
+    ImpulseSolveSet s;
+    int o = 0;
+    auto take = [&](int k) {
+      const View<Real, L> v = base.at(o);
+      o += k;
+      return v;
+    };
+    s.G = take(n * n);
+    s.Y = take(n * nv);
+    s.c = take(n);
+    s.mu = take(nb);
+    s.sigma = take(nb);
+    s.dim = take(nb);
+    s.step = take(nb);
+    s.P = take(n);
+    s.out = take(n);
+    return s;
+  }
+};
+
+template <class Real, class L>
+SG_HD SG_INLINE ImpulseSolveSet<Real, L> impulse_solve_set_in_place(
+    const ImpulseWorkspace<Real, L>& w) {
+  return ImpulseSolveSet<Real, L>{w.G, w.Y, w.c, w.mu, w.sigma, w.dim, w.step, w.P, w.out};
+}
 
 }  // namespace stiffgrad::kern
