@@ -7,13 +7,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 #include <set>
 
 #include "core/collision_pairs.hpp"
+#include "core/model_setconst.hpp"
 #include "mjcf/actuator.hpp"
 #include "mjcf/inertia.hpp"
-#include "core/model_setconst.hpp"
+#include "mjcf/mesh.hpp"
 
 namespace stiffgrad::mjcf {
 namespace {
@@ -54,7 +56,16 @@ int qpos_of(JointType t) {
 
 class Compiler {
  public:
-  Compiler(const ParsedModel& pm, Model& m, LoadNotes* notes) : pm_(pm), m_(m), notes_(notes) {}
+  Compiler(const ParsedModel& pm, Model& m, const std::string& file, LoadNotes* notes)
+      : pm_(pm), m_(m), notes_(notes) {
+    const std::size_t slash = file.find_last_of('/');
+    model_dir_ = slash == std::string::npos ? std::string() : file.substr(0, slash + 1);
+    for (std::size_t i = 0; i < pm_.meshes.size(); ++i) {
+      const MeshSpec& mesh = pm_.meshes[i];
+      if (!mesh_index_.emplace(mesh.name, i).second)
+        mesh.where.fail("repeated mesh name '" + mesh.name + "'");
+    }
+  }
 
   void run() {
     m_.name = pm_.model_name;
@@ -83,10 +94,10 @@ class Compiler {
     compile_collision_pairs(m_);
     set_constants(m_);
     if (notes_ && dropped_count_ > 0)
-      notes_->notes.push_back(first_dropped_ + ": note: dropped " + std::to_string(dropped_count_) +
-                              " visual-only geom" + (dropped_count_ == 1 ? "" : "s") +
-                              " (meshes, or primitives sized from meshes, that cannot collide and add no mass; "
-                              "stiffgrad does not read mesh files), this one first");
+      notes_->notes.push_back(
+          first_dropped_ + ": note: dropped " + std::to_string(dropped_count_) +
+          " visual-only geom" + (dropped_count_ == 1 ? "" : "s") +
+          " (meshes that cannot collide; the mass a mesh gives stays in its body), this one first");
   }
 
  private:
@@ -287,31 +298,58 @@ class Compiler {
       const bool in_inertia_group = g.group >= c.inertiagrouprange[0] && g.group <= c.inertiagrouprange[1];
       const bool has_volume_mass = g.has_mass ? g.mass > 0 : g.density > 0;
 
-      // A primitive with a mesh attribute is sized from the mesh (MuJoCo fits it to the
-      // mesh's vertices, ignoring `size`): stiffgrad never reads mesh files, so it is treated
-      // as a mesh geom below, dropped when visual, else refused by name.
+      // A primitive with a mesh attribute is sized from the mesh (MuJoCo's FitGeom: the mesh's
+      // inertia box, `size` ignored) and placed in the mesh's frame; then it is a primitive.
       const bool mesh_fitted = g.type != GeomType::Mesh && g.type != GeomType::HField && !g.mesh.empty();
       const std::string named = g.name.empty() ? std::string() : " '" + g.name + "'";
-      switch (mesh_fitted ? GeomType::Mesh : g.type) {
-        case GeomType::HField: e.fail("unsupported geom type 'hfield'");
-        case GeomType::Mesh: {
-          // Mesh files are never read. A mesh that cannot collide (the Menagerie "visual"
-          // class: contype=conaffinity=0, or contacts disabled) and adds no mass is dropped;
-          // anything else would need the mesh.
-          const std::string what =
-              mesh_fitted ? "mesh-fitted " + std::string(geom_type_name(g.type)) + " geom" + named + " (sized from mesh '" +
-                                g.mesh + "', which stiffgrad does not read)"
-                          : "colliding mesh geom" + named;
-          if ((g.contype != 0 || g.conaffinity != 0) && contacts_enabled())
-            e.fail("unsupported " + what + (mesh_fitted ? "; give it an explicit size and no mesh attribute, or " : " (") +
-                   "set contype=\"0\" conaffinity=\"0\" for a visual geom" + (mesh_fitted ? "" : ")"));
-          if (b != 0 && inertia_from_geoms && in_inertia_group && has_volume_mass)
-            e.fail("unsupported " + std::string(mesh_fitted ? what : "mesh geom" + named) +
-                   " that contributes to the body inertia (give it density=\"0\" or the body an <inertial>)");
-          if (!g.name.empty()) dropped_geoms_.insert(g.name);
-          if (dropped_count_++ == 0) first_dropped_ = e.file() + ":" + std::to_string(e.line());
+      // A mesh geom that cannot collide (the Menagerie "visual" class: contype=conaffinity=0, or
+      // contacts disabled) gives its body its mass and is then dropped; its file is read only
+      // when it has a mass to give. Mesh collision is not implemented yet (issue 39).
+      const bool can_collide = (g.contype != 0 || g.conaffinity != 0) && contacts_enabled();
+      const bool gives_mass = b != 0 && inertia_from_geoms && in_inertia_group && has_volume_mass;
+      if (g.type == GeomType::Mesh && can_collide)
+        e.fail("unsupported colliding mesh geom" + named +
+               " (set contype=\"0\" conaffinity=\"0\" for a visual geom)");
+      if (g.type == GeomType::Mesh && !gives_mass) {
+        drop_visual_geom(g);
+        continue;
+      }
+      if (g.type == GeomType::Mesh || mesh_fitted) {
+        if (g.mesh.empty()) e.fail("mesh geom" + named + " needs a 'mesh' attribute");
+        if (g.has_fromto) e.fail("fromto cannot be used with a mesh geom");
+        const CompiledMesh& mesh = compiled_mesh(g.mesh, e);
+        if (mesh_fitted) {
+          if (c.fitaabb)
+            e.fail("unsupported mesh-fitted geom" + named +
+                   " with compiler fitaabb=\"true\" (only the inertia-box fit)");
+          if (!fit_primitive_to_mesh(mesh, g.type, g.fitscale, size))
+            e.fail("a " + std::string(geom_type_name(g.type)) + " geom cannot be fitted to a mesh");
+        } else {
+          for (int i = 0; i < 3; ++i) size[i] = mesh.aabb[i];
+        }
+        // the geom frame accumulates the mesh frame (MuJoCo's mjuu_frameaccum)
+        double R[9], q[4];
+        quat_normalize(quat);
+        quat_to_mat(quat, R);
+        for (int i = 0; i < 3; ++i)
+          pos[i] +=
+              R[3 * i] * mesh.pos[0] + R[3 * i + 1] * mesh.pos[1] + R[3 * i + 2] * mesh.pos[2];
+        quat_mul(quat, mesh.quat, q);
+        for (int i = 0; i < 4; ++i) quat[i] = q[i];
+        if (g.type == GeomType::Mesh) {
+          const bool exact =
+              c.exactmeshinertia || pm_.meshes[mesh_index_.at(g.mesh)].inertia == "exact";
+          GeomMass gm = mesh_geom_mass(mesh, exact, g.density, g.has_mass, g.mass);
+          for (int i = 0; i < 3; ++i) gm.pos[i] = pos[i];
+          for (int i = 0; i < 4; ++i) gm.quat[i] = quat[i];
+          masses.push_back(gm);
+          drop_visual_geom(g);
           continue;
         }
+      }
+      switch (g.type) {
+        case GeomType::HField:
+          e.fail("unsupported geom type 'hfield'");
         case GeomType::Plane:
           if (m_.body_weldid[b] != 0)  // a joint on this body or an ancestor
             e.fail("plane geoms are only allowed in static bodies (MuJoCo rule)");
@@ -581,6 +619,45 @@ class Compiler {
   Model& m_;
   std::vector<FlatBody> bodies_;
   NameIndex body_names_, joint_names_, geom_names_;
+  // A mesh geom that cannot collide leaves the model (its mass, if any, stays in its body's).
+  void drop_visual_geom(const GeomSpec& g) {
+    if (!g.name.empty()) dropped_geoms_.insert(g.name);
+    if (dropped_count_++ == 0)
+      first_dropped_ = g.where.file() + ":" + std::to_string(g.where.line());
+  }
+
+  // The mesh named `name` (a <mesh> of <asset>), read and compiled at its first use.
+  const CompiledMesh& compiled_mesh(const std::string& name, const Elem& user) {
+    const auto it = mesh_index_.find(name);
+    if (it == mesh_index_.end()) user.fail("unknown mesh '" + name + "'");
+    auto done = compiled_meshes_.find(name);
+    if (done != compiled_meshes_.end()) return done->second;
+    const MeshSpec& spec = pm_.meshes[it->second];
+    // MuJoCo 2.2.2 (mjuu_makefullname): an absolute file as is, else relative to meshdir, which
+    // is itself relative to the main file's directory unless absolute
+    std::string path = spec.file;
+    if (path.empty() || path[0] != '/') {
+      const std::string& dir = pm_.compiler.meshdir;
+      std::string base = dir.empty() || dir[0] != '/' ? model_dir_ + dir : dir;
+      if (!base.empty() && base.back() != '/') base += '/';
+      path = base + path;
+    }
+    if (spec.inertia != "legacy" && spec.inertia != "exact")
+      user.fail("unsupported inertia=\"" + spec.inertia + "\" of mesh '" + spec.name +
+                "' for a geom with mass (only legacy and exact; or give the geom density=\"0\")");
+    MeshData data;
+    try {
+      data = read_mesh_file(path);
+    } catch (const std::exception& ex) {
+      spec.where.fail(std::string("mesh '") + spec.name + "': " + ex.what());
+    }
+    const bool exact = pm_.compiler.exactmeshinertia || spec.inertia == "exact";
+    return compiled_meshes_.emplace(name, compile_mesh(std::move(data), spec, exact)).first->second;
+  }
+
+  std::string model_dir_;  // the main file's directory (with its slash), where mesh paths start
+  std::map<std::string, std::size_t> mesh_index_;
+  std::map<std::string, CompiledMesh> compiled_meshes_;
   std::set<std::string> dropped_geoms_;
   int dropped_count_ = 0;      // visual-only geoms dropped (named or not)
   std::string first_dropped_;  // "file:line" of the first
@@ -592,7 +669,7 @@ class Compiler {
 std::shared_ptr<Model> compile_model(const ParsedModel& pm, const std::string& file, LoadNotes* notes) {
   auto m = std::make_shared<Model>();
   m->file = file;
-  Compiler(pm, *m, notes).run();
+  Compiler(pm, *m, file, notes).run();
   return m;
 }
 

@@ -42,8 +42,10 @@ void Defaults::parse_class(const Elem& e, int self, IncludeContext& ctx, const C
       read_tendon(child, d.tendon, true);
     } else if (tag == "pair") {
       read_pair(child, d.pair, true);
-    } else if (tag == "site" || tag == "camera" || tag == "light" || tag == "mesh" ||
-               tag == "material" || tag == "equality") {
+    } else if (tag == "mesh") {
+      read_mesh(child, d.mesh, true);
+    } else if (tag == "site" || tag == "camera" || tag == "light" || tag == "material" ||
+               tag == "equality") {
       // Rendering-only defaults, and equality defaults (an actual <equality> is rejected).
     } else {
       // Includes the other actuator shortcuts (cylinder, muscle, ...): they would modify the

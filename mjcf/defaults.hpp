@@ -22,6 +22,7 @@ struct DefaultClass {
   ActuatorSpec actuator;
   TendonSpec tendon;
   PairSpec pair;
+  MeshSpec mesh;
 };
 
 class Defaults {

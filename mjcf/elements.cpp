@@ -118,6 +118,7 @@ void read_geom(const Elem& e, const CompilerSpec& c, GeomSpec& g, bool in_defaul
   e.exact("pos", g.pos, 3);
   read_orientation(e, c.angles, g.quat);
   g.mesh = e.str("mesh", g.mesh);
+  if (e.real("fitscale", g.fitscale) && !(g.fitscale > 0)) e.fail("fitscale must be positive");
   require_keyword(e, "shellinertia", "false");
   require_keyword(e, "fluidshape", "none");
   if (g.density < 0) e.fail("geom density must be non-negative");
@@ -197,6 +198,35 @@ void read_pair(const Elem& e, PairSpec& p, bool in_default) {
   e.real("margin", p.margin);
   e.real("gap", p.gap);
   require_default(e, "solreffriction", {0, 0});
+}
+
+void read_mesh(const Elem& e, MeshSpec& m, bool in_default) {
+  e.check_attributes(
+      {"name", "class", "file", "scale", "refpos", "refquat", "content_type", "inertia",
+       // rendering only, and the collision hull's vertex limit (no mesh collision yet)
+       "smoothnormal", "maxhullvert",
+       // inline mesh data: refused below
+       "vertex", "normal", "face", "texcoord"});
+  for (const char* a : {"vertex", "normal", "face", "texcoord"})
+    if (e.has(a))
+      e.fail("unsupported attribute '" + std::string(a) +
+             "' of <mesh> (meshes are read from files)");
+  if (in_default) {
+    for (const char* a : {"name", "file", "refpos", "refquat"})
+      if (e.has(a)) e.fail("<mesh> default cannot set '" + std::string(a) + "'");
+  }
+  m.where = e;
+  m.name = e.str("name", m.name);
+  m.file = e.str("file", m.file);
+  e.exact("scale", m.scale, 3);
+  e.exact("refpos", m.refpos, 3);
+  e.exact("refquat", m.refquat, 4);
+  int inertia = 0;
+  static const char* kInertia[] = {"legacy", "exact", "convex", "shell"};
+  if (e.keyword("inertia", {"legacy", "exact", "convex", "shell"}, inertia))
+    m.inertia = kInertia[inertia];
+  for (double s : m.scale)
+    if (!(s != 0) || !std::isfinite(s)) e.fail("mesh scale must be finite and nonzero");
 }
 
 }  // namespace stiffgrad::mjcf

@@ -78,9 +78,13 @@ class Parser {
         c.inertiagrouprange[i] = static_cast<int>(r[i]);
       }
     }
-    for (const char* a : {"strippath", "discardvisual", "convexhull", "usethread", "fitaabb",
-                          "exactmeshinertia", "saveinertial"})
+    for (const char* a : {"strippath", "discardvisual", "convexhull", "usethread", "saveinertial"})
       e.boolean(a, v);  // validated, no effect
+    if (e.boolean("fitaabb", v)) c.fitaabb = (v == 1);
+    if (e.boolean("exactmeshinertia", v)) c.exactmeshinertia = (v == 1);
+    // mesh files: meshdir, else assetdir (which sets both mesh and texture directories)
+    if (e.has("assetdir") && c.meshdir.empty()) c.meshdir = e.str("assetdir");
+    if (e.has("meshdir")) c.meshdir = e.str("meshdir");
     require_keyword(e, "balanceinertia", "false");
     require_keyword(e, "fusestatic", "false");
     require_keyword(e, "alignfree", "false");
@@ -222,12 +226,27 @@ class Parser {
   }
 
   void asset(const Elem& e) {
-    // Assets are parsed and ignored; mesh files are never read (visual-only meshes are
-    // dropped at compile time, any other use of a mesh is rejected there).
+    // Meshes are kept (their files are read at compile time, by the geoms that use them);
+    // textures, materials and skins are rendering only; a height field is refused by the geom
+    // that uses it.
     ctx_.for_each_child(e, [&](const Elem& child) {
       const std::string_view t = child.tag();
-      if (t != "texture" && t != "material" && t != "mesh" && t != "hfield" && t != "skin")
+      if (t == "mesh") {
+        MeshSpec m = defaults_.get(defaults_.class_of(child, 0)).mesh;
+        read_mesh(child, m, false);
+        if (m.file.empty()) child.fail("<mesh> needs a 'file' (inline mesh data is not supported)");
+        if (m.name.empty()) {
+          // MuJoCo names an unnamed mesh after its file, without directory and extension
+          const std::size_t slash = m.file.find_last_of("/\\");
+          std::string stem = slash == std::string::npos ? m.file : m.file.substr(slash + 1);
+          const std::size_t dot = stem.rfind('.');
+          if (dot != std::string::npos) stem.resize(dot);
+          m.name = stem;
+        }
+        pm_.meshes.push_back(std::move(m));
+      } else if (t != "texture" && t != "material" && t != "hfield" && t != "skin") {
         child.unsupported();
+      }
     });
   }
 

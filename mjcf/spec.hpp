@@ -32,6 +32,10 @@ struct CompilerSpec {
   double boundmass = 0;         // lower bound on the mass of every non-world body
   double boundinertia = 0;      // lower bound on every principal moment of non-world bodies
   int inertiagrouprange[2] = {0, 5};  // geom groups that contribute to body inertia
+  std::string meshdir;  // mesh files: relative to the main file's directory (assetdir if unset)
+  bool fitaabb =
+      false;  // mesh-fitted primitives: from the bounding box (refused) or the inertia box
+  bool exactmeshinertia = false;  // signed pyramid volumes (MuJoCo 2.2.2 default: absolute values)
 };
 
 struct JointSpec {
@@ -73,6 +77,21 @@ struct GeomSpec {
   double pos[3] = {0, 0, 0};
   double quat[4] = {1, 0, 0, 0};
   std::string mesh;
+  double fitscale = 1;  // mesh-fitted primitive: scale of the fitted size
+};
+
+// <mesh> in <asset>: a mesh file and its transformation (mjcf/mesh.hpp compiles it).
+struct MeshSpec {
+  Elem where;
+  std::string name;
+  std::string file;  // as written
+  std::string path;  // resolved: the main file's directory, meshdir, file
+  double scale[3] = {1, 1, 1};
+  double refpos[3] = {0, 0, 0};
+  double refquat[4] = {1, 0, 0, 0};
+  // inertia="legacy|exact|convex|shell" (MuJoCo >= 3): how a geom's mass comes from the mesh;
+  // legacy is MuJoCo 2.2.2's, exact its exactmeshinertia; the others are refused where used
+  std::string inertia = "legacy";
 };
 
 enum class ActuatorKind { Motor, Position, Velocity, General };
@@ -174,6 +193,7 @@ struct ParsedModel {
   std::vector<PairSpec> pairs;
   std::vector<ExcludeSpec> excludes;
   std::vector<KeySpec> keys;
+  std::vector<MeshSpec> meshes;
 };
 
 }  // namespace stiffgrad::mjcf

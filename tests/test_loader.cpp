@@ -444,9 +444,19 @@ TEST(LoaderMesh, VisualMeshDroppedCollidingMeshRejected) {
   EXPECT_EQ(m->geom_type[0], GeomType::Sphere);
   expect_error("<mujoco><worldbody><body><joint/>\n<geom type=\"mesh\" mesh=\"m\"/></body></worldbody></mujoco>", 2,
                {"unsupported colliding mesh"});
-  expect_error("<mujoco><worldbody><body><joint/>\n<geom type=\"mesh\" mesh=\"m\" contype=\"0\" conaffinity=\"0\"/>"
-               "</body></worldbody></mujoco>",
-               2, {"unsupported mesh geom", "inertia"});
+  // a visual mesh that gives its body mass needs its mesh: an unknown one, or a missing file
+  // (named with the <mesh> element's line and the path tried)
+  expect_error(
+      "<mujoco><worldbody><body><joint/>\n<geom type=\"mesh\" mesh=\"m\" contype=\"0\" "
+      "conaffinity=\"0\"/>"
+      "</body></worldbody></mujoco>",
+      2, {"unknown mesh 'm'"});
+  expect_error(
+      "<mujoco><asset>\n<mesh name=\"m\" "
+      "file=\"nonexistent.stl\"/></asset><worldbody><body><joint/>"
+      "<geom type=\"mesh\" mesh=\"m\" contype=\"0\" "
+      "conaffinity=\"0\"/></body></worldbody></mujoco>",
+      2, {"mesh 'm'", "nonexistent.stl"});
 }
 
 // ------------------------------------------------------------------ errors
