@@ -130,6 +130,24 @@ const char* kSliderOnPlane = R"(<mujoco><option timestep="0.002"/>
 <body pos="0 0 0.1"><joint type="slide" axis="0 0 1"/><geom type="box" size="0.1 0.1 0.05"/></body>
 </worldbody></mujoco>)";
 
+// Two capsules either side of a hinge's axis reaching into the floor (their body's centre on the
+// axis, the contacts off it, so that their tangent rows move the hinge): the contacts' diagApprox
+// is 0, its R at MuJoCo's floor, which no impedance moves (the Menagerie UR10e's shoulder;
+// tests/test_constraint_parity.cpp ContactWhoseBodiesCannotTranslate). The impedance's width
+// (solimp 0.1 m) keeps the 3 cm penetration where imp moves with the depth, so that an R adjoint
+// through imp would show. The substep dot test cannot hold these: with D = 1/R ~ 5e14 the Newton
+// solve's Dual iterates and the adjoint's implicit derivative differ by 2e-4 of the product, with
+// or without the floor's branch (measured 2026-12-08), so the test below checks the rows alone.
+std::string capsule_on_hinge_axis(const char* cone) {
+  return std::string(R"(<mujoco><option timestep="0.002" cone=")") + cone + R"("/>
+<default><geom friction="0.8 0.02 0.001" solimp="0.9 0.95 0.1"/></default>
+<worldbody><geom type="plane" size="5 5 0.1"/>
+<body pos="0 0 0.12"><joint type="hinge" axis="0 0 1" damping="0.1"/>
+  <geom type="capsule" size="0.05 0.1" pos="0.1 0 0"/><geom type="capsule" size="0.05 0.1" pos="-0.1 0 0"/></body>
+<body pos="0.5 0 0.1"><freejoint/><geom type="sphere" size="0.05"/></body>
+</worldbody></mujoco>)";
+}
+
 std::vector<Case> cases() {
   return {{"humanoid", sgtest::humanoid_xml(), false, 300, 60, nullptr},
           {"g1_home", shared_model("unitree_g1/g1_mjx_mujoco222.xml"), false, 200, 50, "home"},
@@ -153,6 +171,76 @@ void tangent_to_quaternions(const Model& md, const double* qpos, double* u) {
     double dot = 0;
     for (int k = 0; k < 4; ++k) dot += qpos[a + k] * u[a + k];
     for (int k = 0; k < 4; ++k) u[a + k] -= dot * qpos[a + k];
+  }
+}
+
+// The contact rows at MuJoCo's R floor (contact_R_is_floor,
+// kernels/constraint/constraint_rows.hpp), forward and reverse: in forward mode no direction in the
+// state moves a floored row's R or D (their tangents are exactly 0), and in reverse mode an adjoint
+// on R or D gives nothing back through the impedance (imp's adjoint is that of aref alone). Without
+// the floor's branch in adj_finish_row the second fails (checked). Pyramidal, elliptic and
+// frictionless contacts.
+TEST(ConstraintAdjoint, ContactRowsAtTheRFloorHaveNoRDerivative) {
+  for (const char* cone : {"pyramidal", "elliptic", "condim1"}) {
+    std::string xml = capsule_on_hinge_axis(std::string(cone) == "condim1" ? "pyramidal" : cone);
+    if (std::string(cone) == "condim1")
+      xml.replace(xml.find("<geom friction"), 5, "<geom condim=\"1\"");
+    auto model = constrained_model(xml, true, std::string("floor_") + cone);
+    ConstraintKit k(model);
+    const auto& m = k.m;
+    const auto x = simulated_states(model, 20, 20, nullptr).at(0);
+    Rng rng(31);
+    const auto uq = rng.normals(m.nq), uv = rng.normals(m.nv);
+    Buf<D> bD(k.o);
+    Buf<double> d(k.o), a(k.o);
+    for (int i = 0; i < m.nq; ++i) {
+      bD.d.qpos()[i] = D(x[sz(i)]);
+      bD.d.qpos()[i].d[0] = uq[sz(i)];
+      d.d.qpos()[i] = x[sz(i)];
+    }
+    for (int i = 0; i < m.nv; ++i) {
+      bD.d.qvel()[i] = D(x[sz(m.nq + i)]);
+      bD.d.qvel()[i].d[0] = uv[sz(i)];
+      d.d.qvel()[i] = x[sz(m.nq + i)];
+    }
+    const auto rows = [&](auto& mv, auto& data) {
+      kern::fwd_position(mv, data);
+      kern::fwd_velocity(mv, data);
+      kern::fwd_collision(mv, data);
+      return kern::fwd_constraint_rows(mv, data);
+    };
+    ASSERT_EQ(rows(k.mD, bD.d), 0) << cone;
+    ASSERT_EQ(rows(m, d.d), 0) << cone;
+    const int nefc = static_cast<int>(d.d.nefc()[0]);
+    // forward: the tangents of the floored rows' R and D; reverse: adjoints on R and D alone
+    a.v.assign(a.v.size(), 0.0);
+    std::vector<int> hinged;  // the contacts of the hinged body (the sphere's are not at the floor)
+    int floored = 0;
+    for (int i = 0; i < nefc; ++i) {
+      if (kern::sg_int(d.d.efc_type()[i]) < kern::kCnstrContactFrictionless) continue;
+      const int k = kern::sg_int(d.d.efc_id()[i]);
+      const int c = kern::sg_int(d.d.contact_pair()[k]);
+      const int b1 = model->geom_bodyid[sz(model->cpair_geom1[sz(c)])];
+      const int b2 = model->geom_bodyid[sz(model->cpair_geom2[sz(c)])];
+      if (b1 != 1 && b2 != 1) continue;
+      ++floored;
+      if (hinged.empty() || hinged.back() != k) {
+        hinged.push_back(k);
+        // the depth moves imp here (solimp's width is 0.1 m): an R adjoint through imp would show
+        EXPECT_NE(d.d.efc_KBIP()[4 * i + 3], 0.0)
+            << cone << " contact " << k << ": imp does not move";
+      }
+      EXPECT_LT(d.d.efc_R()[i], 1e-13) << cone << " row " << i << ": not at the floor";
+      EXPECT_EQ(bD.d.efc_R()[i].d[0], 0.0) << cone << " row " << i;
+      EXPECT_EQ(bD.d.efc_D()[i].d[0], 0.0) << cone << " row " << i;
+      a.d.efc_R()[i] = 1;
+      a.d.efc_D()[i] = 1e-30;  // R_bar = 1 - 1e-30 D² ≠ 0
+    }
+    kern::adj_fwd_constraint_rows(m, d.d, a.d);
+    for (int k : hinged) {
+      EXPECT_EQ(a.d.contact_dist()[k], 0.0) << cone << " contact " << k;
+    }
+    EXPECT_GT(floored, 0) << cone << ": no contact of the hinged body";
   }
 }
 

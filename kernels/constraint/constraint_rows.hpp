@@ -164,6 +164,17 @@ SG_HD SG_INLINE void finish_row_own_impedance(const ModelView<Real>& m, const Da
   finish_row(m, d, i, type, id, p, imp, dimp, zero_K);
 }
 
+// Whether a contact's first row has R = mjMINVAL, the floor every row's R is held to: its
+// diagApprox W (the bodies' translational invweight0, times 1 + mu² for a pyramid edge) is so
+// small that (1 − imp)/imp W falls below it. W is 0 when both bodies' centres of mass cannot
+// translate at qpos0: a geom on a hinge's axis, its body's centre on the axis (the UR10e's
+// shoulder capsule on its floor). The R overwrites then start from the floor, as MuJoCo's do;
+// from (1 − imp)/imp W they gave R = 0 and D = ∞, and a non-finite force.
+template <class Real>
+SG_HD SG_INLINE bool contact_R_is_floor(Real imp, Real W) {
+  return (Real(1) - imp) / imp * W < Real(kMinVal);
+}
+
 // Sets R (and D, diagApprox) of row i: the contact overwrite of facts §4.
 template <class Real, class L>
 SG_HD SG_INLINE void set_row_R(const Data<Real, L>& d, int i, Real R) {
@@ -351,7 +362,7 @@ SG_HD SG_OUTLINE int contact_rows(const ModelView<Real>& m, const Data<Real, L>&
                        [&](int slot, int col) { d.efc_J()[nefc * nv + slot] = frame_row(0, col); });
     const RowParams<Real> p{dist, includemargin, zero, W, m.cpair_solref + 2 * c, m.cpair_solimp + 5 * c};
     finish_row(m, d, nefc, kCnstrContactFrictionless, k, p, imp, dimp, false);
-    set_row_R(d, nefc, (Real(1) - imp) / imp * W);
+    set_row_R(d, nefc, contact_R_is_floor(imp, W) ? Real(kMinVal) : (Real(1) - imp) / imp * W);
     return nefc + 1;
   }
   if (elliptic) {
@@ -379,7 +390,11 @@ SG_HD SG_OUTLINE int contact_rows(const ModelView<Real>& m, const Data<Real, L>&
   // (r < dim) are computed once, parked in the edge rows (2(dim - 1) >= dim of them), then each
   // slot's edges are formed from them (the same values as forming every edge from frame_row).
   const Real mu_reg2 = fr[0] * fr[0] / m.impratio;
-  const Real R_edge = Real(2) * mu_reg2 * (Real(1) - imp) / imp * W * (Real(1) + fr[0] * fr[0]);
+  // the first edge's R before the overwrite is at least mjMINVAL, as every row's (facts §4)
+  const Real R_edge =
+      contact_R_is_floor(imp, W * (Real(1) + fr[0] * fr[0]))
+          ? Real(2) * mu_reg2 * Real(kMinVal)
+          : Real(2) * mu_reg2 * (Real(1) - imp) / imp * W * (Real(1) + fr[0] * fr[0]);
   for (int r = 0; r < dim; ++r)
     for_each_row_entry(m, chain, [&](int slot, int col) {
       d.efc_J()[(nefc + r) * nv + slot] = frame_row(r, col);

@@ -63,17 +63,18 @@ SG_HD void adj_add_point_jacobian(const ModelView<Real>& m, const Data<Real, L>&
 }
 
 // Adjoint of finish_row for row i (J already holds the row): efc_D, efc_R, efc_aref adjoints
-// -> J (through efc_vel = J qvel), qvel, and the returned adjoints of imp and pos.
+// -> J (through efc_vel = J qvel), qvel, and the returned adjoints of imp and pos. R_floor: R is
+// the constant mjMINVAL floor (or a fixed multiple of it), which no impedance moves.
 template <class Real, class L>
-SG_HD void adj_finish_row(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a, int i,
-                          Real* imp_bar, Real* pos_bar) {
+SG_HD void adj_finish_row(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a,
+                          int i, Real* imp_bar, Real* pos_bar, bool R_floor = false) {
   const int nv = m.nv;
   const Real K = d.efc_KBIP()[4 * i], B = d.efc_KBIP()[4 * i + 1], imp = d.efc_KBIP()[4 * i + 2];
   const Real R = d.efc_R()[i], D = d.efc_D()[i];
   // D = 1 / R
   const Real R_bar = a.efc_R()[i] - a.efc_D()[i] * D * D;
   // R = c (1 - imp) / imp
-  *imp_bar += -R_bar * R / (imp * (Real(1) - imp));
+  if (!R_floor) *imp_bar += -R_bar * R / (imp * (Real(1) - imp));
   // aref = -B vel - K imp (pos - margin)
   const Real g = a.efc_aref()[i];
   *imp_bar += -K * (d.efc_pos()[i] - d.efc_margin()[i]) * g;
@@ -187,11 +188,17 @@ SG_HD void adj_contact_rows(const ModelView<Real>& m, const Data<Real, L>& d, co
   const int nrows = dim == 1 ? 1 : (elliptic ? dim : 2 * (dim - 1));
   const Real* fr = m.cpair_friction + 5 * c;
 
-  // per-row scalars: R, aref, vel -> imp and pos; all rows share the contact's impedance
+  // per-row scalars: R, aref, vel -> imp and pos; all rows share the contact's impedance, and
+  // their R are all at the floor or none (contact_R_is_floor)
+  const int b1 = m.geom_bodyid[m.cpair_geom1[c]], b2 = m.geom_bodyid[m.cpair_geom2[c]];
+  const Real W = m.body_invweight0[2 * b1] + m.body_invweight0[2 * b2];
+  const Real imp = d.efc_KBIP()[4 * first + 2];
+  const bool R_floor =
+      contact_R_is_floor(imp, dim == 1 || elliptic ? W : W * (Real(1) + fr[0] * fr[0]));
   Real imp_bar(0), dist_bar(0);
   for (int r = 0; r < nrows; ++r) {
     Real pos_bar(0);
-    adj_finish_row(m, d, a, first + r, &imp_bar, &pos_bar);
+    adj_finish_row(m, d, a, first + r, &imp_bar, &pos_bar, R_floor);
     dist_bar += pos_bar;  // rows with pos = dist (elliptic rows > 0 have pos 0: their K is 0)
   }
   dist_bar += adj_impedance(d.efc_KBIP()[4 * first + 3], imp_bar);
