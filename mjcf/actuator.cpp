@@ -9,10 +9,13 @@
 //   velocity: gain kv, bias (0, 0, -kv).
 // Only joint transmissions to hinge/slide joints and dyntype none are supported: anything with
 // activation dynamics or another transmission is rejected.
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "mjcf/actuator.hpp"
 #include "mjcf/elements.hpp"
+#include "stiffgrad/dynamics.hpp"
 
 namespace stiffgrad::mjcf {
 
@@ -67,11 +70,16 @@ void read_actuator(const Elem& e, ActuatorKind kind, ActuatorSpec& a, bool in_de
       // kp and kv start from the class's values (a <position kp kv> default).
       double kp = a.gainprm[0];
       e.real("kp", kp);
-      e.real("kv", a.position_kv);
+      // kv and dampratio are one setting (MuJoCo keeps both in biasprm[2], dampratio positive):
+      // the one an element gives replaces the other its class gave
+      if (e.has("kv") && e.has("dampratio"))
+        e.fail("<position> cannot have both 'kv' and 'dampratio'");
+      if (e.real("kv", a.position_kv)) a.position_dampratio = 0;
+      if (e.real("dampratio", a.position_dampratio)) a.position_kv = 0;
       e.real("inheritrange", a.inheritrange);
       require_default(e, "timeconst", {0});
-      if (e.has("dampratio")) e.unsupported_attribute("dampratio");
       if (kp < 0 || a.position_kv < 0) e.fail("<position> kp and kv must be non-negative");
+      if (a.position_dampratio < 0) e.fail("<position> dampratio must be non-negative");
       if (a.inheritrange < 0) e.fail("<position> inheritrange must be non-negative");
       for (double& b : a.biasprm) b = 0;
       a.gainprm[0] = kp;
@@ -180,6 +188,28 @@ void compile_actuators(const ParsedModel& pm, const NameIndex& joints, Model& m)
     m.actuator_forcelimited.push_back(forcelimited);
     m.actuator_forcerange.push_back(a.forcerange[0]);
     m.actuator_forcerange.push_back(a.forcerange[1]);
+  }
+}
+
+void apply_dampratios(const ParsedModel& pm, Model& m) {
+  bool any = false;
+  for (const ActuatorSpec& a : pm.actuators) any = any || a.position_dampratio > 0;
+  if (!any) return;
+  const std::vector<double> zeros(static_cast<std::size_t>(std::max(m.nv, m.nu)), 0.0);
+  const SmoothDynamics sd = smooth_dynamics(m, m.qpos0.data(), zeros.data(), zeros.data());
+  for (int i = 0; i < m.nu; ++i) {
+    const ActuatorSpec& a = pm.actuators[static_cast<std::size_t>(i)];
+    if (!(a.position_dampratio > 0)) continue;
+    // the inertia reflected through the transmission: M0[d][d] / gear² (a joint's one dof)
+    const int dof =
+        m.jnt_dofadr[static_cast<std::size_t>(m.actuator_trnid[static_cast<std::size_t>(i)])];
+    const double gear = m.actuator_gear[static_cast<std::size_t>(i)];
+    const double gear2 = gear * gear;
+    const double mass =
+        gear2 > 1e-15 ? sd.M[static_cast<std::size_t>(dof) * m.nv + dof] / gear2 : 0.0;
+    const double kp = m.actuator_gainprm[3 * static_cast<std::size_t>(i)];
+    m.actuator_biasprm[3 * static_cast<std::size_t>(i) + 2] =
+        -a.position_dampratio * 2 * std::sqrt(kp * mass);
   }
 }
 

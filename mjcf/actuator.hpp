@@ -16,5 +16,10 @@ int resolve_limited(int flag, const double range[2], bool autolimits, const Elem
 
 // Appends the actuator_* arrays. Needs the joints compiled (types, limits, ranges in radians).
 void compile_actuators(const ParsedModel& pm, const NameIndex& joints, Model& m);
+// <position dampratio> (MuJoCo >= 3, its mj_setConst): kv = dampratio · 2 √(kp · m), m the inertia
+// the actuator sees at qpos0 through its transmission (the joint dof's diagonal of M, armature
+// included, over gear²): dampratio 1 is critical damping of the servo on that inertia alone.
+// Needs the finished model (its mass matrix at qpos0).
+void apply_dampratios(const ParsedModel& pm, Model& m);
 
 }  // namespace stiffgrad::mjcf

@@ -93,6 +93,7 @@ class Compiler {
     // constants its mass matrix at qpos0 (facts §1, §4).
     compile_collision_pairs(m_);
     set_constants(m_);
+    apply_dampratios(pm_, m_);
     if (notes_ && dropped_count_ > 0)
       notes_->notes.push_back(
           first_dropped_ + ": note: dropped " + std::to_string(dropped_count_) +

@@ -113,6 +113,8 @@ struct ActuatorSpec {
   double gainprm[10] = {1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   double biasprm[10] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   double position_kv = 0;    // <position kv> (MuJoCo >= 3): biasprm[2] = -kv
+  double position_dampratio =
+      0;  // <position dampratio> (MuJoCo >= 3): kv from the reflected inertia at qpos0
   double inheritrange = 0;   // <position inheritrange> (MuJoCo >= 3)
   bool element_ctrlrange = false;  // ctrlrange written on the element itself
 };

@@ -347,6 +347,44 @@ TEST(LoaderDefaults, ActuatorDefaultIsSharedBetweenShortcuts) {
   EXPECT_EQ(m->actuator_biastype[1], stiffgrad::BiasType::None);
 }
 
+// <position dampratio> (MuJoCo >= 3): kv = dampratio · 2 √(kp · m) with m the joint dof's
+// inertia at qpos0 (armature included) over gear², computed here by hand for a sphere on a
+// hinge (I = 2/5 m r² + m L² + armature) and a box on a slide (its mass); kv and dampratio
+// replace one another between class and element, and both on one element are refused.
+TEST(LoaderDefaults, PositionDampratioGivesKvFromTheReflectedInertia) {
+  auto m = load(
+      R"(<mujoco><default><default class="d"><position kp="100" dampratio="1"/></default></default>
+  <worldbody><body><joint name="h" type="hinge" axis="0 0 1" armature="0.01"/>
+    <geom type="sphere" size="0.1" mass="2" pos="0.5 0 0"/></body>
+  <body pos="2 0 0"><joint name="s" type="slide" axis="1 0 0"/><geom type="box" size="0.1 0.1 0.1" mass="3"/></body>
+  </worldbody><actuator>
+  <position joint="h" kp="100" dampratio="1" gear="2"/>
+  <position joint="s" kp="50" dampratio="0.5"/>
+  <position joint="h" kp="10" kv="3"/>
+  <position class="d" joint="s" kv="7"/>
+  <position class="d" joint="s"/>
+  </actuator></mujoco>)");
+  ASSERT_EQ(m->nu, 5);
+  const double hinge = (0.4 * 2 * 0.1 * 0.1 + 2 * 0.5 * 0.5 + 0.01) / 4;  // over gear² = 4
+  EXPECT_NEAR(m->actuator_biasprm[2], -2 * std::sqrt(100 * hinge), 1e-12);
+  EXPECT_NEAR(m->actuator_biasprm[5], -0.5 * 2 * std::sqrt(50 * 3.0), 1e-12);
+  EXPECT_EQ(m->actuator_biasprm[8], -3);
+  EXPECT_EQ(m->actuator_biasprm[11], -7);  // the element's kv replaces the class's dampratio
+  EXPECT_NEAR(m->actuator_biasprm[14], -2 * std::sqrt(100 * 3.0), 1e-12);
+  for (int i = 0; i < 5; ++i)
+    EXPECT_EQ(m->actuator_biasprm[3 * i + 1], -m->actuator_gainprm[3 * i]);
+  expect_error(
+      "<mujoco><worldbody><body><joint name=\"h\"/><geom "
+      "size=\"0.1\"/></body></worldbody><actuator>\n"
+      "<position joint=\"h\" kv=\"1\" dampratio=\"1\"/></actuator></mujoco>",
+      2, {"both 'kv' and 'dampratio'"});
+  expect_error(
+      "<mujoco><worldbody><body><joint name=\"h\"/><geom "
+      "size=\"0.1\"/></body></worldbody><actuator>\n"
+      "<position joint=\"h\" dampratio=\"-1\"/></actuator></mujoco>",
+      2, {"dampratio must be non-negative"});
+}
+
 TEST(LoaderDefaults, EmptyTendonDefaultAndFixedTendon) {
   auto m = load(R"(<mujoco><default><tendon/></default>
   <worldbody><body><joint name="a" springref="10"/><geom size="0.1"/>
