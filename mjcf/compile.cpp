@@ -338,9 +338,7 @@ class Compiler {
         quat_mul(quat, mesh.quat, q);
         for (int i = 0; i < 4; ++i) quat[i] = q[i];
         if (g.type == GeomType::Mesh) {
-          const bool exact =
-              c.exactmeshinertia || pm_.meshes[mesh_index_.at(g.mesh)].inertia == "exact";
-          GeomMass gm = mesh_geom_mass(mesh, exact, g.density, g.has_mass, g.mass);
+          GeomMass gm = mesh_geom_mass(mesh, g.density, g.has_mass, g.mass);
           for (int i = 0; i < 3; ++i) gm.pos[i] = pos[i];
           for (int i = 0; i < 4; ++i) gm.quat[i] = quat[i];
           masses.push_back(gm);

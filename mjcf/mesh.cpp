@@ -49,6 +49,7 @@ CompiledMesh compile_mesh(MeshData data, const MeshSpec& spec, bool exact) {
   const Elem& e = spec.where;
   const std::string named = "mesh '" + spec.name + "'";
   CompiledMesh m;
+  m.exact = exact;
   const int nvert = static_cast<int>(data.vert.size() / 3);
   const int nface = static_cast<int>(data.face.size() / 3);
   m.vert.resize(data.vert.size());
@@ -162,10 +163,10 @@ CompiledMesh compile_mesh(MeshData data, const MeshSpec& spec, bool exact) {
   return m;
 }
 
-GeomMass mesh_geom_mass(const CompiledMesh& mesh, bool exact, double density, bool has_mass,
-                        double mass) {
+GeomMass mesh_geom_mass(const CompiledMesh& mesh, double density, bool has_mass, double mass) {
   GeomMass g;
-  const double volume = exact ? mesh.volume : 8 * mesh.boxsz[0] * mesh.boxsz[1] * mesh.boxsz[2];
+  const double volume =
+      mesh.exact ? mesh.volume : 8 * mesh.boxsz[0] * mesh.boxsz[1] * mesh.boxsz[2];
   g.mass = has_mass ? mass : density * volume;
   const double* b = mesh.boxsz;
   g.inertia[0] = g.mass * (b[1] * b[1] + b[2] * b[2]) / 3;

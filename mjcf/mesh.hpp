@@ -25,6 +25,8 @@ struct CompiledMesh {
   double boxsz[3] = {0, 0,
                      0};       // half-sizes of the box with the volume's principal moments per mass
   double aabb[3] = {0, 0, 0};  // max |v| per axis in the mesh frame (a mesh geom's size)
+  bool exact =
+      false;  // signed volumes (exactmeshinertia, inertia="exact"): its geoms' mass from `volume`
 };
 
 // Scales, re-centres and orients `data` (the file's vertices and triangles) as MuJoCo 2.2.2:
@@ -38,10 +40,9 @@ CompiledMesh compile_mesh(MeshData data, const MeshSpec& spec, bool exact);
 
 // The mass properties of a geom with this mesh (mjCGeom::GetVolume and SetInertia): the volume of
 // the equivalent inertia box (8 Π boxsz, MuJoCo 2.2.2 without exactmeshinertia) or the mesh's own
-// (`exact`), times the density, or the given mass; principal moments those of the box. pos and
+// (mesh.exact), times the density, or the given mass; principal moments those of the box. pos and
 // quat are left for the caller (the geom frame with the mesh frame accumulated).
-GeomMass mesh_geom_mass(const CompiledMesh& mesh, bool exact, double density, bool has_mass,
-                        double mass);
+GeomMass mesh_geom_mass(const CompiledMesh& mesh, double density, bool has_mass, double mass);
 
 // mjCMesh::FitGeom without fitaabb: a primitive geom of `type` sized from the mesh's inertia box,
 // scaled by `fitscale` (its frame is the mesh frame, as for a mesh geom). Returns false for a

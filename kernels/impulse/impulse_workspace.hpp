@@ -26,29 +26,6 @@ namespace stiffgrad::kern {
 // sizes the rows in whole blocks).
 constexpr int kImpulseBlockRows = 3;
 
-SG_HD SG_INLINE constexpr int impulse_workspace_size(int nq, int nv, int nbody, int nefc_max, int sweeps) {
-  const int n = nefc_max, nb = nefc_max / 3;
-  return n * n + n * nv + n + 4 * nb + 2 * n + sweeps * n + 2 * nq + 2 * nv + 24 * nbody;
-}
-
-template <class Real, class L>
-struct ImpulseWorkspace {
-  View<Real, L> G, Y, c, mu, sigma, dim, step, P, out, record, q0, qmid, v0, v1, bodies;
-
-  static SG_HD ImpulseWorkspace bind(View<Real, L> base, int nq, int nv, int nbody, int nefc_max, int sweeps) {
-    const int n = nefc_max, nb = nefc_max / 3;
-    ImpulseWorkspace w;
-    int o = 0;
-    auto take = [&](int k) { const View<Real, L> v = base.at(o); o += k; return v; };
-    w.G = take(n * n); w.Y = take(n * nv); w.c = take(n); w.mu = take(nb); w.sigma = take(nb);
-    w.dim = take(nb); w.step = take(nb);
-    w.P = take(n); w.out = take(n); w.record = take(sweeps * n);
-    w.q0 = take(nq); w.qmid = take(nq); w.v0 = take(nv); w.v1 = take(nv);
-    w.bodies = take(24 * nbody);
-    return w;
-  }
-};
-
 // The working set of the solve stage (impulse_substep_solve, kernels/impulse/impulse_step.hpp) for
 // n live rows: what the Delassus assembly and the sweeps read and write, n x n + n x nv + 3 n + 4 n
 // / 3 Reals. Either the workspace's own fields (impulse_solve_set_in_place: G packed with stride n
@@ -82,6 +59,46 @@ struct ImpulseSolveSet {
     s.P = take(n);
     s.out = take(n);
     return s;
+  }
+};
+
+// The workspace starts with the solve stage's working set at the row capacity (the same carving
+// as a packed copy's), then the sweeps' record and the substep's state and scratch.
+SG_HD SG_INLINE constexpr int impulse_workspace_size(int nq, int nv, int nbody, int nefc_max,
+                                                     int sweeps) {
+  return impulse_solve_set_size(nefc_max, nv) + sweeps * nefc_max + 2 * nq + 2 * nv + 24 * nbody;
+}
+
+template <class Real, class L>
+struct ImpulseWorkspace {
+  View<Real, L> G, Y, c, mu, sigma, dim, step, P, out, record, q0, qmid, v0, v1, bodies;
+
+  static SG_HD ImpulseWorkspace bind(View<Real, L> base, int nq, int nv, int nbody, int nefc_max,
+                                     int sweeps) {
+    const ImpulseSolveSet<Real, L> s = ImpulseSolveSet<Real, L>::packed(base, nefc_max, nv);
+    ImpulseWorkspace w;
+    w.G = s.G;
+    w.Y = s.Y;
+    w.c = s.c;
+    w.mu = s.mu;
+    w.sigma = s.sigma;
+    w.dim = s.dim;
+    w.step = s.step;
+    w.P = s.P;
+    w.out = s.out;
+    int o = impulse_solve_set_size(nefc_max, nv);
+    auto take = [&](int k) {
+      const View<Real, L> v = base.at(o);
+      o += k;
+      return v;
+    };
+    w.record = take(sweeps * nefc_max);
+    w.q0 = take(nq);
+    w.qmid = take(nq);
+    w.v0 = take(nv);
+    w.v1 = take(nv);
+    w.bodies = take(24 * nbody);
+    return w;
   }
 };
 
