@@ -163,10 +163,10 @@ class PairCompiler {
 
   void emit(int g1, int g2, Params p) {
     for (GeomType t : {m_.geom_type[g1], m_.geom_type[g2]})
-      if (t == GeomType::Mesh || t == GeomType::HField)
+      if (t == GeomType::HField)
         throw std::invalid_argument("collision between geoms " + std::to_string(g1) + " and " +
                                     std::to_string(g2) +
-                                    ": colliding mesh and height-field geoms are not supported");
+                                    ": colliding height-field geoms are not supported");
     if (m_.opt.override_enabled) {
       // Friction is not overridden (mj_assignMargin/Ref/Imp).
       p.margin = m_.opt.o_margin;
@@ -192,11 +192,9 @@ class PairCompiler {
 int max_contacts(GeomType a, GeomType b) {
   if (a > b) std::swap(a, b);
   if (a == GeomType::HField || b == GeomType::HField) return 0;
-  // meshes have no routine (emit refuses them); plane-mesh: the support point and two
-  // neighbours (facts §2), any other mesh pair one
-  if (b == GeomType::Mesh) return a == GeomType::Plane ? 3 : 1;
   // the routine's own bound (box-box: up to 8 clipped points plus the deepest incident corner,
-  // facts §2: 9 seen; plane-cylinder: 3 upright, up to 4 from the routine), 0 without a routine
+  // facts §2: 9 seen; plane-cylinder: 3 upright, up to 4 from the routine; plane-mesh: the
+  // deepest vertex and two hull neighbours; any other mesh pair one, from MPR), 0 without a routine
   const int routine = kern::pair_routine(static_cast<int>(a), static_cast<int>(b));
   return routine == kern::kRoutineNone ? 0 : kern::routine_max_contacts(routine);
 }

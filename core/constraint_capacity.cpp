@@ -40,6 +40,15 @@ void check_constraint_fields(const Model& m) {
   require_size("tendon_frictionloss", m.tendon_frictionloss.size(), nt);
   require_size("tendon_invweight0", m.tendon_invweight0.size(), nt);
   require_size("geom_rbound", m.geom_rbound.size(), ng);
+  require_size("geom_dataid", m.geom_dataid.size(), ng);
+  const auto nmesh = static_cast<std::size_t>(m.nmesh);
+  require_size("mesh_vertadr", m.mesh_vertadr.size(), nmesh);
+  require_size("mesh_vertnum", m.mesh_vertnum.size(), nmesh);
+  require_size("mesh_graphadr", m.mesh_graphadr.size(), nmesh);
+  const auto neq = static_cast<std::size_t>(m.neq);
+  require_size("eq_type", m.eq_type.size(), neq);
+  require_size("eq_data", m.eq_data.size(), 11 * neq);
+  require_size("eq_solimp", m.eq_solimp.size(), 5 * neq);
   require_size("cpair_geom1", m.cpair_geom1.size(), nc);
   require_size("cpair_maxcon", m.cpair_maxcon.size(), nc);
   require_size("cpair_friction", m.cpair_friction.size(), 5 * nc);
@@ -64,9 +73,13 @@ int impulse_rows(const Model& m, int contacts) {
 }
 
 // The soft model's rows: those of the contacts plus one per friction loss, two per limited
-// hinge, slide or tendon, one per limited ball joint (facts §3).
+// hinge, slide or tendon, one per limited ball joint, and the equality constraints' (facts §3).
 int soft_rows(const Model& m, int contact_rows) {
   int rows = contact_rows;
+  // equality rows: 3 per connect, 1 per joint or tendon coupling (active or not: a user may
+  // switch one on)
+  if (m.opt.equality_enabled)
+    for (int i = 0; i < m.neq; ++i) rows += m.eq_type[static_cast<std::size_t>(i)] == 0 ? 3 : 1;
   if (m.opt.frictionloss_enabled) {
     for (double f : m.dof_frictionloss) rows += f > 0;
     for (double f : m.tendon_frictionloss) rows += f > 0;

@@ -2,6 +2,7 @@
 // (the library instantiates float and double in model_arrays.cpp).
 #pragma once
 
+#include <bit>
 #include <stdexcept>
 #include <string>
 
@@ -27,6 +28,7 @@ void visit_arrays(kern::ModelView<Real>& v, const Model& m, const DerivedArrays&
   f(v.body_ipos, m.body_ipos);
   f(v.body_iquat, m.body_iquat);
   f(v.body_mass, m.body_mass);
+  f(v.body_gravcomp, m.body_gravcomp);
   f(v.body_inertia, m.body_inertia);
   f(v.jnt_type, m.jnt_type);
   f(v.jnt_qposadr, m.jnt_qposadr);
@@ -47,6 +49,7 @@ void visit_arrays(kern::ModelView<Real>& v, const Model& m, const DerivedArrays&
   f(v.dof_damping, m.dof_damping);
   f(v.qpos0, m.qpos0);
   f(v.qpos_spring, m.qpos_spring);
+  f(v.actuator_trntype, m.actuator_trntype);
   f(v.actuator_trnid, m.actuator_trnid);
   f(v.actuator_gear, m.actuator_gear);
   f(v.actuator_gainprm, m.actuator_gainprm);
@@ -69,6 +72,12 @@ void visit_arrays(kern::ModelView<Real>& v, const Model& m, const DerivedArrays&
   f(v.geom_pos, m.geom_pos);
   f(v.geom_quat, m.geom_quat);
   f(v.geom_rbound, m.geom_rbound);
+  f(v.geom_dataid, m.geom_dataid);
+  f(v.mesh_vertadr, m.mesh_vertadr);
+  f(v.mesh_vertnum, m.mesh_vertnum);
+  f(v.mesh_vert, m.mesh_vert);
+  f(v.mesh_graphadr, m.mesh_graphadr);
+  f(v.mesh_graph, m.mesh_graph);
   f(v.cpair_geom1, m.cpair_geom1);
   f(v.cpair_geom2, m.cpair_geom2);
   f(v.cpair_condim, m.cpair_condim);
@@ -96,6 +105,13 @@ void visit_arrays(kern::ModelView<Real>& v, const Model& m, const DerivedArrays&
   f(v.tendon_solref_fri, m.tendon_solref_fri);
   f(v.tendon_solimp_fri, m.tendon_solimp_fri);
   f(v.tendon_invweight0, m.tendon_invweight0);
+  f(v.eq_type, m.eq_type);
+  f(v.eq_obj1id, m.eq_obj1id);
+  f(v.eq_obj2id, m.eq_obj2id);
+  f(v.eq_active, m.eq_active);
+  f(v.eq_solref, m.eq_solref);
+  f(v.eq_solimp, m.eq_solimp);
+  f(v.eq_data, m.eq_data);
 }
 
 // The kernels find each kinematic tree as a contiguous run of bodies starting at its root
@@ -149,6 +165,8 @@ ModelArrays<Real>::ModelArrays(const Model& m, const ConstraintCapacity& capacit
   v.limit_enabled = m.opt.limit_enabled ? 1 : 0;
   v.frictionloss_enabled = m.opt.frictionloss_enabled ? 1 : 0;
   v.contact_enabled = m.opt.contact_enabled ? 1 : 0;
+  v.equality_enabled = m.opt.equality_enabled ? 1 : 0;
+  v.neq = m.neq;
   v.timestep = static_cast<Real>(m.opt.timestep);
   v.opt_iterations = m.opt.iterations;
   v.opt_tolerance = static_cast<Real>(m.opt.tolerance);
@@ -168,6 +186,10 @@ ModelArrays<Real>::ModelArrays(const Model& m, const ConstraintCapacity& capacit
   v.team_width = 1;  // the CUDA backend sets its warp's width (with_team_width)
   v.dof_damping_any = 0;
   for (double b : m.dof_damping) v.dof_damping_any = v.dof_damping_any || b > 0.0;
+  v.gravcomp_any = 0;
+  if (m.opt.gravity_enabled &&
+      (m.opt.gravity[0] != 0 || m.opt.gravity[1] != 0 || m.opt.gravity[2] != 0))
+    for (double g : m.body_gravcomp) v.gravcomp_any = v.gravcomp_any || g != 0.0;
   for (int k = 0; k < 3; ++k)
     v.gravity[k] = m.opt.gravity_enabled ? static_cast<Real>(m.opt.gravity[k]) : Real(0);
 
@@ -177,6 +199,10 @@ ModelArrays<Real>::ModelArrays(const Model& m, const ConstraintCapacity& capacit
     if constexpr (std::is_same_v<Elem, double>) {
       offsets_.push_back(reals_.size());
       for (double x : src) reals_.push_back(static_cast<Real>(x));
+    } else if constexpr (std::is_same_v<Elem, float>) {
+      // float data (mesh vertices) travels as its bit patterns in the int block
+      offsets_.push_back(ints_.size());
+      for (float x : src) ints_.push_back(std::bit_cast<int>(x));
     } else {
       offsets_.push_back(ints_.size());
       for (auto x : src) ints_.push_back(static_cast<int>(x));

@@ -71,11 +71,30 @@ double mean_diag(const Eigen::LLT<Eigen::MatrixXd>& llt, const Eigen::MatrixXd& 
 
 }  // namespace
 
+// A connect's anchor in body2's frame at qpos0 (mj_setConst): eq_data[3..5] = R2ᵀ (x1 + R1 a - x2).
+// A connect between sites has both anchors already (the sites' positions).
+void set_equality_anchors(Model& m) {
+  if (m.neq == 0) return;
+  const Pose0 p = pose_at_qpos0(m);
+  for (int i = 0; i < m.neq; ++i) {
+    if (m.eq_type[static_cast<std::size_t>(i)] != 0 ||
+        m.eq_objtype[static_cast<std::size_t>(i)] == 6)
+      continue;
+    const int b1 = m.eq_obj1id[static_cast<std::size_t>(i)],
+              b2 = m.eq_obj2id[static_cast<std::size_t>(i)];
+    double* data = &m.eq_data[11 * static_cast<std::size_t>(i)];
+    const Vec3 world = p.xpos[b1] + p.xmat[b1] * Vec3(data[0], data[1], data[2]);
+    const Vec3 local = p.xmat[b2].transpose() * (world - p.xpos[b2]);
+    for (int k = 0; k < 3; ++k) data[3 + k] = local[k];
+  }
+}
+
 void set_constants(Model& m) {
   const int nv = m.nv;
   m.body_invweight0.assign(2 * m.nbody, 0.0);
   m.dof_invweight0.assign(nv, 0.0);
   m.tendon_invweight0.assign(m.ntendon, 0.0);
+  set_equality_anchors(m);
   if (nv == 0) return;  // MuJoCo leaves meaninertia at its default then
 
   const std::vector<double> zeros(std::max(nv, m.nu), 0.0);
@@ -84,8 +103,25 @@ void set_constants(Model& m) {
   const Eigen::LLT<Eigen::MatrixXd> llt(M);
   m.stat_meaninertia = M.diagonal().mean();
 
-  // Bodies: J^T columns 0-2 translational, 3-5 rotational (mj_jacBodyCom).
+  // Bodies: J^T columns 0-2 translational, 3-5 rotational (mj_jacBodyCom). Under fusestatic
+  // (body_fusedid) a body is weighed as the fused body MuJoCo 2.2.2 would make of it: at the
+  // mass-weighted centre of its group, with its group's dofs (the root's).
   const Pose0 p = pose_at_qpos0(m);
+  std::vector<Vec3> point(p.xipos);
+  if (!m.body_fusedid.empty()) {
+    std::vector<Vec3> moment(m.nbody, Vec3::Zero());
+    std::vector<double> mass(m.nbody, 0.0);
+    for (int b = 1; b < m.nbody; ++b) {
+      const int r = m.body_fusedid[b];
+      if (m.body_mass[b] < 1e-15) continue;  // FuseStatic adds a body's mass only above mjMINVAL
+      mass[r] += m.body_mass[b];
+      moment[r] += m.body_mass[b] * p.xipos[b];
+    }
+    for (int b = 1; b < m.nbody; ++b) {
+      const int r = m.body_fusedid[b];
+      point[b] = mass[r] >= 1e-15 ? Vec3(moment[r] / mass[r]) : p.xpos[r];
+    }
+  }
   for (int b = 1; b < m.nbody; ++b) {
     Eigen::MatrixXd jt = Eigen::MatrixXd::Zero(nv, 6);
     int last = -1;  // last dof moving b: its own or its nearest moving ancestor's
@@ -93,7 +129,7 @@ void set_constants(Model& m) {
       if (m.body_dofnum[a] > 0) last = m.body_dofadr[a] + m.body_dofnum[a] - 1;
     for (int d = last; d >= 0; d = m.dof_parentid[d]) {
       Vec3 ang, lin;
-      dof_motion(m, p, d, p.xipos[b], ang, lin);
+      dof_motion(m, p, d, point[b], ang, lin);
       jt.block<1, 3>(d, 0) = lin.transpose();
       jt.block<1, 3>(d, 3) = ang.transpose();
     }

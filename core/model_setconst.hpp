@@ -11,5 +11,8 @@ namespace stiffgrad {
 // three), for each joint's dofs (block means for ball and free joints) and for each tendon;
 // meaninertia = mean of diag(M). Needs every kinematic and inertial field of the model.
 void set_constants(Model& m);
+// The second anchor of every connect equality (eq_data[3..5]: the anchor in body2's frame at
+// qpos0), as mj_setConst sets it; set_constants calls it.
+void set_equality_anchors(Model& m);
 
 }  // namespace stiffgrad

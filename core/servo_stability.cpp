@@ -45,6 +45,7 @@ ServoStability explicit_servo_stability(const Model& m, double h) {
   std::vector<int> joint_of_dof(stiffness.size(), -1);
   for (int u = 0; u < m.nu; ++u) {
     if (m.actuator_biastype[static_cast<std::size_t>(u)] != BiasType::Affine) continue;
+    if (m.actuator_trntype[static_cast<std::size_t>(u)] != 0) continue;  // joint servos only
     const int j = m.actuator_trnid[static_cast<std::size_t>(u)];
     const int dof = m.jnt_dofadr[static_cast<std::size_t>(j)];
     const double g = m.actuator_gear[static_cast<std::size_t>(u)];

@@ -62,6 +62,37 @@ void check_impulse(const Model& m, const SimulatorOptions& o) {
       if (m.tendon_frictionloss[j(t)] > 0)
         throw std::invalid_argument(who + " does not support tendon friction loss; " +
                                     named("tendon", m.tendon_name, t) + " has frictionloss > 0");
+  if (m.opt.equality_enabled && m.neq > 0)
+    throw std::invalid_argument(who + " does not support equality constraints; " +
+                                named("equality constraint", m.eq_name, 0) +
+                                " is one (use the soft contact model)");
+}
+
+// ImplicitDampingEuler makes a damping actuator's velocity gain implicit in M's tree-sparse
+// factor: a tendon actuator's gain couples every pair of its dofs, so they must lie on one chain
+// of the kinematic tree (kernels/step/step.hpp add_implicit_actuator_damping).
+void check_implicit_tendon_actuators(const Model& m) {
+  const auto z = [](int i) { return static_cast<std::size_t>(i); };
+  auto on_one_chain = [&](int a, int b) {
+    if (a > b) std::swap(a, b);
+    while (b > a) b = m.dof_parentid[z(b)];
+    return b == a;
+  };
+  for (int u = 0; u < m.nu; ++u) {
+    if (m.actuator_trntype[z(u)] != 3 || m.actuator_biastype[z(u)] != BiasType::Affine ||
+        !(m.actuator_biasprm[3 * z(u) + 2] < 0))
+      continue;
+    const int t = m.actuator_trnid[z(u)];
+    for (int w = m.tendon_adr[z(t)]; w < m.tendon_adr[z(t)] + m.tendon_num[z(t)]; ++w)
+      for (int v = m.tendon_adr[z(t)]; v < w; ++v)
+        if (!on_one_chain(m.jnt_dofadr[z(m.wrap_jntid[z(w)])], m.jnt_dofadr[z(m.wrap_jntid[z(v)])]))
+          throw std::invalid_argument("Simulator: integrator implicit-actuators cannot make " +
+                                      named("actuator", m.actuator_name, u) +
+                                      "'s damping implicit: its " +
+                                      named("tendon", m.tendon_name, t) +
+                                      " couples joints on different branches of the kinematic tree "
+                                      "(use --integrator euler)");
+  }
 }
 
 }  // namespace
@@ -112,6 +143,8 @@ Simulator::Simulator(std::shared_ptr<const Model> model, SimulatorOptions option
     contacts_from_distance_model(*model_, options_.cfd);  // validates the parameters
   }
   if (options_.contact_model == ContactModel::Impulse) check_impulse(*model_, options_);
+  if (options_.integrator == Integrator::ImplicitDampingEuler)
+    check_implicit_tendon_actuators(*model_);
   capacity_ = constraint_capacity(*model_, options_);
   impl_ = options_.backend == Backend::Cuda ? make_cuda_backend(*model_, options_)
                                             : make_cpu_backend(*model_, options_);

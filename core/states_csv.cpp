@@ -47,6 +47,11 @@ std::vector<std::vector<double>> read_csv_rows(const std::string& path, int widt
   std::string text;
   for (int line = 1; std::getline(in, text); ++line) {
     const auto b = text.find_first_not_of(" \t\r");
+    // a model with nothing to set (no dofs, no actuators: a static mesh file) has empty rows
+    if (b == std::string::npos && width == 0) {
+      rows.emplace_back();
+      continue;
+    }
     if (b == std::string::npos || text[b] == '#') continue;
     auto row = parse_row(text, path, line);
     if (static_cast<int>(row.size()) != width)

@@ -7,8 +7,8 @@
 //   motor:    gain 1, no bias;
 //   position: gain kp, bias (0, -kp, -kv);
 //   velocity: gain kv, bias (0, 0, -kv).
-// Only joint transmissions to hinge/slide joints and dyntype none are supported: anything with
-// activation dynamics or another transmission is rejected.
+// Only joint transmissions to hinge/slide joints, fixed-tendon transmissions and dyntype none are
+// supported: anything with activation dynamics or another transmission is rejected.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -23,9 +23,9 @@ void read_actuator(const Elem& e, ActuatorKind kind, ActuatorSpec& a, bool in_de
   std::vector<std::string_view> known = {
       "name", "class", "joint", "ctrllimited", "forcelimited", "ctrlrange", "forcerange", "gear",
       // cosmetic, or only relevant to activation dynamics / length-range computation
-      "group", "user", "lengthrange", "actlimited", "actrange", "cranklength",
+      "group", "user", "lengthrange", "actlimited", "actrange", "cranklength", "tendon",
       // other transmissions: rejected below with a clear message
-      "jointinparent", "tendon", "site", "refsite", "cranksite", "slidersite", "body"};
+      "jointinparent", "site", "refsite", "cranksite", "slidersite", "body"};
   switch (kind) {
     case ActuatorKind::General:
       for (const char* k : {"dyntype", "gaintype", "biastype", "dynprm", "gainprm", "biasprm",
@@ -43,17 +43,20 @@ void read_actuator(const Elem& e, ActuatorKind kind, ActuatorSpec& a, bool in_de
   }
   e.check_attributes(known);
   if (in_default)
-    for (const char* k : {"name", "class", "joint"})
+    for (const char* k : {"name", "class", "joint", "tendon"})
       if (e.has(k)) e.unsupported_attribute(k);
-  for (const char* k : {"jointinparent", "tendon", "site", "refsite", "cranksite", "slidersite", "body"})
+  for (const char* k : {"jointinparent", "site", "refsite", "cranksite", "slidersite", "body"})
     if (e.has(k))
       e.fail("unsupported attribute '" + std::string(k) + "' of <" + std::string(e.tag()) +
-             "> (only joint transmissions are supported)");
+             "> (only joint and tendon transmissions are supported)");
+  if (e.has("joint") && e.has("tendon"))
+    e.fail("an actuator has one transmission: 'joint' or 'tendon'");
 
   a.where = e;
   a.kind = kind;
   a.name = e.str("name", a.name);
   a.joint = e.str("joint", a.joint);
+  a.tendon = e.str("tendon", a.tendon);
   e.tristate("ctrllimited", a.ctrllimited);
   e.tristate("forcelimited", a.forcelimited);
   if (e.exact("ctrlrange", a.ctrlrange, 2) && !in_default) a.element_ctrlrange = true;
@@ -142,15 +145,24 @@ void compile_actuators(const ParsedModel& pm, const NameIndex& joints, Model& m)
     const Elem& e = a.where;
     if (!a.name.empty() && !names.emplace(a.name, static_cast<int>(names.size())).second)
       e.fail("repeated actuator name '" + a.name + "'");
-    if (a.joint.empty()) e.fail("actuator needs a 'joint' (only joint transmissions are supported)");
-    auto it = joints.find(a.joint);
-    if (it == joints.end()) e.fail("actuator references unknown joint '" + a.joint + "'");
-    const int j = it->second;
-    const JointType jt = m.jnt_type[j];
-    if (jt != JointType::Hinge && jt != JointType::Slide)
-      e.fail("unsupported transmission: actuator on joint '" + a.joint +
-             "' which is not a hinge or slide joint");
-
+    if (a.joint.empty() && a.tendon.empty()) e.fail("actuator needs a 'joint' or a 'tendon'");
+    int j = -1, t = -1;
+    if (!a.tendon.empty()) {
+      for (int k = 0; k < m.ntendon && t < 0; ++k)
+        if (m.tendon_name[static_cast<std::size_t>(k)] == a.tendon) t = k;
+      if (t < 0) e.fail("actuator references unknown tendon '" + a.tendon + "'");
+      if (a.kind == ActuatorKind::Position && (a.inheritrange > 0 || a.position_dampratio > 0))
+        e.fail(
+            "<position> on a tendon: 'inheritrange' and 'dampratio' are supported on joints only");
+    } else {
+      auto it = joints.find(a.joint);
+      if (it == joints.end()) e.fail("actuator references unknown joint '" + a.joint + "'");
+      j = it->second;
+      const JointType jt = m.jnt_type[j];
+      if (jt != JointType::Hinge && jt != JointType::Slide)
+        e.fail("unsupported transmission: actuator on joint '" + a.joint +
+               "' which is not a hinge or slide joint");
+    }
     int ctrllimited = resolve_limited(a.ctrllimited, a.ctrlrange, pm.compiler.autolimits, e,
                                       "actuator", "ctrlrange", "ctrllimited");
     double ctrlrange[2] = {a.ctrlrange[0], a.ctrlrange[1]};
@@ -175,7 +187,8 @@ void compile_actuators(const ParsedModel& pm, const NameIndex& joints, Model& m)
       e.fail("invalid forcerange (need forcerange[0] < forcerange[1])");
 
     m.actuator_name.push_back(a.name);
-    m.actuator_trnid.push_back(j);
+    m.actuator_trntype.push_back(t >= 0 ? 3 : 0);
+    m.actuator_trnid.push_back(t >= 0 ? t : j);
     m.actuator_gear.push_back(a.gear[0]);
     m.actuator_gaintype.push_back(a.gaintype);
     m.actuator_biastype.push_back(a.biastype);

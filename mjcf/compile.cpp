@@ -73,6 +73,11 @@ class Compiler {
     flatten(pm_.world, -1, bodies_);
     m_.nbody = static_cast<int>(bodies_.size());
     for (int b = 0; b < m_.nbody; ++b) add_name(body_names_, bodies_[b].spec->name, b, where(b), "body");
+    for (int b = 0; b < m_.nbody; ++b)
+      for (const SiteSpec& s : bodies_[b].spec->sites) {
+        add_name(site_names_, s.name, static_cast<int>(sites_.size()), s.where, "site");
+        sites_.push_back(Site{b, {s.pos[0], s.pos[1], s.pos[2]}});
+      }
 
     for (int b = 0; b < m_.nbody; ++b) body_tree(b);
     for (int b = 0; b < m_.nbody; ++b) joints(b);
@@ -84,6 +89,7 @@ class Compiler {
     m_.ngeom = static_cast<int>(m_.geom_type.size());
     mass_adjustments();
     tendons();
+    equalities();
     compile_actuators(pm_, joint_names_, m_);
     pairs();
     excludes();
@@ -92,6 +98,7 @@ class Compiler {
     // Both need the finished model: the candidate pairs its geoms, pairs and excludes, the
     // constants its mass matrix at qpos0 (facts §1, §4).
     compile_collision_pairs(m_);
+    fused_bodies();
     set_constants(m_);
     apply_dampratios(pm_, m_);
     if (notes_ && dropped_count_ > 0)
@@ -113,6 +120,7 @@ class Compiler {
     const BodySpec& s = *bodies_[b].spec;
     const int parent = bodies_[b].parent;
     m_.body_name.push_back(s.name);
+    m_.body_gravcomp.push_back(s.gravcomp);
     m_.body_parentid.push_back(b == 0 ? 0 : parent);
     // rootid: the ancestor that is a child of the world (world: 0).
     m_.body_rootid.push_back(b == 0 ? 0 : (parent == 0 ? b : m_.body_rootid[parent]));
@@ -274,7 +282,9 @@ class Compiler {
       case GeomType::Capsule: return s[0] + s[1];
       case GeomType::Cylinder: return std::sqrt(s[0] * s[0] + s[1] * s[1]);
       case GeomType::Ellipsoid: return std::max({s[0], s[1], s[2]});
-      case GeomType::Box: return std::sqrt(s[0] * s[0] + s[1] * s[1] + s[2] * s[2]);
+      case GeomType::Box:
+      case GeomType::Mesh:  // the mesh's aabb half-sizes
+        return std::sqrt(s[0] * s[0] + s[1] * s[1] + s[2] * s[2]);
       default: return 0.0;
     }
   }
@@ -305,16 +315,14 @@ class Compiler {
       const std::string named = g.name.empty() ? std::string() : " '" + g.name + "'";
       // A mesh geom that cannot collide (the Menagerie "visual" class: contype=conaffinity=0, or
       // contacts disabled) gives its body its mass and is then dropped; its file is read only
-      // when it has a mass to give. Mesh collision is not implemented yet (issue 39).
+      // when it has a mass to give. A colliding one stays, as the convex hull of its vertices.
       const bool can_collide = (g.contype != 0 || g.conaffinity != 0) && contacts_enabled();
       const bool gives_mass = b != 0 && inertia_from_geoms && in_inertia_group && has_volume_mass;
-      if (g.type == GeomType::Mesh && can_collide)
-        e.fail("unsupported colliding mesh geom" + named +
-               " (set contype=\"0\" conaffinity=\"0\" for a visual geom)");
-      if (g.type == GeomType::Mesh && !gives_mass) {
+      if (g.type == GeomType::Mesh && !can_collide && !gives_mass) {
         drop_visual_geom(g);
         continue;
       }
+      int dataid = -1;
       if (g.type == GeomType::Mesh || mesh_fitted) {
         if (g.mesh.empty()) e.fail("mesh geom" + named + " needs a 'mesh' attribute");
         if (g.has_fromto) e.fail("fromto cannot be used with a mesh geom");
@@ -338,12 +346,18 @@ class Compiler {
         quat_mul(quat, mesh.quat, q);
         for (int i = 0; i < 4; ++i) quat[i] = q[i];
         if (g.type == GeomType::Mesh) {
-          GeomMass gm = mesh_geom_mass(mesh, g.density, g.has_mass, g.mass);
-          for (int i = 0; i < 3; ++i) gm.pos[i] = pos[i];
-          for (int i = 0; i < 4; ++i) gm.quat[i] = quat[i];
-          masses.push_back(gm);
-          drop_visual_geom(g);
-          continue;
+          if (gives_mass) {
+            require_mesh_inertia_mode(g.mesh, e);
+            GeomMass gm = mesh_geom_mass(mesh, g.density, g.has_mass, g.mass);
+            for (int i = 0; i < 3; ++i) gm.pos[i] = pos[i];
+            for (int i = 0; i < 4; ++i) gm.quat[i] = quat[i];
+            masses.push_back(gm);
+          }
+          if (!can_collide) {
+            drop_visual_geom(g);
+            continue;
+          }
+          dataid = model_mesh(g.mesh, mesh, e);
         }
       }
       switch (g.type) {
@@ -409,8 +423,9 @@ class Compiler {
       m_.geom_gap.push_back(g.gap);
       m_.geom_solmix.push_back(g.solmix);
       m_.geom_rbound.push_back(bounding_radius(g.type, size));
+      m_.geom_dataid.push_back(dataid);
 
-      if (in_inertia_group && g.type != GeomType::Plane) {
+      if (in_inertia_group && g.type != GeomType::Plane && g.type != GeomType::Mesh) {
         GeomMass gm = geom_mass(g.type, size, g.density, g.has_mass, g.mass);
         for (int i = 0; i < 3; ++i) gm.pos[i] = pos[i];
         for (int i = 0; i < 4; ++i) gm.quat[i] = quat[i];
@@ -527,6 +542,82 @@ class Compiler {
     m_.nwrap = static_cast<int>(m_.wrap_jntid.size());
   }
 
+  // fusestatic: the body each would be merged into, as MuJoCo 2.2.2's FuseStatic merges (every
+  // body without joints into its parent, parents first) unless the model has elements that
+  // could name a body (then it fuses nothing). The bodies are kept; set_constants weighs them
+  // as fused.
+  void fused_bodies() {
+    if (!pm_.compiler.fusestatic || pm_.fuse_blockers || m_.nu > 0 || m_.ntendon > 0 ||
+        m_.neq > 0 || !pm_.pairs.empty() || !pm_.excludes.empty())
+      return;
+    m_.body_fusedid.assign(static_cast<std::size_t>(m_.nbody), 0);
+    for (int b = 1; b < m_.nbody; ++b)
+      m_.body_fusedid[static_cast<std::size_t>(b)] =
+          m_.body_jntnum[static_cast<std::size_t>(b)] > 0
+              ? b
+              : m_.body_fusedid[static_cast<std::size_t>(
+                    m_.body_parentid[static_cast<std::size_t>(b)])];
+  }
+
+  // ------------------------------------------------------------ equality constraints
+  // MuJoCo 2.2.2's mjCEquality::Compile: names resolved, a missing body2 is the world, joints
+  // must be hinges or slides; the second anchor of a connect is set at qpos0 (set_constants).
+  void equalities() {
+    NameIndex names, tendon_names;
+    for (int t = 0; t < static_cast<int>(m_.tendon_name.size()); ++t)
+      if (!m_.tendon_name[static_cast<std::size_t>(t)].empty())
+        tendon_names[m_.tendon_name[static_cast<std::size_t>(t)]] = t;
+    for (const EqualitySpec& q : pm_.equalities) {
+      const Elem& e = q.where;
+      const int id = m_.neq;
+      add_name(names, q.name, id, e, "equality");
+      const NameIndex& index = q.sites                           ? site_names_
+                               : q.kind == EqualityKind::Connect ? body_names_
+                               : q.kind == EqualityKind::Joint   ? joint_names_
+                                                                 : tendon_names;
+      const char* what = q.sites                           ? "site"
+                         : q.kind == EqualityKind::Connect ? "body"
+                         : q.kind == EqualityKind::Joint   ? "joint"
+                                                           : "tendon";
+      auto find = [&](const std::string& name) {
+        const auto it = index.find(name);
+        if (it == index.end())
+          e.fail("unknown " + std::string(what) + " '" + name + "' in equality constraint");
+        return it->second;
+      };
+      int obj1 = find(q.name1);
+      int obj2 = q.name2.empty() ? -1 : find(q.name2);
+      if (q.kind == EqualityKind::Connect && obj2 < 0) obj2 = 0;  // the world
+      if (obj1 == obj2)
+        e.fail(std::string(what) + " '" + q.name1 + "' is repeated in equality constraint");
+      double data[11];
+      std::copy(q.data, q.data + 11, data);
+      if (q.sites) {  // the sites' bodies, and their positions as the two anchors
+        const Site& s1 = sites_[static_cast<std::size_t>(obj1)];
+        const Site& s2 = sites_[static_cast<std::size_t>(obj2)];
+        obj1 = s1.body;
+        obj2 = s2.body;
+        if (obj1 == obj2) e.fail("the sites of a <connect> must be on different bodies");
+        for (int k = 0; k < 3; ++k) data[k] = s1.pos[k], data[3 + k] = s2.pos[k];
+      }
+      if (q.kind == EqualityKind::Joint)
+        for (int j : {obj1, obj2})
+          if (j >= 0 && m_.jnt_type[static_cast<std::size_t>(j)] != JointType::Hinge &&
+              m_.jnt_type[static_cast<std::size_t>(j)] != JointType::Slide)
+            e.fail("only hinge and slide joints can be coupled by a <joint> equality constraint");
+      m_.eq_name.push_back(q.name);
+      m_.eq_type.push_back(static_cast<int>(q.kind));
+      m_.eq_obj1id.push_back(obj1);
+      m_.eq_obj2id.push_back(obj2);
+      m_.eq_active.push_back(q.active ? 1 : 0);
+      m_.eq_objtype.push_back(q.sites ? 6 : 1);
+      m_.eq_solref.insert(m_.eq_solref.end(), q.solref, q.solref + 2);
+      m_.eq_solimp.insert(m_.eq_solimp.end(), q.solimp, q.solimp + 5);
+      m_.eq_data.insert(m_.eq_data.end(), data, data + 11);
+      ++m_.neq;
+    }
+  }
+
   // ------------------------------------------------------------ contact pairs and excludes
   int geom_id(const std::string& name, const Elem& e) const {
     auto it = geom_names_.find(name);
@@ -618,6 +709,12 @@ class Compiler {
   Model& m_;
   std::vector<FlatBody> bodies_;
   NameIndex body_names_, joint_names_, geom_names_;
+  struct Site {
+    int body;
+    double pos[3];
+  };
+  std::vector<Site> sites_;  // every site, in order; site_names_ indexes the named ones
+  NameIndex site_names_;
   // A mesh geom that cannot collide leaves the model (its mass, if any, stays in its body's).
   void drop_visual_geom(const GeomSpec& g) {
     if (!g.name.empty()) dropped_geoms_.insert(g.name);
@@ -641,22 +738,54 @@ class Compiler {
       if (!base.empty() && base.back() != '/') base += '/';
       path = base + path;
     }
+    MeshData data;
+    if (!spec.vertex.empty()) {
+      data.vert = spec.vertex;  // inline data (MuJoCo's uservert, userface)
+      data.face = spec.face;
+    } else {
+      if (spec.file.empty())
+        spec.where.fail("mesh '" + spec.name + "' has neither 'file' nor 'vertex'");
+      try {
+        data = read_mesh_file(path);
+      } catch (const std::exception& ex) {
+        spec.where.fail(std::string("mesh '") + spec.name + "': " + ex.what());
+      }
+    }
+    const bool exact = pm_.compiler.exactmeshinertia || spec.inertia == "exact";
+    return compiled_meshes_
+        .emplace(name, compile_mesh(std::move(data), spec, exact, pm_.compiler.convexhull))
+        .first->second;
+  }
+
+  // A mesh's mass needs an inertia mode of MuJoCo 2.2.2's (legacy, or exact = exactmeshinertia).
+  void require_mesh_inertia_mode(const std::string& name, const Elem& user) {
+    const MeshSpec& spec = pm_.meshes[mesh_index_.at(name)];
     if (spec.inertia != "legacy" && spec.inertia != "exact")
       user.fail("unsupported inertia=\"" + spec.inertia + "\" of mesh '" + spec.name +
                 "' for a geom with mass (only legacy and exact; or give the geom density=\"0\")");
-    MeshData data;
-    try {
-      data = read_mesh_file(path);
-    } catch (const std::exception& ex) {
-      spec.where.fail(std::string("mesh '") + spec.name + "': " + ex.what());
-    }
-    const bool exact = pm_.compiler.exactmeshinertia || spec.inertia == "exact";
-    return compiled_meshes_.emplace(name, compile_mesh(std::move(data), spec, exact)).first->second;
+  }
+
+  // The model's index of mesh `name` (added to Model::mesh_* at its first colliding geom), with
+  // its hull graph.
+  int model_mesh(const std::string& name, const CompiledMesh& mesh, const Elem& user) {
+    const auto it = model_meshes_.find(name);
+    if (it != model_meshes_.end()) return it->second;
+    if (!mesh.hull_error.empty())
+      user.fail("mesh '" + name + "' cannot collide: " + mesh.hull_error);
+    const int id = m_.nmesh++;
+    m_.mesh_vertadr.push_back(static_cast<int>(m_.mesh_vert.size() / 3));
+    m_.mesh_vertnum.push_back(static_cast<int>(mesh.vert.size() / 3));
+    m_.mesh_vert.insert(m_.mesh_vert.end(), mesh.vert.begin(), mesh.vert.end());
+    m_.mesh_graphadr.push_back(mesh.graph.empty() ? -1 : static_cast<int>(m_.mesh_graph.size()));
+    m_.mesh_graph.insert(m_.mesh_graph.end(), mesh.graph.begin(), mesh.graph.end());
+    model_meshes_.emplace(name, id);
+    return id;
   }
 
   std::string model_dir_;  // the main file's directory (with its slash), where mesh paths start
   std::map<std::string, std::size_t> mesh_index_;
   std::map<std::string, CompiledMesh> compiled_meshes_;
+  std::map<std::string, int> model_meshes_;  // meshes of colliding geoms: their Model index
   std::set<std::string> dropped_geoms_;
   int dropped_count_ = 0;      // visual-only geoms dropped (named or not)
   std::string first_dropped_;  // "file:line" of the first

@@ -44,9 +44,10 @@ void Defaults::parse_class(const Elem& e, int self, IncludeContext& ctx, const C
       read_pair(child, d.pair, true);
     } else if (tag == "mesh") {
       read_mesh(child, d.mesh, true);
-    } else if (tag == "site" || tag == "camera" || tag == "light" || tag == "material" ||
-               tag == "equality") {
-      // Rendering-only defaults, and equality defaults (an actual <equality> is rejected).
+    } else if (tag == "equality") {
+      read_equality(child, d.equality, true);
+    } else if (tag == "site" || tag == "camera" || tag == "light" || tag == "material") {
+      // Rendering-only defaults.
     } else {
       // Includes the other actuator shortcuts (cylinder, muscle, ...): they would modify the
       // class's shared actuator default that motor/position/velocity/general start from.

@@ -23,6 +23,7 @@ struct DefaultClass {
   TendonSpec tendon;
   PairSpec pair;
   MeshSpec mesh;
+  EqualitySpec equality;  // solref, solimp, active
 };
 
 class Defaults {

@@ -200,19 +200,63 @@ void read_pair(const Elem& e, PairSpec& p, bool in_default) {
   require_default(e, "solreffriction", {0, 0});
 }
 
-void read_mesh(const Elem& e, MeshSpec& m, bool in_default) {
-  e.check_attributes(
-      {"name", "class", "file", "scale", "refpos", "refquat", "content_type", "inertia",
-       // rendering only, and the collision hull's vertex limit (no mesh collision yet)
-       "smoothnormal", "maxhullvert",
-       // inline mesh data: refused below
-       "vertex", "normal", "face", "texcoord"});
-  for (const char* a : {"vertex", "normal", "face", "texcoord"})
-    if (e.has(a))
-      e.fail("unsupported attribute '" + std::string(a) +
-             "' of <mesh> (meshes are read from files)");
+void read_equality(const Elem& e, EqualitySpec& q, bool in_default) {
+  q.where = e;
   if (in_default) {
-    for (const char* a : {"name", "file", "refpos", "refquat"})
+    e.check_attributes({"active", "solref", "solimp"});
+  } else {
+    const std::string_view tag = e.tag();
+    if (tag == "connect") {
+      q.kind = EqualityKind::Connect;
+      e.check_attributes({"name", "class", "active", "solref", "solimp", "body1", "body2", "anchor",
+                          "site1", "site2"});
+      q.sites = e.has("site1") || e.has("site2");
+      if (q.sites) {
+        // MuJoCo 3: the two sites are held together (their bodies and positions give the anchors)
+        if (!e.has("site1") || !e.has("site2"))
+          e.fail("<connect> between sites needs 'site1' and 'site2'");
+        if (e.has("body1") || e.has("body2") || e.has("anchor"))
+          e.fail("<connect> takes either site1 and site2, or body1, body2 and anchor");
+      } else {
+        if (!e.has("body1")) e.fail("<connect> needs 'body1'");
+        if (!e.exact("anchor", q.data, 3)) e.fail("<connect> needs 'anchor'");
+      }
+    } else if (tag == "weld") {
+      e.fail(
+          "unsupported <weld>: weld equality constraints are not implemented (connect, joint and "
+          "tendon are)");
+    } else if (tag == "joint" || tag == "tendon") {
+      const bool joint = tag == "joint";
+      q.kind = joint ? EqualityKind::Joint : EqualityKind::Tendon;
+      const char* one = joint ? "joint1" : "tendon1";
+      const char* two = joint ? "joint2" : "tendon2";
+      e.check_attributes({"name", "class", "active", "solref", "solimp", one, two, "polycoef"});
+      if (!e.has(one)) e.fail("<" + std::string(tag) + "> of <equality> needs '" + one + "'");
+      e.doubles("polycoef", q.data, 5, 1);
+    } else if (tag == "distance") {
+      e.fail("unsupported <distance>: MuJoCo 2.2.2 removed distance equality constraints");
+    } else {
+      e.unsupported();
+    }
+    q.name = e.str("name");
+    const bool bodies = q.kind == EqualityKind::Connect;
+    const bool joint = q.kind == EqualityKind::Joint;
+    q.name1 = e.str(q.sites ? "site1" : bodies ? "body1" : joint ? "joint1" : "tendon1");
+    q.name2 = e.str(q.sites ? "site2" : bodies ? "body2" : joint ? "joint2" : "tendon2");
+  }
+  int v = 1;
+  if (e.boolean("active", v)) q.active = v == 1;
+  e.doubles("solref", q.solref, 2, 1);
+  e.doubles("solimp", q.solimp, 5, 1);
+}
+
+void read_mesh(const Elem& e, MeshSpec& m, bool in_default) {
+  e.check_attributes({"name", "class", "file", "scale", "refpos", "refquat", "content_type",
+                      "inertia", "maxhullvert", "vertex", "face",
+                      // rendering only
+                      "smoothnormal", "normal", "texcoord"});
+  if (in_default) {
+    for (const char* a : {"name", "file", "refpos", "refquat", "vertex", "face"})
       if (e.has(a)) e.fail("<mesh> default cannot set '" + std::string(a) + "'");
   }
   m.where = e;
@@ -227,6 +271,29 @@ void read_mesh(const Elem& e, MeshSpec& m, bool in_default) {
     m.inertia = kInertia[inertia];
   for (double s : m.scale)
     if (!(s != 0) || !std::isfinite(s)) e.fail("mesh scale must be finite and nonzero");
+  if (e.has("maxhullvert")) {
+    e.integer("maxhullvert", m.maxhullvert);
+    if (m.maxhullvert != -1 && m.maxhullvert < 4) e.fail("maxhullvert must be larger than 3");
+  }
+  if (e.has("vertex")) {
+    if (e.has("file")) e.fail("a mesh takes its vertices from a file or from 'vertex', not both");
+    e.numbers("vertex", m.vertex);
+    if (m.vertex.size() < 12) e.fail("mesh 'vertex' needs at least 4 vertices");
+    if (m.vertex.size() % 3 != 0) e.fail("mesh 'vertex' must hold a multiple of 3 numbers");
+    for (double x : m.vertex)
+      if (!std::isfinite(x)) e.fail("mesh 'vertex' values must be finite");
+  }
+  if (e.has("face")) {
+    if (!e.has("vertex")) e.fail("mesh 'face' needs 'vertex'");
+    std::vector<double> f;
+    e.numbers("face", f);
+    if (f.size() % 3 != 0) e.fail("mesh 'face' must hold a multiple of 3 indices");
+    for (double x : f) {
+      if (x != static_cast<int>(x) || x < 0 || x >= static_cast<double>(m.vertex.size() / 3))
+        e.fail("mesh 'face' indices must be integers naming a vertex");
+      m.face.push_back(static_cast<int>(x));
+    }
+  }
 }
 
 }  // namespace stiffgrad::mjcf

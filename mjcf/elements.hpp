@@ -14,6 +14,9 @@ void read_geom(const Elem& e, const CompilerSpec& c, GeomSpec& g, bool in_defaul
 void read_inertial(const Elem& e, const CompilerSpec& c, InertialSpec& in);
 void read_tendon(const Elem& e, TendonSpec& t, bool in_default);
 void read_pair(const Elem& e, PairSpec& p, bool in_default);
+// <connect>, <weld>, <joint> or <tendon> of <equality> (the kind from the tag), or an
+// <equality> default (solref, solimp, active only).
+void read_equality(const Elem& e, EqualitySpec& q, bool in_default);
 // <mesh> of <asset> (file, scale, refpos, refquat) or of a default class (scale only).
 void read_mesh(const Elem& e, MeshSpec& m, bool in_default);
 // kind comes from the tag (motor, position, velocity, general).

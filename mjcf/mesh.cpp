@@ -22,6 +22,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <csetjmp>
+#include <cstdio>
+#include <stdexcept>
+
+extern "C" {
+#include <libqhull_r/qhull_ra.h>
+}
 
 namespace stiffgrad::mjcf {
 namespace {
@@ -45,19 +52,149 @@ double area_normal_centre(const float* v1, const float* v2, const float* v3, dou
 
 }  // namespace
 
-CompiledMesh compile_mesh(MeshData data, const MeshSpec& spec, bool exact) {
+// qhull reports errors by longjmp to qh->errexit; nothing with a destructor may live between the
+// setjmp and a qhull call, so the qhull work is in this plain function and the C++ work outside.
+// Returns 0 on success (graph filled), else qhull's exit code (error text in `err`).
+static int qhull_graph(qhT* qh, double* points, int nvert, char* options, FILE* err,
+                       std::vector<int>* graph, int* bad_vertex) {
+  qh_zero(qh, err);
+  qh_init_A(qh, stdin, stdout, err, 0, nullptr);
+  const int code = setjmp(qh->errexit);
+  if (code != 0) return code;
+  qh->NOerrexit = False;
+  qh_initflags(qh, options);
+  qh_init_B(qh, points, nvert, 3, False);
+  qh_qhull(qh);
+  qh_triangulate(qh);
+  qh_vertexneighbors(qh);
+  const int numvert = qh->num_vertices, numface = qh->num_facets;
+  std::vector<int>& g = *graph;
+  g.assign(static_cast<std::size_t>(2 + 3 * numvert + 6 * numface), -1);
+  g[0] = numvert;
+  g[1] = numface;
+  int* vert_edgeadr = g.data() + 2;
+  int* vert_globalid = g.data() + 2 + numvert;
+  int* edge_localid = g.data() + 2 + 2 * numvert;
+  int* face_globalid = g.data() + 2 + 3 * numvert + 3 * numface;
+  int i = 0, adr = 0;
+  vertexT* vertex;
+  FORALLvertices {
+    const int pid = qh_pointid(qh, vertex->point);
+    vert_edgeadr[i] = adr;
+    vert_globalid[i] = pid;
+    // the other vertices of the facets around this one, each once, in qhull's order
+    const int start = adr;
+    facetT *facet, **facetp;
+    FOREACHfacet_(vertex->neighbors) {
+      vertexT *other, **otherp;
+      int corners = 0;
+      FOREACHsetelement_(vertexT, facet->vertices, other) {
+        ++corners;
+        const int pid1 = qh_pointid(qh, other->point);
+        if (pid1 == pid) continue;
+        bool seen = false;
+        for (int j = start; j < adr && !seen; ++j) seen = edge_localid[j] == pid1;
+        if (!seen) edge_localid[adr++] = pid1;
+      }
+      if (corners != 3) *bad_vertex = pid;
+    }
+    edge_localid[adr++] = -1;
+    ++i;
+  }
+  if (adr != numvert + 3 * numface) *bad_vertex = -2;
+  int f = 0;
+  facetT* facet;
+  FORALLfacets {
+    // MuJoCo's orientation fix: swap the first two corners of a top-oriented facet
+    int order[3] = {0, 1, 2};
+    if (facet->toporient) order[0] = 1, order[1] = 0;
+    int k = 0;
+    vertexT *corner, **cornerp;
+    FOREACHsetelement_(vertexT, facet->vertices, corner) {
+      if (k < 3) face_globalid[f + order[k]] = qh_pointid(qh, corner->point);
+      ++k;
+    }
+    f += 3;
+  }
+  qh->NOerrexit = True;
+  return 0;
+}
+
+std::vector<int> convex_hull_graph(const std::vector<float>& vert, int maxhullvert) {
+  const int nvert = static_cast<int>(vert.size() / 3);
+  std::vector<int> graph;
+  if (nvert < 4) return graph;  // MakeGraph: no graph for small meshes
+  // MuJoCo 3's maxhullvert: qhull's TA counts the vertices added after the initial simplex
+  std::string options = "qhull Qt";
+  if (maxhullvert > -1) options += " TA" + std::to_string(maxhullvert - 4);
+  std::vector<double> points(vert.begin(), vert.end());
+  char* err_text = nullptr;
+  std::size_t err_size = 0;
+  FILE* err = open_memstream(&err_text, &err_size);
+  qhT qh_storage;
+  int bad_vertex = -1;
+  const int code = qhull_graph(&qh_storage, points.data(), nvert, options.data(),
+                               err ? err : stderr, &graph, &bad_vertex);
+  int curlong = 0, totlong = 0;
+  qh_freeqhull(&qh_storage, !qh_ALL);
+  qh_memfreeshort(&qh_storage, &curlong, &totlong);
+  std::string message;
+  if (err) {
+    std::fclose(err);
+    if (err_text) message.assign(err_text, err_size);
+    std::free(err_text);
+  }
+  if (code != 0) {
+    const std::size_t eol = message.find('\n', message.find_first_not_of(" \n"));
+    throw std::runtime_error(
+        "qhull could not build its convex hull (" +
+        (message.empty() ? std::string("error ") + std::to_string(code) : message.substr(0, eol)) +
+        ")");
+  }
+  if (bad_vertex != -1) throw std::runtime_error("qhull returned a hull that is not triangulated");
+  // neighbours as local ids (positions in vert_globalid)
+  const int numvert = graph[0], numface = graph[1];
+  std::vector<int> local(static_cast<std::size_t>(nvert), -1);
+  for (int i = 0; i < numvert; ++i) local[static_cast<std::size_t>(graph[2 + numvert + i])] = i;
+  int* edge_localid = graph.data() + 2 + 2 * numvert;
+  for (int i = 0; i < numvert + 3 * numface; ++i)
+    if (edge_localid[i] >= 0) edge_localid[i] = local[static_cast<std::size_t>(edge_localid[i])];
+  return graph;
+}
+
+CompiledMesh compile_mesh(MeshData data, const MeshSpec& spec, bool exact, bool hull) {
   const Elem& e = spec.where;
   const std::string named = "mesh '" + spec.name + "'";
   CompiledMesh m;
   m.exact = exact;
   const int nvert = static_cast<int>(data.vert.size() / 3);
-  const int nface = static_cast<int>(data.face.size() / 3);
   m.vert.resize(data.vert.size());
   for (std::size_t i = 0; i < data.vert.size(); ++i) m.vert[i] = static_cast<float>(data.vert[i]);
   m.face = std::move(data.face);
-  // a left-handed scale mirrors the mesh: MuJoCo reverses each triangle's winding as it reads it
-  // (vertices 1 and 2 swapped), so that the normals still point out
-  if (spec.scale[0] * spec.scale[1] * spec.scale[2] < 0)
+  // the hull of the vertices as read (MuJoCo builds it before scaling and centring: the ids and
+  // the neighbourhoods are what collision uses, and a transform keeps them)
+  if (hull || m.face.empty()) {
+    try {
+      m.graph = convex_hull_graph(m.vert, spec.maxhullvert);
+    } catch (const std::exception& ex) {
+      m.hull_error = ex.what();
+    }
+  }
+  // vertices without faces (inline data): the hull's triangles (MuJoCo's CopyGraph)
+  const bool faces_from_hull = m.face.empty();
+  if (faces_from_hull) {
+    if (m.graph.empty())
+      e.fail(named + ": no faces, and no convex hull to take them from" +
+             (m.hull_error.empty() ? std::string() : " (" + m.hull_error + ")"));
+    const int numvert = m.graph[0], numface = m.graph[1];
+    const int* face_globalid = m.graph.data() + 2 + 3 * numvert + 3 * numface;
+    m.face.assign(face_globalid, face_globalid + 3 * numface);
+  }
+  const int nface = static_cast<int>(m.face.size() / 3);
+  // a left-handed scale mirrors the mesh: MuJoCo reverses each triangle's winding as it reads a
+  // file (vertices 1 and 2 swapped), so that the normals still point out; inline faces and the
+  // hull's are kept as they are
+  if (spec.scale[0] * spec.scale[1] * spec.scale[2] < 0 && !spec.file.empty() && !faces_from_hull)
     for (int f = 0; f < nface; ++f) std::swap(m.face[3 * f + 1], m.face[3 * f + 2]);
   for (int i : m.face)
     if (i < 0 || i >= nvert) e.fail(named + ": vertex index out of range");

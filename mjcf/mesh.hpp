@@ -27,7 +27,21 @@ struct CompiledMesh {
   double aabb[3] = {0, 0, 0};  // max |v| per axis in the mesh frame (a mesh geom's size)
   bool exact =
       false;  // signed volumes (exactmeshinertia, inertia="exact"): its geoms' mass from `volume`
+  // The convex hull's graph in MuJoCo 2.2.2's layout (mjCMesh::MakeGraph, qhull "Qt" on the
+  // vertices as read): numvert, numface, vert_edgeadr[numvert], vert_globalid[numvert],
+  // edge_localid[numvert + 3 numface] (each vertex's hull neighbours as local ids, -1 after
+  // each), face_globalid[3 numface]. Empty for fewer than 4 vertices (collision then searches
+  // every vertex) or when qhull fails; then hull_error says why, and a colliding geom fails.
+  std::vector<int> graph;
+  std::string hull_error;
 };
+
+// The convex hull graph of nvert float vertices (3 x nvert), as MuJoCo 2.2.2's MakeGraph builds
+// it with qhull (options "qhull Qt", triangulated, vertex neighbours from the facets). Empty
+// for fewer than 4 vertices. Throws std::runtime_error when qhull fails (flat or degenerate
+// vertex sets).
+// maxhullvert > -1 (MuJoCo 3): a hull of at most that many vertices (qhull "TA", as MuJoCo 3).
+std::vector<int> convex_hull_graph(const std::vector<float>& vert, int maxhullvert = -1);
 
 // Scales, re-centres and orients `data` (the file's vertices and triangles) as MuJoCo 2.2.2:
 // refpos subtracted, refquat's inverse applied, scaled per axis (a left-handed scale flips the
@@ -36,7 +50,8 @@ struct CompiledMesh {
 // compiler's exactmeshinertia (false in 2.2.2: every pyramid volume counted positive). Errors
 // (degenerate area or volume, moments that violate the triangle inequality) name the mesh at
 // `where`.
-CompiledMesh compile_mesh(MeshData data, const MeshSpec& spec, bool exact);
+// `hull`: build the convex hull graph (compiler convexhull; always when there are no faces).
+CompiledMesh compile_mesh(MeshData data, const MeshSpec& spec, bool exact, bool hull = true);
 
 // The mass properties of a geom with this mesh (mjCGeom::GetVolume and SetInertia): the volume of
 // the equivalent inertia box (8 Π boxsz, MuJoCo 2.2.2 without exactmeshinertia) or the mesh's own

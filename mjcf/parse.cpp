@@ -78,15 +78,26 @@ class Parser {
         c.inertiagrouprange[i] = static_cast<int>(r[i]);
       }
     }
-    for (const char* a : {"strippath", "discardvisual", "convexhull", "usethread", "saveinertial"})
+    for (const char* a : {"strippath", "discardvisual", "usethread", "saveinertial"})
       e.boolean(a, v);  // validated, no effect
+    if (e.boolean("convexhull", v)) c.convexhull = (v == 1);
     if (e.boolean("fitaabb", v)) c.fitaabb = (v == 1);
     if (e.boolean("exactmeshinertia", v)) c.exactmeshinertia = (v == 1);
     // mesh files: meshdir, else assetdir (which sets both mesh and texture directories)
     if (e.has("assetdir") && c.meshdir.empty()) c.meshdir = e.str("assetdir");
     if (e.has("meshdir")) c.meshdir = e.str("meshdir");
     require_keyword(e, "balanceinertia", "false");
-    require_keyword(e, "fusestatic", "false");
+    // fusestatic merges bodies without joints into their parents: the same rigid parts (such a
+    // body already shares its parent's weld body, so contacts and inertia do not change), fewer
+    // bodies. stiffgrad keeps them as bodies; the dynamics are the same up to rounding.
+    int fuse = 0;
+    if (e.boolean("fusestatic", fuse) && fuse == 1) {
+      c.fusestatic = true;
+      note(e,
+           "fusestatic: static bodies are kept as bodies (body ids differ from a fused model's); "
+           "where MuJoCo "
+           "2.2.2 would fuse them, contacts take the fused bodies' inverse weights");
+    }
     require_keyword(e, "alignfree", "false");
     ctx_.for_each_child(e, [&](const Elem& child) {
       if (child.tag() != "lengthrange") child.unsupported();
@@ -158,17 +169,22 @@ class Parser {
     // Recorded: every flag the constraint pipeline reads. Accepted: flags without an effect
     // on stiffgrad's results. Rejected away from their default: flags that switch off forces
     // stiffgrad always applies.
-    static const char* const kAccepted[] = {"sensor", "midphase", "equality", "energy", "fwdinv",
+    static const char* const kAccepted[] = {"sensor",      "midphase",    "energy",   "fwdinv",
                                             "invdiscrete", "sensornoise", "multiccd", "island",
-                                            "nativeccd", "autoreset"};
+                                            "nativeccd",   "autoreset"};
     static const char* const kOnlyEnabled[] = {"passive", "actuation", "clampctrl"};
     struct Recorded { const char* name; bool Options::*field; };
-    static const Recorded kRecorded[] = {
-        {"gravity", &Options::gravity_enabled},       {"contact", &Options::contact_enabled},
-        {"constraint", &Options::constraint_enabled}, {"eulerdamp", &Options::eulerdamp_enabled},
-        {"limit", &Options::limit_enabled},           {"frictionloss", &Options::frictionloss_enabled},
-        {"refsafe", &Options::refsafe_enabled},       {"warmstart", &Options::warmstart_enabled},
-        {"filterparent", &Options::filterparent_enabled}, {"override", &Options::override_enabled}};
+    static const Recorded kRecorded[] = {{"gravity", &Options::gravity_enabled},
+                                         {"contact", &Options::contact_enabled},
+                                         {"constraint", &Options::constraint_enabled},
+                                         {"eulerdamp", &Options::eulerdamp_enabled},
+                                         {"limit", &Options::limit_enabled},
+                                         {"frictionloss", &Options::frictionloss_enabled},
+                                         {"equality", &Options::equality_enabled},
+                                         {"refsafe", &Options::refsafe_enabled},
+                                         {"warmstart", &Options::warmstart_enabled},
+                                         {"filterparent", &Options::filterparent_enabled},
+                                         {"override", &Options::override_enabled}};
     std::vector<std::string_view> known;
     for (const Recorded& r : kRecorded) known.push_back(r.name);
     for (const char* a : kAccepted) known.push_back(a);
@@ -199,7 +215,11 @@ class Parser {
   void section(const Elem& e) {
     const std::string_view tag = e.tag();
     if (tag == "compiler" || tag == "option" || tag == "size" || tag == "default") return;
-    if (tag == "visual" || tag == "statistic" || tag == "custom" || tag == "sensor") return;
+    if (tag == "sensor") {
+      ctx_.for_each_child(e, [&](const Elem&) { pm_.fuse_blockers = true; });
+      return;
+    }
+    if (tag == "visual" || tag == "statistic" || tag == "custom") return;
     if (tag == "asset") return asset(e);
     if (tag == "worldbody") {
       e.check_attributes({});
@@ -210,10 +230,11 @@ class Parser {
     if (tag == "actuator") return actuator(e);
     if (tag == "keyframe") return keyframe(e);
     if (tag == "equality") {
-      // An empty section is harmless; equality constraints are not implemented (issue 7).
+      e.check_attributes({});
       ctx_.for_each_child(e, [&](const Elem& child) {
-        child.fail("unsupported <" + std::string(child.tag()) +
-                   ">: equality constraints are not supported");
+        EqualitySpec q = defaults_.get(defaults_.class_of(child, 0)).equality;
+        read_equality(child, q, false);
+        pm_.equalities.push_back(std::move(q));
       });
       return;
     }
@@ -234,7 +255,10 @@ class Parser {
       if (t == "mesh") {
         MeshSpec m = defaults_.get(defaults_.class_of(child, 0)).mesh;
         read_mesh(child, m, false);
-        if (m.file.empty()) child.fail("<mesh> needs a 'file' (inline mesh data is not supported)");
+        if (m.file.empty() && m.vertex.empty())
+          child.fail("<mesh> needs a 'file' or 'vertex' data");
+        if (m.name.empty() && m.file.empty())
+          child.fail("a <mesh> with inline 'vertex' data needs a 'name'");
         if (m.name.empty()) {
           // MuJoCo names an unnamed mesh after its file, without directory and extension
           const std::size_t slash = m.file.find_last_of("/\\");
@@ -260,7 +284,7 @@ class Parser {
     e.exact("pos", b.pos, 3);
     read_orientation(e, pm_.compiler.angles, b.quat);
     require_keyword(e, "mocap", "false");
-    require_default(e, "gravcomp", {0});
+    e.real("gravcomp", b.gravcomp);
     body_children(e, b, childclass, false);
   }
 
@@ -298,8 +322,21 @@ class Parser {
         if (b.has_inertial) c.fail("more than one <inertial> in a body");
         read_inertial(c, pm_.compiler, b.inertial);
         b.has_inertial = true;
-      } else if (tag == "site" || tag == "camera" || tag == "light") {
-        // Sites, cameras and lights have no dynamics here (sensors are not compiled).
+      } else if (tag == "site") {
+        // A site has no dynamics; its position anchors a <connect site1 site2>.
+        SiteSpec site;
+        site.where = c;
+        site.name = c.str("name");
+        if (!c.exact("pos", site.pos, 3)) {
+          double f[6];
+          if (c.exact("fromto", f, 6))
+            for (int i = 0; i < 3; ++i) site.pos[i] = 0.5 * (f[i] + f[i + 3]);
+        }
+        b.sites.push_back(std::move(site));
+      } else if (tag == "camera" || tag == "light") {
+        // Cameras and lights have no dynamics here (MuJoCo 2.2.2 does not fuse static bodies
+        // in a model that has them).
+        pm_.fuse_blockers = true;
       } else {
         c.unsupported();  // frame, composite, flexcomp, replicate, plugin, attach, ...
       }
@@ -387,25 +424,7 @@ class Parser {
 
   // A whitespace-separated list of any length (keyframe vectors).
   static bool vector(const Elem& e, const char* name, std::vector<double>& out) {
-    const char* v = e.raw(name);
-    if (!v) return false;
-    out.clear();
-    std::string_view s(v);
-    size_t i = 0;
-    while (i < s.size()) {
-      while (i < s.size() && std::strchr(" \t\n\r\f\v", s[i]) && s[i]) ++i;
-      size_t j = i;
-      while (j < s.size() && !std::strchr(" \t\n\r\f\v", s[j])) ++j;
-      if (j > i) {
-        double d;
-        if (!parse_double(s.substr(i, j - i), d))
-          e.fail("bad number '" + std::string(s.substr(i, j - i)) + "' in attribute '" + name +
-                 "' of <" + std::string(e.tag()) + ">");
-        out.push_back(d);
-      }
-      i = j;
-    }
-    return true;
+    return e.numbers(name, out);
   }
 
   IncludeContext& ctx_;

@@ -36,6 +36,8 @@ struct CompilerSpec {
   bool fitaabb =
       false;  // mesh-fitted primitives: from the bounding box (refused) or the inertia box
   bool exactmeshinertia = false;  // signed pyramid volumes (MuJoCo 2.2.2 default: absolute values)
+  bool convexhull = true;   // colliding meshes get a hull graph (false: every vertex is searched)
+  bool fusestatic = false;  // bodies kept; contacts use the fused bodies' invweight0 (compile.cpp)
 };
 
 struct JointSpec {
@@ -92,6 +94,13 @@ struct MeshSpec {
   // inertia="legacy|exact|convex|shell" (MuJoCo >= 3): how a geom's mass comes from the mesh;
   // legacy is MuJoCo 2.2.2's, exact its exactmeshinertia; the others are refused where used
   std::string inertia = "legacy";
+  // inline data (MuJoCo's uservert / userface) instead of a file: vertices 3 x n, triangles
+  // 3 x m (none: the convex hull's triangles, as MuJoCo 2.2.2)
+  std::vector<double> vertex;
+  std::vector<int> face;
+  // maxhullvert (MuJoCo >= 3): the hull of at most this many vertices (qhull's TA option, as
+  // MuJoCo 3 builds it); -1: the whole hull (2.2.2)
+  int maxhullvert = -1;
 };
 
 enum class ActuatorKind { Motor, Position, Velocity, General };
@@ -104,6 +113,7 @@ struct ActuatorSpec {
   ActuatorKind kind = ActuatorKind::General;
   std::string name;
   std::string joint;
+  std::string tendon;  // a tendon transmission (fixed tendons) instead of a joint
   int ctrllimited = kAuto, forcelimited = kAuto;
   double ctrlrange[2] = {0, 0};
   double forcerange[2] = {0, 0};
@@ -140,6 +150,22 @@ struct TendonSpec {
   std::vector<WrapSpec> wraps;
 };
 
+// One <equality> child (MuJoCo 2.2.2's mjCEquality): connect, weld, joint or tendon. data is
+// MuJoCo's eq_data: connect anchor (body1 frame) in 0..2; joint/tendon polycoef in 0..4 (default
+// 0 1 0 0 0); weld anchor 0..2, relpose 3..9, torquescale 10.
+enum class EqualityKind { Connect = 0, Weld = 1, Joint = 2, Tendon = 3 };
+struct EqualitySpec {
+  Elem where;
+  std::string name;
+  EqualityKind kind = EqualityKind::Connect;
+  std::string name1, name2;  // body1/body2 (or site1/site2: sites), joint1/joint2, tendon1/tendon2
+  bool sites = false;        // a connect between two sites (MuJoCo >= 3)
+  double data[11] = {0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+  bool active = true;
+  double solref[2] = {0.02, 1};
+  double solimp[5] = {0.9, 0.95, 0.001, 0.5, 2};
+};
+
 struct PairSpec {
   Elem where;
   std::string name, geom1, geom2;
@@ -164,15 +190,24 @@ struct InertialSpec {
   double inertia[6] = {0, 0, 0, 0, 0, 0};  // diag (3) or full xx yy zz xy xz yz (6)
 };
 
+// A site: only its position matters here (the anchors of <connect site1 site2>).
+struct SiteSpec {
+  Elem where;
+  std::string name;
+  double pos[3] = {0, 0, 0};
+};
+
 struct BodySpec {
   Elem where;
   std::string name;
+  double gravcomp = 0;  // MuJoCo >= 3: this fraction of the body's weight cancelled (passive force)
   double pos[3] = {0, 0, 0};
   double quat[4] = {1, 0, 0, 0};
   bool has_inertial = false;
   InertialSpec inertial;
   std::vector<JointSpec> joints;
   std::vector<GeomSpec> geoms;
+  std::vector<SiteSpec> sites;
   std::vector<BodySpec> children;
 };
 
@@ -196,6 +231,8 @@ struct ParsedModel {
   std::vector<ExcludeSpec> excludes;
   std::vector<KeySpec> keys;
   std::vector<MeshSpec> meshes;
+  std::vector<EqualitySpec> equalities;
+  bool fuse_blockers = false;  // sensors, cameras or lights: MuJoCo 2.2.2's FuseStatic does nothing
 };
 
 }  // namespace stiffgrad::mjcf

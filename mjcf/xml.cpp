@@ -191,6 +191,20 @@ int Elem::doubles(const char* name, double* out, int max, int min) const {
   return static_cast<int>(tokens.size());
 }
 
+bool Elem::numbers(const char* name, std::vector<double>& out) const {
+  const char* v = el->Attribute(name);
+  if (!v) return false;
+  out.clear();
+  for (std::string_view token : split_ws(v)) {
+    double d;
+    if (!parse_double(token, d))
+      fail("bad number '" + std::string(token) + "' in attribute '" + name + "' of <" +
+           std::string(tag()) + ">");
+    out.push_back(d);
+  }
+  return true;
+}
+
 bool Elem::integer(const char* name, int& out) const {
   const char* v = el->Attribute(name);
   if (!v) return false;

@@ -53,6 +53,9 @@ struct Elem {
   bool exact(const char* name, double* out, int n) const { return doubles(name, out, n, n) > 0; }
   bool real(const char* name, double& out) const { return doubles(name, &out, 1, 1) > 0; }
   bool integer(const char* name, int& out) const;
+  // A whitespace-separated list of finite numbers of any length (keyframe vectors, inline mesh
+  // data); false when absent (out untouched).
+  bool numbers(const char* name, std::vector<double>& out) const;
   // "true"/"false" into 0/1.
   bool boolean(const char* name, int& out) const;
   // "true"/"false"/"auto" into 1/0/2 (MuJoCo's tri-state limited flags).

@@ -6,7 +6,7 @@
 PACKAGES=(cmake g++ make libeigen3-dev libtinyxml2-dev libgtest-dev libgmock-dev googletest
           libbenchmark-dev libmujoco-dev libmujoco-samples libomp-dev
           python3        # scripts/*.py and the readme_headline test
-          libqhull-dev   # Debian's mujoco::mujoco target names /usr/include/libqhull_r
+          libqhull-dev   # mesh convex hulls (mjcf/mesh.cpp); Debian's mujoco::mujoco names /usr/include/libqhull_r
           gnuplot-nox)   # the experiments' plots (scripts/experiments.py)
 
 install_missing_packages() {

@@ -9,6 +9,10 @@ namespace sgtest {
 inline const char* kAllRoutinesXml = R"(
 <mujoco model="all routines">
   <option timestep="0.004"/>
+  <asset>
+    <mesh name="gem" vertex="0.15 0 0  -0.14 0.01 0  0 0.12 0  0.01 -0.11 0  0 0 0.1  0.01 0.01 -0.1
+                             0.08 0.07 0.06  -0.07 -0.06 -0.05  0.07 -0.06 -0.06"/>
+  </asset>
   <worldbody>
     <geom name="floor" type="plane" size="5 5 0.1"/>
     <body pos="0 0 0.12"><freejoint/><geom type="sphere" size="0.1"/></body>
@@ -20,6 +24,7 @@ inline const char* kAllRoutinesXml = R"(
     <body pos="-0.2 0.1 0.1"><freejoint/><geom type="ellipsoid" size="0.1 0.07 0.09"/></body>
     <body pos="-0.2 -0.1 0.1"><freejoint/><geom type="cylinder" size="0.08 0.1"/></body>
     <body pos="0.35 -0.12 0.1" euler="30 0 0"><freejoint/><geom type="cylinder" size="0.07 0.1"/></body>
+    <body pos="-0.41 -0.1 0.095" euler="0 0 10"><freejoint/><geom type="mesh" mesh="gem"/></body>
   </worldbody>
 </mujoco>)";
 

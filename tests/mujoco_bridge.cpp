@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <fstream>
+
+#include <unistd.h>
 
 #include "core/collision_pairs.hpp"
 
@@ -23,6 +27,30 @@ MjModelPtr mujoco_load(const std::string& path, std::string* error) {
   mjModel* m = mj_loadXML(path.c_str(), nullptr, err, sizeof(err));
   if (!m && error) *error = err;
   return MjModelPtr(m);
+}
+
+BothModels load_both_converged(const std::string& xml, stiffgrad::LoadNotes* notes) {
+  static int serial = 0;
+  const std::string path =
+      "/tmp/sg_both_" + std::to_string(getpid()) + "_" + std::to_string(serial++) + ".xml";
+  { std::ofstream(path) << xml; }
+  BothModels b;
+  b.mj = mujoco_load(path, &b.error);
+  try {
+    b.ours = std::make_shared<stiffgrad::Model>(*stiffgrad::load_mjcf(path, notes));
+  } catch (...) {
+    std::remove(path.c_str());
+    throw;
+  }
+  std::remove(path.c_str());
+  if (b.mj) {
+    b.mj->opt.disableflags |= mjDSBL_WARMSTART;
+    b.mj->opt.tolerance = 1e-14;
+    b.mj->opt.iterations = 200;
+  }
+  b.ours->opt.tolerance = 1e-14;
+  b.ours->opt.iterations = 200;
+  return b;
 }
 
 void mujoco_disable_constraints(mjModel* m) {
@@ -93,6 +121,25 @@ void copy_constraint_fields(const mjModel* m, stiffgrad::Model& o) {
   o.geom_gap = vd(m->geom_gap, m->ngeom);
   o.geom_solmix = vd(m->geom_solmix, m->ngeom);
   o.geom_rbound = vd(m->geom_rbound, m->ngeom);
+  o.geom_dataid = vi(m->geom_dataid, m->ngeom);
+  o.nmesh = m->nmesh;
+  o.mesh_vertadr = vi(m->mesh_vertadr, m->nmesh);
+  o.mesh_vertnum = vi(m->mesh_vertnum, m->nmesh);
+  o.mesh_vert.assign(m->mesh_vert, m->mesh_vert + 3 * m->nmeshvert);
+  o.mesh_graphadr = vi(m->mesh_graphadr, m->nmesh);
+  o.mesh_graph = vi(m->mesh_graph, m->nmeshgraph);
+
+  op.equality_enabled = enabled(mjDSBL_EQUALITY);
+  o.neq = m->neq;
+  o.eq_name.assign(static_cast<std::size_t>(m->neq), "");
+  o.eq_type = vi(m->eq_type, m->neq);
+  o.eq_obj1id = vi(m->eq_obj1id, m->neq);
+  o.eq_obj2id = vi(m->eq_obj2id, m->neq);
+  o.eq_active = vi(m->eq_active, m->neq);
+  o.eq_objtype.assign(static_cast<std::size_t>(m->neq), 1);
+  o.eq_solref = vd(m->eq_solref, mjNREF * m->neq);
+  o.eq_solimp = vd(m->eq_solimp, mjNIMP * m->neq);
+  o.eq_data = vd(m->eq_data, mjNEQDATA * m->neq);
 
   // Pairs in mjModel's order (its own sort of equal signatures), excludes from signatures.
   o.npair = m->npair;
@@ -141,6 +188,7 @@ stiffgrad::Model model_from_mujoco(const mjModel* m) {
   o.body_ipos = vd(m->body_ipos, 3 * m->nbody);
   o.body_iquat = vd(m->body_iquat, 4 * m->nbody);
   o.body_mass = vd(m->body_mass, m->nbody);
+  o.body_gravcomp.assign(static_cast<std::size_t>(m->nbody), 0.0);  // MuJoCo 2.2.2 has none
   o.body_inertia = vd(m->body_inertia, 3 * m->nbody);
   for (int j = 0; j < m->njnt; ++j) o.jnt_type.push_back(static_cast<stiffgrad::JointType>(m->jnt_type[j]));
   o.jnt_qposadr = vi(m->jnt_qposadr, m->njnt);
@@ -162,6 +210,7 @@ stiffgrad::Model model_from_mujoco(const mjModel* m) {
   o.qpos0 = vd(m->qpos0, m->nq);
   o.qpos_spring = vd(m->qpos_spring, m->nq);
   for (int u = 0; u < m->nu; ++u) {
+    o.actuator_trntype.push_back(m->actuator_trntype[u]);
     o.actuator_trnid.push_back(m->actuator_trnid[2 * u]);
     o.actuator_gear.push_back(m->actuator_gear[6 * u]);
     o.actuator_gaintype.push_back(stiffgrad::GainType::Fixed);

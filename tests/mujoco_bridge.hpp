@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "stiffgrad/mjcf.hpp"
 #include "stiffgrad/model.hpp"
 
 namespace sgtest {
@@ -34,6 +35,16 @@ std::string mujoco_version_problem();
 // Loads with mj_loadXML; returns null (and fills `error`) on failure, and also when the loaded
 // MuJoCo library is not 2.2.2, so that no parity test can compare against another version.
 MjModelPtr mujoco_load(const std::string& path, std::string* error);
+
+// The same MJCF text loaded by MuJoCo and by stiffgrad (through one temporary file, so that both
+// see the same path), with both solvers converged (warmstart off, tolerance 1e-14, 200
+// iterations): what a parity test of whole dynamics compares.
+struct BothModels {
+  MjModelPtr mj;
+  std::shared_ptr<stiffgrad::Model> ours;
+  std::string error;  // MuJoCo's, when mj is null
+};
+BothModels load_both_converged(const std::string& xml, stiffgrad::LoadNotes* notes = nullptr);
 
 // Disable everything outside the smooth dynamics (contacts, limits, friction loss, equality).
 void mujoco_disable_constraints(mjModel* m);

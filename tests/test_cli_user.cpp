@@ -289,6 +289,20 @@ TEST(CliUser, EmptyStatesFileOrDirectoryIsAnError) {
   EXPECT_TRUE(contains(w.err, "no data rows")) << w.err;
 }
 
+// A model with nothing to set (no dofs, no actuators: Menagerie ships single static meshes):
+// its state rows are empty lines, which the reader reads back, and it rolls out.
+TEST(CliUser, StaticModelStatesAreEmptyRowsAndRollOut) {
+  const std::string model = temp_file(
+      "static.xml",
+      "<mujoco><worldbody><geom type=\"box\" size=\"0.1 0.1 0.1\"/></worldbody></mujoco>");
+  const std::string s = unique_temp("static_states.csv");
+  ASSERT_EQ(run_cli("states " + model + " -o " + s).status, 0);
+  EXPECT_EQ(read_states_csv(s, *load_mjcf(model)).size(), 1u);
+  const auto r = run_cli("rollout " + model + " --states " + s + " --steps 3");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_FALSE(r.out.empty());
+}
+
 // ---- one --steps rule ----
 
 TEST(CliUser, StepsRuleIsTheSameForEveryCommand) {

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "kernels/collision/collision_adjoint.hpp"
+#include "mjcf/mesh.hpp"
 
 namespace {
 
@@ -138,11 +140,54 @@ double bounding_radius(const Pose& g) {
   }
 }
 
+// The mesh of every mesh geom here: an irregular convex "rock" (26 vertices on a bumpy
+// ellipsoid and 4 inside it), with its hull graph from the loader's qhull (mjcf/mesh.hpp).
+struct TestMesh {
+  std::vector<int> vert_bits;
+  std::vector<int> graph;
+  int nvert = 0;
+  double aabb[3] = {0, 0, 0};
+};
+const TestMesh& rock() {
+  static const TestMesh mesh = [] {
+    TestMesh t;
+    std::mt19937_64 rng(2024);
+    std::uniform_real_distribution<double> u(-1, 1);
+    std::vector<float> v;
+    for (int i = 0; i < 30; ++i) {
+      double p[3], s = 0;
+      for (double& x : p) {
+        x = u(rng);
+        s += x * x;
+      }
+      s = std::sqrt(s);
+      const double r = i < 26 ? 1.0 + 0.15 * u(rng) : 0.4;  // the last four inside
+      const double axes[3] = {0.35, 0.25, 0.2};
+      for (int k = 0; k < 3; ++k) v.push_back(static_cast<float>(p[k] / s * r * axes[k]));
+    }
+    t.nvert = 30;
+    for (float x : v) t.vert_bits.push_back(std::bit_cast<int>(x));
+    for (int i = 0; i < 30; ++i)
+      for (int k = 0; k < 3; ++k)
+        t.aabb[k] = std::max(t.aabb[k], std::abs(static_cast<double>(v[3 * i + k])));
+    t.graph = stiffgrad::mjcf::convex_hull_graph(v);
+    return t;
+  }();
+  return mesh;
+}
+
 Pose make_geom(std::mt19937_64& rng, int type) {
   std::uniform_real_distribution<double> u(0.15, 0.5);
   Pose g{};
   g.type = type;
   for (double& s : g.size) s = u(rng);
+  if (type == k::kGeomMesh) {
+    const TestMesh& m = rock();
+    for (int i = 0; i < 3; ++i) g.size[i] = m.aabb[i];
+    g.mesh_vert = m.vert_bits.data();
+    g.mesh_graph = m.graph.data();
+    g.mesh_nvert = m.nvert;
+  }
   random_rot(rng, g.mat);
   std::uniform_real_distribution<double> p(-1, 1);
   for (double& x : g.pos) x = p(rng);
@@ -279,6 +324,7 @@ const std::vector<PairCase>& analytic_cases() {
       {"capsule-box", k::kGeomCapsule, k::kGeomBox, nullptr},
       {"box-box face", k::kGeomBox, k::kGeomBox, box_face},
       {"box-box edge", k::kGeomBox, k::kGeomBox, box_edge},
+      {"plane-mesh", k::kGeomPlane, k::kGeomMesh, nullptr},
   };
   return cases;
 }
@@ -294,6 +340,12 @@ const std::vector<PairCase>& convex_cases() {
       {"ellipsoid-box", k::kGeomEllipsoid, k::kGeomBox, nullptr},
       {"cylinder-cylinder", k::kGeomCylinder, k::kGeomCylinder, nullptr},
       {"cylinder-box", k::kGeomCylinder, k::kGeomBox, nullptr},
+      {"sphere-mesh", k::kGeomSphere, k::kGeomMesh, nullptr},
+      {"capsule-mesh", k::kGeomCapsule, k::kGeomMesh, nullptr},
+      {"ellipsoid-mesh", k::kGeomEllipsoid, k::kGeomMesh, nullptr},
+      {"cylinder-mesh", k::kGeomCylinder, k::kGeomMesh, nullptr},
+      {"box-mesh", k::kGeomBox, k::kGeomMesh, nullptr},
+      {"mesh-mesh", k::kGeomMesh, k::kGeomMesh, nullptr},
   };
   return cases;
 }
@@ -353,6 +405,8 @@ TEST(CollisionAdjoint, DotProductWithDualForwardMode) {
       k::GeomPose<D> da{}, db{};
       da.type = a.type;
       db.type = b.type;
+      da.mesh_vert = a.mesh_vert, da.mesh_graph = a.mesh_graph, da.mesh_nvert = a.mesh_nvert;
+      db.mesh_vert = b.mesh_vert, db.mesh_graph = b.mesh_graph, db.mesh_nvert = b.mesh_nvert;
       for (int i = 0; i < 3; ++i) {
         da.pos[i] = D(a.pos[i]); da.pos[i].d[0] = u[i];
         db.pos[i] = D(b.pos[i]); db.pos[i].d[0] = u[12 + i];
@@ -383,8 +437,9 @@ TEST(CollisionAdjoint, DotProductWithDualForwardMode) {
       ++tested;
     }
     EXPECT_GE(tested, 30) << pc.name;
-    const bool mpr = pc.t2 == k::kGeomEllipsoid || pc.t2 == k::kGeomCylinder ||
-                     (pc.t2 == k::kGeomBox && (pc.t1 == k::kGeomEllipsoid || pc.t1 == k::kGeomCylinder));
+    const bool mpr =
+        pc.t2 == k::kGeomEllipsoid || pc.t2 == k::kGeomCylinder || pc.t2 == k::kGeomMesh ||
+        (pc.t2 == k::kGeomBox && (pc.t1 == k::kGeomEllipsoid || pc.t1 == k::kGeomCylinder));
     const bool plane = pc.t1 == k::kGeomPlane;
     std::printf("[collision-adjoint] dot product %-20s poses %d worst rel %.2e\n", pc.name.c_str(), tested, worst);
     EXPECT_LE(worst, mpr && !plane ? 1e-8 : 1e-12) << pc.name;

@@ -155,6 +155,9 @@ std::vector<Case> cases() {
           {"pile_elliptic", pile("elliptic", 3), true, 300, 75, nullptr},
           {"pile_elliptic_6", pile("elliptic", 6), true, 300, 100, nullptr},
           {"limited_chain", sgtest::kLimitedChainXml, true, 400, 100, nullptr},
+          {"equality", sgtest::kEqualityXml, true, 400, 100, "start"},
+          {"meshes", sgtest::kMeshPileXml, true, 300, 75, nullptr},
+          {"gravcomp", sgtest::kGravcompXml, true, 300, 75, nullptr},
           // one dof: the contact-Jacobian scratch (12 nv) outgrows the solver's own workspace
           {"slider_on_plane", kSliderOnPlane, true, 200, 50, nullptr}};
 }
@@ -315,7 +318,10 @@ TEST(ConstraintAdjoint, RolloutGradientsMatchFiniteDifferencesInPersistentContac
       {"g1_home", shared_model("unitree_g1/g1_mjx_mujoco222.xml"), false, "home", 50},
       {"pile_pyramidal", pile("pyramidal", 3, false), true, nullptr, 300},
       {"pile_elliptic", pile("elliptic", 3, false), true, nullptr, 300},
-      {"humanoid", sgtest::humanoid_xml(), false, nullptr, 400}};
+      {"humanoid", sgtest::humanoid_xml(), false, nullptr, 400},
+      {"equality", sgtest::kEqualityXml, true, "start", 100},
+      {"meshes", sgtest::kMeshPileXml, true, nullptr, 300},
+      {"gravcomp", sgtest::kGravcompXml, true, nullptr, 300}};
   constexpr int T = 10, S = 4;
   for (const auto& c : rcases) {
     auto model = constrained_model(c.source, c.is_xml, c.name);

@@ -295,8 +295,10 @@ std::string temp_model(const std::string& name, const std::string& xml) {
   return path;
 }
 
+// patch: edits our model from MuJoCo's after loading (nullptr: none).
 void run_case(const std::string& name, const std::string& path_or_xml, bool is_xml, int steps,
-              int every, const char* key = nullptr, bool rows_only = false) {
+              int every, const char* key = nullptr, bool rows_only = false,
+              void (*patch)(Model&, const mjModel*) = nullptr) {
   const std::string path = is_xml ? temp_model(name, path_or_xml) : path_or_xml;
   std::string error;
   sgtest::MjModelPtr sim = sgtest::mujoco_load(path, &error);
@@ -304,6 +306,7 @@ void run_case(const std::string& name, const std::string& path_or_xml, bool is_x
   sgtest::MjModelPtr ref = sgtest::mujoco_load(path, &error);
   converge(ref.get());
   Model ours = *stiffgrad::load_mjcf(path);
+  if (patch) patch(ours, ref.get());
   if (is_xml) std::remove(path.c_str());
   ours.opt.tolerance = 1e-14;
   ours.opt.iterations = 200;
@@ -403,6 +406,49 @@ TEST(ConstraintParity, ContactWhoseBodiesCannotTranslate) {
 
 TEST(ConstraintParity, LimitedChainWithFrictionLoss) {
   run_case("limited_chain", sgtest::kLimitedChainXml, true, 600, 20);
+}
+
+// Connect, joint and tendon equality constraints (issue 39) with contacts: rows, impedance from
+// the residual's norm, diagApprox and the solve against MuJoCo 2.2.2.
+TEST(ConstraintParity, EqualityConstraints) {
+  run_case("equality", sgtest::kEqualityXml, true, 600, 20, "start");
+}
+
+// Takes over MuJoCo's compile-time constants that come from mju_eig3 (the mesh frame, hence the
+// float vertices in it and the geom frames; the bodies' principal inertia and the inverse
+// weights from it): they differ from ours by its tolerance (tests/test_mesh_vs_mujoco.cpp
+// measures it: axes 1.1e-7 rad, inertia 2.3e-7), and each vertex is rounded to float in its
+// frame, so world vertices differ by up to half a float ulp (measured here without the patch:
+// contact dist 3.9e-9, R and D 3.8e-7, qacc 5.1e-7). The pipeline itself is then compared exactly.
+void adopt_mujoco_mesh_frames(Model& ours, const mjModel* mj) {
+  auto copy = [](std::vector<double>& dst, const double* src, int n) { dst.assign(src, src + n); };
+  copy(ours.body_mass, mj->body_mass, mj->nbody);
+  copy(ours.body_inertia, mj->body_inertia, 3 * mj->nbody);
+  copy(ours.body_ipos, mj->body_ipos, 3 * mj->nbody);
+  copy(ours.body_iquat, mj->body_iquat, 4 * mj->nbody);
+  copy(ours.body_invweight0, mj->body_invweight0, 2 * mj->nbody);
+  copy(ours.dof_invweight0, mj->dof_invweight0, mj->nv);
+  ours.stat_meaninertia = mj->stat.meaninertia;
+  ASSERT_EQ(ours.ngeom, mj->ngeom);
+  copy(ours.geom_pos, mj->geom_pos, 3 * mj->ngeom);
+  copy(ours.geom_quat, mj->geom_quat, 4 * mj->ngeom);
+  copy(ours.geom_size, mj->geom_size, 3 * mj->ngeom);
+  copy(ours.geom_rbound, mj->geom_rbound, mj->ngeom);
+  for (int g = 0; g < mj->ngeom; ++g) {
+    const int ours_id = ours.geom_dataid[static_cast<std::size_t>(g)], id = mj->geom_dataid[g];
+    if (id < 0) continue;
+    ASSERT_EQ(ours.mesh_vertnum[static_cast<std::size_t>(ours_id)], mj->mesh_vertnum[id]);
+    std::copy(mj->mesh_vert + 3 * mj->mesh_vertadr[id],
+              mj->mesh_vert + 3 * (mj->mesh_vertadr[id] + mj->mesh_vertnum[id]),
+              ours.mesh_vert.begin() + 3 * ours.mesh_vertadr[static_cast<std::size_t>(ours_id)]);
+  }
+}
+
+// Mesh geoms on a floor (plane-mesh contacts, up to three per mesh; issue 39): two rocks and a
+// cube given as inline vertices, the hull's faces and mass as MuJoCo 2.2.2 computes them, with
+// MuJoCo's mesh frames (adopt_mujoco_mesh_frames).
+TEST(ConstraintParity, MeshesOnAFloor) {
+  run_case("meshes", sgtest::kMeshPileXml, true, 400, 20, nullptr, false, adopt_mujoco_mesh_frames);
 }
 
 }  // namespace

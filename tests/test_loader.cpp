@@ -473,15 +473,45 @@ TEST(LoaderContact, PairsAndExcludes) {
   EXPECT_EQ(m->exclude_body2, std::vector<int>{2});
 }
 
-TEST(LoaderMesh, VisualMeshDroppedCollidingMeshRejected) {
+TEST(LoaderMesh, VisualMeshDroppedCollidingMeshKept) {
   auto m = load(R"(<mujoco><asset><mesh name="m" file="nonexistent.stl"/></asset><worldbody>
   <body><inertial pos="0 0 0" mass="1" diaginertia="1 1 1"/><joint/>
   <geom type="mesh" mesh="m" contype="0" conaffinity="0" density="0" group="2"/><geom size="0.1"/></body>
   </worldbody></mujoco>)");
   EXPECT_EQ(m->ngeom, 1);
   EXPECT_EQ(m->geom_type[0], GeomType::Sphere);
-  expect_error("<mujoco><worldbody><body><joint/>\n<geom type=\"mesh\" mesh=\"m\"/></body></worldbody></mujoco>", 2,
-               {"unsupported colliding mesh"});
+  expect_error(
+      "<mujoco><worldbody><body><joint/>\n<geom type=\"mesh\" "
+      "mesh=\"m\"/></body></worldbody></mujoco>",
+      2, {"unknown mesh 'm'"});
+  // a colliding mesh stays, with its hull (inline vertices: the hull's faces)
+  auto c = load(
+      R"(<mujoco><asset><mesh name="t" vertex="0 0 0  1 0 0  0 1 0  0 0 1  0.1 0.1 0.1"/></asset>
+  <worldbody><geom type="plane" size="1 1 1"/><body><freejoint/><geom type="mesh" mesh="t"/></body></worldbody></mujoco>)");
+  ASSERT_EQ(c->ngeom, 2);
+  EXPECT_EQ(c->geom_type[1], GeomType::Mesh);
+  EXPECT_EQ(c->geom_dataid, (std::vector<int>{-1, 0}));
+  ASSERT_EQ(c->nmesh, 1);
+  EXPECT_EQ(c->mesh_vertnum[0], 5);
+  ASSERT_EQ(c->mesh_graphadr[0], 0);
+  EXPECT_EQ(c->mesh_graph[0], 4);  // the interior vertex is not on the hull
+  EXPECT_EQ(c->mesh_graph[1], 4);  // four triangles
+  EXPECT_EQ(c->ncpair, 1);
+  EXPECT_EQ(c->cpair_maxcon[0], 3);
+  // errors: too few vertices, a flat hull, a nameless inline mesh, file and vertex together
+  expect_error("<mujoco><asset>\n<mesh name=\"t\" vertex=\"0 0 0 1 0 0 0 1 0\"/></asset></mujoco>",
+               2, {"at least 4 vertices"});
+  expect_error(
+      "<mujoco><asset>\n<mesh name=\"t\" vertex=\"0 0 0 1 0 0 0 1 0 1 1 "
+      "0\"/></asset><worldbody><body>"
+      "<freejoint/><geom type=\"mesh\" mesh=\"t\" mass=\"1\"/></body></worldbody></mujoco>",
+      2, {"mesh 't'", "no faces", "qhull"});
+  expect_error("<mujoco><asset>\n<mesh vertex=\"0 0 0 1 0 0 0 1 0 0 0 1\"/></asset></mujoco>", 2,
+               {"needs a 'name'"});
+  expect_error(
+      "<mujoco><asset>\n<mesh name=\"t\" file=\"a.stl\" vertex=\"0 0 0 1 0 0 0 1 0 0 0 "
+      "1\"/></asset></mujoco>",
+      2, {"not both"});
   // a visual mesh that gives its body mass needs its mesh: an unknown one, or a missing file
   // (named with the <mesh> element's line and the path tried)
   expect_error(
@@ -579,9 +609,64 @@ TEST(LoaderErrors, DocumentLevel) {
   expect_error("<mujoco><compiler coordinate=\"global\"/></mujoco>", 1, {"unsupported", "global"});
 }
 
+// <connect site1 site2> (MuJoCo 3): the sites' bodies, and their positions as the two anchors;
+// where the sites coincide at qpos0 it is the 2.2.2 connect of body1, body2 at site1's position.
+TEST(LoaderEquality, ConnectBetweenSitesTakesTheirPositions) {
+  const std::string bodies =
+      "<mujoco><worldbody><body name=\"a\" pos=\"0 0 1\"><joint axis=\"0 1 0\"/><geom size=\".1\"/>"
+      "<site name=\"s1\" pos=\"0.3 0 0\"/></body>"
+      "<body name=\"b\" pos=\"0.5 0 1\" euler=\"0 0 90\"><joint axis=\"0 1 0\"/><geom size=\".1\"/>"
+      "<site name=\"s2\" pos=\"0 0.2 0\"/></body></worldbody><equality>";
+  const auto sites = load(bodies + "<connect site1=\"s1\" site2=\"s2\"/></equality></mujoco>");
+  const auto anchor =
+      load(bodies + "<connect body1=\"a\" body2=\"b\" anchor=\"0.3 0 0\"/></equality></mujoco>");
+  ASSERT_EQ(sites->neq, 1);
+  EXPECT_EQ(sites->eq_obj1id[0], 1);
+  EXPECT_EQ(sites->eq_obj2id[0], 2);
+  EXPECT_EQ(sites->eq_objtype[0], 6);
+  const std::vector<double> expect = {0.3, 0, 0, 0, 0.2, 0};
+  for (int k = 0; k < 6; ++k) {
+    EXPECT_EQ(sites->eq_data[static_cast<std::size_t>(k)], expect[static_cast<std::size_t>(k)])
+        << k;
+    // s2 = b's origin + Rz(90) (0, 0.2, 0) = (0.3, 0, 1) = s1 at qpos0: the same constraint
+    EXPECT_NEAR(anchor->eq_data[static_cast<std::size_t>(k)], expect[static_cast<std::size_t>(k)],
+                1e-15)
+        << k;
+  }
+}
+
 TEST(LoaderErrors, UnsupportedElementsAndAttributes) {
-  expect_error("<mujoco>\n<equality><connect body1=\"a\" body2=\"b\" anchor=\"0 0 0\"/></equality></mujoco>", 2,
-               {"unsupported <connect>"});
+  expect_error(
+      "<mujoco>\n<equality><connect body1=\"a\" body2=\"b\" anchor=\"0 0 0\"/></equality></mujoco>",
+      2, {"unknown body 'a'", "equality"});
+  const std::string bodies =
+      "<mujoco><worldbody><body name=\"a\"><joint name=\"j\"/><geom size=\".1\"/></body>"
+      "<body name=\"b\"><joint name=\"k\" type=\"ball\"/><geom size=\".1\"/></body>"
+      "</worldbody><equality>\n";
+  expect_error(bodies + "<weld body1=\"a\"/></equality></mujoco>", 2, {"unsupported <weld>"});
+  expect_error(bodies + "<connect body1=\"a\"/></equality></mujoco>", 2, {"needs 'anchor'"});
+  expect_error(bodies + "<connect body1=\"a\" body2=\"a\" anchor=\"0 0 0\"/></equality></mujoco>",
+               2, {"repeated"});
+  expect_error(bodies + "<connect site1=\"s\" site2=\"t\"/></equality></mujoco>", 2,
+               {"unknown site 's'"});
+  expect_error(bodies + "<connect site1=\"s\"/></equality></mujoco>", 2,
+               {"needs 'site1' and 'site2'"});
+  expect_error(bodies + "<joint joint1=\"j\" joint2=\"k\"/></equality></mujoco>", 2,
+               {"only hinge and slide"});
+  expect_error(bodies + "<tendon tendon1=\"t\"/></equality></mujoco>", 2, {"unknown tendon 't'"});
+  expect_error(bodies + "<distance geom1=\"g\" geom2=\"h\"/></equality></mujoco>", 2,
+               {"removed distance"});
+  const auto eq =
+      load(bodies +
+           "<connect body1=\"a\" anchor=\"0.1 0 0\" active=\"false\"/>"
+           "<joint joint1=\"j\" polycoef=\"0.5\" solref=\"0.1 2\"/></equality></mujoco>");
+  ASSERT_EQ(eq->neq, 2);
+  EXPECT_EQ(eq->eq_type, (std::vector<int>{0, 2}));
+  EXPECT_EQ(eq->eq_obj2id, (std::vector<int>{0, -1}));  // a connect's missing body2 is the world
+  EXPECT_EQ(eq->eq_active, (std::vector<int>{0, 1}));
+  EXPECT_EQ(eq->eq_data[11], 0.5);
+  EXPECT_EQ(eq->eq_data[12], 1.0);  // polycoef's unspecified entries keep 0 1 0 0 0
+  EXPECT_EQ(eq->eq_solref[2], 0.1);
   expect_error("<mujoco><worldbody>\n<composite type=\"grid\" count=\"2 2 1\"/></worldbody></mujoco>", 2,
                {"unsupported <composite>"});
   expect_error("<mujoco><worldbody>\n<frame/></worldbody></mujoco>", 2, {"unsupported <frame>"});
@@ -592,14 +677,18 @@ TEST(LoaderErrors, UnsupportedElementsAndAttributes) {
                "<general joint=\"j\" dyntype=\"filter\"/></actuator></mujoco>",
                2, {"unsupported attribute 'dyntype'"});
   expect_error("<mujoco><actuator>\n<motor tendon=\"t\"/></actuator></mujoco>", 2,
-               {"unsupported attribute 'tendon' of <motor>"});
+               {"unknown tendon 't'"});
+  expect_error("<mujoco><actuator>\n<motor site=\"s\"/></actuator></mujoco>", 2,
+               {"unsupported attribute 'site' of <motor>", "joint and tendon transmissions"});
+  expect_error("<mujoco><actuator>\n<motor joint=\"j\" tendon=\"t\"/></actuator></mujoco>", 2,
+               {"one transmission"});
   expect_error("<mujoco><worldbody><body>\n<joint springdamper=\"1 1\"/><geom size=\"1\"/></body></worldbody></mujoco>",
                2, {"unsupported attribute 'springdamper' of <joint>"});
   expect_error("<mujoco><worldbody><body><joint/>\n<geom size=\"1\" fluidshape=\"ellipsoid\"/></body></worldbody>"
                "</mujoco>",
                2, {"unsupported attribute 'fluidshape' of <geom>"});
-  expect_error("<mujoco><worldbody>\n<body gravcomp=\"1\"/></worldbody></mujoco>", 2,
-               {"unsupported attribute 'gravcomp' of <body>"});
+  expect_error("<mujoco><worldbody>\n<body gravcomp=\"x\"/></worldbody></mujoco>", 2,
+               {"bad number 'x'", "gravcomp"});
   expect_error("<mujoco><worldbody><body>\n<joint stiffnes=\"1\"/></body></worldbody></mujoco>", 2,
                {"unsupported attribute 'stiffnes' of <joint>"});
   expect_error("<mujoco><worldbody><body><joint/>\n<geom type=\"hfield\" size=\"1\"/></body></worldbody></mujoco>", 2,

@@ -428,16 +428,19 @@ void expect_refused(const std::string& xml, int line, const std::string& what) {
 
 TEST(ModelConstraintsInline, RefusalsAndSolverNote) {
   expect_refused("<mujoco>\n<option noslip_iterations=\"3\"/></mujoco>", 2, "noslip_iterations");
-  expect_refused("<mujoco><worldbody><body name=\"a\"><freejoint/><geom size=\".1\"/></body></worldbody><equality>\n"
-                 "<weld body1=\"a\"/></equality></mujoco>",
-                 2, "equality constraints are not supported");
-  const std::string mesh =
-      "<mujoco><asset><mesh name=\"m\" file=\"m.stl\"/></asset>OPT<worldbody><body><freejoint/><geom size=\".1\"/>\n"
-      "<geom name=\"hull\" type=\"mesh\" mesh=\"m\" density=\"0\"/></body></worldbody></mujoco>";
-  const std::string with = mesh.substr(0, mesh.find("OPT")), rest = mesh.substr(mesh.find("OPT") + 3);
-  expect_refused(with + rest, 2, "colliding mesh geom 'hull'");
-  // With contacts off the mesh cannot collide, and is dropped like a visual mesh.
-  const auto m = stiffgrad::load_mjcf_string(with + "<option><flag contact=\"disable\"/></option>" + rest, "x.xml");
+  expect_refused(
+      "<mujoco><worldbody><body name=\"a\"><freejoint/><geom "
+      "size=\".1\"/></body></worldbody><equality>\n"
+      "<weld body1=\"a\"/></equality></mujoco>",
+      2, "unsupported <weld>");
+  // With contacts off a mesh geom cannot collide, and is dropped like a visual mesh.
+  const auto m = stiffgrad::load_mjcf_string(
+      "<mujoco><asset><mesh name=\"m\" file=\"m.stl\"/></asset><option><flag "
+      "contact=\"disable\"/></option>"
+      "<worldbody><body><freejoint/><geom size=\".1\"/>\n<geom name=\"hull\" type=\"mesh\" "
+      "mesh=\"m\" "
+      "density=\"0\"/></body></worldbody></mujoco>",
+      "x.xml");
   EXPECT_EQ(m->ngeom, 1);
   EXPECT_EQ(m->ncpair, 0);
 

@@ -57,9 +57,13 @@ std::string json_joints(const Model& m) {
 std::string json_actuators(const Model& m) {
   std::string out = "[";
   for (int u = 0; u < m.nu; ++u)
-    out += std::string(u ? ", " : "") + "{\"name\": " + json_string(m.actuator_name[u]) + ", \"joint\": " +
-           json_string(m.jnt_name[m.actuator_trnid[u]]) + ", \"ctrlrange\": " +
-           json_range(m.actuator_ctrllimited[u], &m.actuator_ctrlrange[2 * u]) + "}";
+    out +=
+        std::string(u ? ", " : "") + "{\"name\": " + json_string(m.actuator_name[u]) +
+        (m.actuator_trntype[u] == 3
+             ? ", \"tendon\": " + json_string(m.tendon_name[m.actuator_trnid[u]])
+             : ", \"joint\": " + json_string(m.jnt_name[m.actuator_trnid[u]])) +
+        ", \"ctrlrange\": " + json_range(m.actuator_ctrllimited[u], &m.actuator_ctrlrange[2 * u]) +
+        "}";
   return out + "]";
 }
 
@@ -107,8 +111,11 @@ void print_joints(const Model& m) {
 
 void print_actuators(const Model& m) {
   for (int u = 0; u < m.nu; ++u)
-    std::printf("  actuator %-25s joint %-24s ctrlrange %s\n", m.actuator_name[u].c_str(),
-                m.jnt_name[m.actuator_trnid[u]].c_str(),
+    std::printf("  actuator %-25s %-6s %-24s ctrlrange %s\n", m.actuator_name[u].c_str(),
+                m.actuator_trntype[u] == 3 ? "tendon" : "joint",
+                (m.actuator_trntype[u] == 3 ? m.tendon_name[m.actuator_trnid[u]]
+                                            : m.jnt_name[m.actuator_trnid[u]])
+                    .c_str(),
                 range_text(m.actuator_ctrllimited[u], &m.actuator_ctrlrange[2 * u]).c_str());
 }
 

@@ -91,6 +91,7 @@ struct Options {
 
   // ---- constraints (MuJoCo 2.2.2 option defaults; docs/references/mujoco-2.2.2-constraints.md §0) ----
   bool limit_enabled = true;               // option/flag limit
+  bool equality_enabled = true;            // option/flag equality
   bool frictionloss_enabled = true;        // option/flag frictionloss
   bool refsafe_enabled = true;             // option/flag refsafe
   bool warmstart_enabled = true;           // option/flag warmstart: solve from the last qacc (kernels/constraint/solver.hpp)
@@ -147,6 +148,11 @@ struct Model {
   std::vector<double> body_ipos;       // nbody x 3  centre of mass in body frame
   std::vector<double> body_iquat;      // nbody x 4  principal inertia frame in body frame
   std::vector<double> body_mass;       // nbody
+  std::vector<int> body_fusedid;  // nbody  the body MuJoCo 2.2.2's fusestatic would merge b into
+                                  //   (its nearest ancestor-or-self with joints, 0 the world);
+                                  //   empty: no fusion. Only body_invweight0 follows it.
+  std::vector<double> body_gravcomp;   // nbody  fraction of the weight cancelled by a passive
+                                       //   force at the centre of mass (MuJoCo >= 3's gravcomp)
   std::vector<double> body_inertia;    // nbody x 3  principal moments about the COM
   std::vector<double> body_invweight0; // nbody x 2  mean inverse inertia at qpos0 (trans, rot)
 
@@ -200,6 +206,36 @@ struct Model {
   std::vector<double> geom_gap;        // ngeom
   std::vector<double> geom_solmix;     // ngeom
   std::vector<double> geom_rbound;     // ngeom  bounding-sphere radius (0 for planes)
+  std::vector<int> geom_dataid;        // ngeom  a mesh geom's mesh (index below), else -1
+
+  // ---- meshes of colliding mesh geoms (MuJoCo 2.2.2's mesh_* arrays) ----
+  // A mesh geom is the convex hull of its vertices (mesh frame = geom frame); the narrow phase
+  // reads the hull graph to find support points and a plane's contact vertices
+  // (kernels/collision/collision_mesh.hpp).
+  int nmesh = 0;
+  std::vector<int> mesh_vertadr;   // nmesh  first vertex in mesh_vert
+  std::vector<int> mesh_vertnum;   // nmesh
+  std::vector<float> mesh_vert;    // nmeshvert x 3  in the mesh frame, float as MuJoCo keeps them
+  std::vector<int> mesh_graphadr;  // nmesh  start in mesh_graph, -1: none (every vertex searched)
+  std::vector<int> mesh_graph;     // MuJoCo's layout: numvert, numface, vert_edgeadr[numvert],
+                                   //   vert_globalid[numvert], edge_localid[numvert + 3 numface],
+                                   //   face_globalid[3 numface] (mjcf/mesh.hpp)
+
+  // ---- equality constraints (MuJoCo 2.2.2's eq_*: connect, joint and tendon; weld is refused)
+  // ----
+  int neq = 0;
+  std::vector<std::string> eq_name;  // neq
+  std::vector<int> eq_type;          // neq  0 connect, 2 joint, 3 tendon (mjtEq)
+  std::vector<int> eq_obj1id;        // neq  body (connect), joint or tendon
+  std::vector<int> eq_obj2id;        // neq  body (connect; 0 the world) or joint/tendon (-1: none)
+  std::vector<int> eq_active;        // neq
+  std::vector<int> eq_objtype;       // neq  connect: 1 between bodies (anchor 2 set at qpos0), 6
+                                     //   between sites (both anchors given; MuJoCo 3's mjOBJ_SITE)
+  std::vector<double> eq_solref;     // neq x 2
+  std::vector<double> eq_solimp;     // neq x 5
+  std::vector<double> eq_data;       // neq x 11  connect: anchor in body1's frame (0..2) and in
+                                     //   body2's frame at qpos0 (3..5, set_constants); joint,
+                                     //   tendon: the polynomial's coefficients (0..4)
 
   // ---- explicit contact pairs / excludes ----
   std::vector<int> pair_geom1, pair_geom2;   // npair
@@ -228,8 +264,9 @@ struct Model {
 
   // ---- actuators (nu); transmission is always a hinge or slide joint ----
   std::vector<std::string> actuator_name;   // nu
-  std::vector<int> actuator_trnid;          // nu  joint id
-  std::vector<double> actuator_gear;        // nu  (first gear component; joint transmission)
+  std::vector<int> actuator_trntype;        // nu  transmission: 0 joint, 3 tendon (mjtTrn)
+  std::vector<int> actuator_trnid;          // nu  joint or (fixed) tendon id
+  std::vector<double> actuator_gear;        // nu  (first gear component)
   std::vector<GainType> actuator_gaintype;  // nu
   std::vector<double> actuator_gainprm;     // nu x 3  force = gain*ctrl + bias
   std::vector<BiasType> actuator_biastype;  // nu

@@ -45,6 +45,16 @@ template <class Real> SG_HD SG_INLINE bool sg_isfinite(Real x) { return (x - x) 
 template <class Real> SG_HD SG_INLINE int sg_int(Real x) { return static_cast<int>(x); }
 // The value as a double, without derivative parts (step-size control, which is not differentiated).
 template <class Real> SG_HD SG_INLINE double sg_double(Real x) { return static_cast<double>(x); }
+// A float stored as its bit pattern in an int array (mesh vertices in the model's int block).
+SG_HD SG_INLINE float sg_float_from_bits(int bits) {
+#if defined(__CUDA_ARCH__)
+  return __int_as_float(bits);
+#else
+  float x;
+  __builtin_memcpy(&x, &bits, sizeof x);
+  return x;
+#endif
+}
 template <class Real> SG_HD SG_INLINE Real sg_abs(Real x) { return x < Real(0) ? -x : x; }
 template <class Real> SG_HD SG_INLINE Real sg_clamp(Real x, Real lo, Real hi) {
   return x < lo ? lo : (hi < x ? hi : x);

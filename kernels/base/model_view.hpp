@@ -10,6 +10,9 @@ namespace stiffgrad::kern {
 // Joint type ids, equal to stiffgrad::JointType / MuJoCo's mjtJoint.
 enum : int { kJntFree = 0, kJntBall = 1, kJntSlide = 2, kJntHinge = 3 };
 enum : int { kBiasNone = 0, kBiasAffine = 1 };
+// Equality constraint types, equal to MuJoCo's mjtEq (weld is refused by the loader).
+enum : int { kEqConnect = 0, kEqWeld = 1, kEqJoint = 2, kEqTendon = 3 };
+constexpr int kEqData = 11;  // mjNEQDATA
 
 // Constraint row types and solver states, equal to MuJoCo's mjtConstraint / mjtConstraintState
 // so that tests compare efc_type / efc_state directly.
@@ -46,6 +49,7 @@ struct ModelView {
   Real stat_meaninertia;   // mean of diag(M) at qpos0: the solver's scale (facts §5)
   int implicit_actuator_damping;  // 1: Integrator::ImplicitDampingEuler (set by the backend)
   int dof_damping_any;            // 1: some dof has damping > 0 (MuJoCo's Euler then solves)
+  int gravcomp_any;               // 1: some body has gravcomp != 0 (and gravity is on)
   int rk_integrator;              // kInt*: kIntEuler, or the Runge–Kutta method (set by the backend)
   Real rk_rtol, rk_atol;          // adaptive methods: relative and absolute error tolerances
   int rk_max_steps;               // adaptive methods: trial steps per timestep, at most
@@ -67,6 +71,8 @@ struct ModelView {
   int limit_enabled;          // option/flag limit
   int frictionloss_enabled;   // option/flag frictionloss
   int contact_enabled;        // option/flag contact
+  int equality_enabled;       // option/flag equality
+  int neq;                    // equality constraints
 
   const int* body_parentid;   // nbody
   const int* body_rootid;     // nbody  root of the body's tree (child of the world); trees are
@@ -80,6 +86,7 @@ struct ModelView {
   const Real* body_ipos;      // nbody x 3
   const Real* body_iquat;     // nbody x 4
   const Real* body_mass;      // nbody
+  const Real* body_gravcomp;  // nbody
   const Real* body_inertia;   // nbody x 3
 
   const int* jnt_type;        // njnt
@@ -105,7 +112,8 @@ struct ModelView {
   const Real* qpos0;          // nq
   const Real* qpos_spring;    // nq
 
-  const int* actuator_trnid;        // nu
+  const int* actuator_trntype;      // nu  kTrnJoint or kTrnTendon (a fixed tendon)
+  const int* actuator_trnid;        // nu  joint or tendon
   const Real* actuator_gear;        // nu
   const Real* actuator_gainprm;     // nu x 3
   const int* actuator_biastype;     // nu
@@ -130,6 +138,12 @@ struct ModelView {
   const Real* geom_pos;             // ngeom x 3  in body frame
   const Real* geom_quat;            // ngeom x 4  in body frame
   const Real* geom_rbound;          // ngeom
+  const int* geom_dataid;           // ngeom  mesh of a mesh geom, else -1
+  const int* mesh_vertadr;          // nmesh
+  const int* mesh_vertnum;          // nmesh
+  const int* mesh_vert;      // nmeshvert x 3  float bit patterns (sg_float_from_bits), mesh frame
+  const int* mesh_graphadr;  // nmesh  -1: no hull graph
+  const int* mesh_graph;     // Model::mesh_graph
   const int* cpair_geom1;           // ncpair
   const int* cpair_geom2;           // ncpair
   const int* cpair_condim;          // ncpair
@@ -160,6 +174,13 @@ struct ModelView {
   const Real* tendon_solref_fri;    // ntendon x 2
   const Real* tendon_solimp_fri;    // ntendon x 5
   const Real* tendon_invweight0;    // ntendon
+  const int* eq_type;               // neq  kEqConnect, kEqJoint, kEqTendon (mjtEq)
+  const int* eq_obj1id;             // neq
+  const int* eq_obj2id;             // neq
+  const int* eq_active;             // neq
+  const Real* eq_solref;            // neq x 2
+  const Real* eq_solimp;            // neq x 5
+  const Real* eq_data;              // neq x kEqData
 };
 
 }  // namespace stiffgrad::kern

@@ -30,11 +30,11 @@ template <class Real> SG_HD SG_INLINE void make_contact_frame(Contact<Real>& c) 
 }
 
 // True when MuJoCo 2.2.2 has a narrow-phase routine for the (ordered) type pair and we
-// implement it: every pair of plane, sphere, capsule, ellipsoid, cylinder and box except
-// plane-plane. Height fields and meshes are not collided here.
+// implement it: every pair of plane, sphere, capsule, ellipsoid, cylinder, box and mesh except
+// plane-plane. Height fields are not collided here.
 SG_HD SG_INLINE bool has_collision_routine(int t1, int t2) {
   if (t1 > t2) { const int t = t1; t1 = t2; t2 = t; }
-  if (t1 == kGeomHField || t1 == kGeomMesh || t2 == kGeomHField || t2 == kGeomMesh) return false;
+  if (t1 == kGeomHField || t2 == kGeomHField) return false;
   return !(t1 == kGeomPlane && t2 == kGeomPlane);
 }
 
@@ -44,10 +44,20 @@ SG_HD SG_INLINE bool has_collision_routine(int t1, int t2) {
 // dispatches on the same ids, so both paths run the same routine code.
 enum PairRoutine : int {
   kRoutineNone = 0,
-  kRoutinePlaneSphere, kRoutinePlaneCapsule, kRoutinePlaneEllipsoid, kRoutinePlaneCylinder, kRoutinePlaneBox,
-  kRoutineSphereSphere, kRoutineSphereCapsule, kRoutineCapsuleCapsule, kRoutineSphereBox, kRoutineCapsuleBox,
+  kRoutinePlaneSphere,
+  kRoutinePlaneCapsule,
+  kRoutinePlaneEllipsoid,
+  kRoutinePlaneCylinder,
+  kRoutinePlaneBox,
+  kRoutineSphereSphere,
+  kRoutineSphereCapsule,
+  kRoutineCapsuleCapsule,
+  kRoutineSphereBox,
+  kRoutineCapsuleBox,
   kRoutineBoxBox,
-  kRoutineConvex,  // sphere/capsule/ellipsoid/cylinder against ellipsoid/cylinder/box (facts §2)
+  kRoutineConvex,  // sphere/capsule/ellipsoid/cylinder against ellipsoid/cylinder/box (facts §2),
+                   // and every geom but the plane against a mesh
+  kRoutinePlaneMesh,
   kPairRoutines
 };
 
@@ -60,6 +70,8 @@ SG_HD SG_INLINE int pair_routine(int t1, int t2) {
       case kGeomEllipsoid: return kRoutinePlaneEllipsoid;
       case kGeomCylinder: return kRoutinePlaneCylinder;
       case kGeomBox: return kRoutinePlaneBox;
+      case kGeomMesh:
+        return kRoutinePlaneMesh;
       default: return kRoutineNone;
     }
   }
@@ -71,6 +83,7 @@ SG_HD SG_INLINE int pair_routine(int t1, int t2) {
   if (t1 == kGeomBox && t2 == kGeomBox) return kRoutineBoxBox;
   if (t1 >= kGeomSphere && t1 <= kGeomBox && t2 >= kGeomEllipsoid && t2 <= kGeomBox && t1 <= t2)
     return kRoutineConvex;
+  if (t1 >= kGeomSphere && t2 == kGeomMesh) return kRoutineConvex;
   return kRoutineNone;
 }
 
@@ -84,6 +97,8 @@ SG_HD constexpr int routine_max_contacts(int r) {
     case kRoutineCapsuleCapsule:
     case kRoutineCapsuleBox:
       return 2;
+    case kRoutinePlaneMesh:
+      return coll::kMaxPlaneMeshContacts;
     case kRoutinePlaneCylinder:
     case kRoutinePlaneBox:
       return 4;
@@ -111,6 +126,9 @@ SG_HD SG_INLINE void with_pair_routine(int r, F&& f) {
     case kRoutineCapsuleBox: f(std::integral_constant<int, kRoutineCapsuleBox>{}); break;
     case kRoutineBoxBox: f(std::integral_constant<int, kRoutineBoxBox>{}); break;
     case kRoutineConvex: f(std::integral_constant<int, kRoutineConvex>{}); break;
+    case kRoutinePlaneMesh:
+      f(std::integral_constant<int, kRoutinePlaneMesh>{});
+      break;
     default: break;
   }
 }
@@ -133,6 +151,8 @@ SG_HD SG_INLINE int collide_routine(const GeomPose<Real>& g1, const GeomPose<Rea
   else if constexpr (R == kRoutineCapsuleBox) return collide_capsule_box(g1, g2, margin, out);
   else if constexpr (R == kRoutineBoxBox) return collide_box_box(g1, g2, margin, out);
   else if constexpr (R == kRoutineConvex) return collide_convex(g1, g2, margin, out);
+  else if constexpr (R == kRoutinePlaneMesh)
+    return collide_plane_mesh(g1, g2, margin, out);
   else return 0;
 }
 
@@ -164,6 +184,9 @@ SG_HD int collide_geoms(const GeomPose<Real>& g1, const GeomPose<Real>& g2, Real
     case kRoutineCapsuleBox: n = collide_routine<kRoutineCapsuleBox>(g1, g2, margin, out); break;
     case kRoutineBoxBox: n = collide_routine<kRoutineBoxBox>(g1, g2, margin, out); break;
     case kRoutineConvex: n = collide_routine<kRoutineConvex>(g1, g2, margin, out); break;
+    case kRoutinePlaneMesh:
+      n = collide_routine<kRoutinePlaneMesh>(g1, g2, margin, out);
+      break;
     default: break;
   }
   for (int i = 0; i < n; ++i) make_contact_frame(out[i]);

@@ -78,6 +78,9 @@ SG_HD SG_INLINE void seed_entry(Real value, int k, Dual<Real, K>& x) {
 template <class Real, int K>
 SG_HD SG_INLINE void seed_pose(const GeomPose<Real>& g, int base, int first, GeomPose<Dual<Real, K>>& gd) {
   gd.type = g.type;
+  gd.mesh_vert = g.mesh_vert;
+  gd.mesh_graph = g.mesh_graph;
+  gd.mesh_nvert = g.mesh_nvert;
   for (int i = 0; i < 3; ++i) gd.size[i] = Dual<Real, K>(g.size[i]);
   for (int j = 0; j < 3; ++j) seed_entry(g.pos[j], base + j - first, gd.pos[j]);
   for (int j = 0; j < 9; ++j) seed_entry(g.mat[j], base + 3 + j - first, gd.mat[j]);

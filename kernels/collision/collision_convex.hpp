@@ -8,6 +8,7 @@
 // tests/test_collision_vs_mujoco.cpp, and with analytic answers where they exist.
 #pragma once
 
+#include "kernels/collision/collision_mesh.hpp"
 #include "kernels/collision/collision_primitive.hpp"
 
 namespace stiffgrad::kern {
@@ -53,6 +54,11 @@ SG_HD SG_INLINE void geom_support(const GeomPose<Real>& g, Real half_margin, con
         res[0] = Real(0); res[1] = Real(0);
       }
       res[2] = sign(d[2]) * size[1];
+      break;
+    }
+    case kGeomMesh: {
+      int local;
+      mesh_vertex(g, mesh_support_vertex(g, d, &local), res);
       break;
     }
     default:  // box

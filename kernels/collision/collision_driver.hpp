@@ -52,6 +52,11 @@ SG_HD SG_INLINE void geom_pose_relative(const ModelView<Real>& m, const Data<Rea
         d.geom_xpos()[3 * g + k] + (d.tree_origin()[3 * b + k] - d.tree_origin()[3 * ref + k]);
   load9(out.mat, d.geom_xmat(), 9 * g);
   for (int k = 0; k < 3; ++k) out.size[k] = m.geom_size[3 * g + k];
+  const int mesh = out.type == kGeomMesh ? m.geom_dataid[g] : -1;
+  out.mesh_vert = mesh >= 0 ? m.mesh_vert + 3 * m.mesh_vertadr[mesh] : nullptr;
+  out.mesh_nvert = mesh >= 0 ? m.mesh_vertnum[mesh] : 0;
+  out.mesh_graph =
+      mesh >= 0 && m.mesh_graphadr[mesh] >= 0 ? m.mesh_graph + m.mesh_graphadr[mesh] : nullptr;
 }
 
 // Geom g's position alone, as geom_pose_relative computes it.

@@ -18,13 +18,21 @@ enum : int {
 //   pos   centre (3)
 //   mat   rotation, row-major 3x3: column k is the geom's local axis k in the world frame
 //   size  MuJoCo's geom_size: sphere (r), capsule (r, half-length), cylinder (r, half-height),
-//         ellipsoid (3 semi-axes), box (3 half-sizes), plane (ignored: infinite, normal = local z)
+//         ellipsoid (3 semi-axes), box (3 half-sizes), plane (ignored: infinite, normal = local z),
+//         mesh (the largest |vertex| per axis: MuJoCo's mesh aabb)
+//   mesh_vert, mesh_nvert, mesh_graph  a mesh geom's vertices in its frame (float bit patterns,
+//         3 x mesh_nvert) and its convex-hull graph (Model::mesh_graph's layout, or null: every
+//         vertex is searched); null / 0 for other geoms. Constants of the model: a dual-number
+//         pose shares them with its primal.
 template <class Real>
 struct GeomPose {
   int type;
   Real pos[3];
   Real mat[9];
   Real size[3];
+  const int* mesh_vert;
+  const int* mesh_graph;
+  int mesh_nvert;
 };
 
 // One contact as MuJoCo reports it (mjContact's geometric part):

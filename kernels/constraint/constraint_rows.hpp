@@ -4,10 +4,11 @@
 // MuJoCo's order: friction loss (dofs, tendons), limits (joints, tendons), contacts.
 #pragma once
 
-#include "kernels/collision/collision_driver.hpp"
 #include "kernels/base/data.hpp"
 #include "kernels/base/math3.hpp"
+#include "kernels/collision/collision_driver.hpp"
 #include "kernels/constraint/row_sparsity.hpp"
+#include "kernels/dynamics/point_jacobian.hpp"
 
 namespace stiffgrad::kern {
 
@@ -89,32 +90,18 @@ SG_HD SG_INLINE void reference_gains(const ModelView<Real>& m, const Real* solre
   }
 }
 
-// Last dof that moves body b (walking up to the first ancestor with dofs), or -1 (static).
-template <class Real>
-SG_HD SG_INLINE int last_dof_of_body(const ModelView<Real>& m, int b) {
-  while (b > 0 && m.body_dofnum[b] == 0) b = m.body_parentid[b];
-  return b > 0 ? m.body_dofadr[b] + m.body_dofnum[b] - 1 : -1;
-}
-
 // jac (6 x nv, rows: 3 translational then 3 rotational, row-major) += sign * the Jacobian of the
-// point `point` (relative to body b's tree origin) rigidly attached to body b (MuJoCo's
-// mj_jac): column i = [cdof_lin + cdof_ang x (point - p); cdof_ang], p = subtree_com[root].
+// point `point` (relative to body b's tree origin) rigidly attached to body b.
 template <class Real, class L>
 SG_HD void add_point_jacobian(const ModelView<Real>& m, const Data<Real, L>& d, int b, const Real point[3],
                               Real sign, View<Real, L> jac) {
   const int nv = m.nv;
-  const int root = m.body_rootid[b];
-  Real off[3];
-  for (int k = 0; k < 3; ++k) off[k] = point[k] - d.subtree_com()[3 * root + k];
-  for (int i = last_dof_of_body(m, b); i >= 0; i = m.dof_parentid[i]) {
-    Real s[6], t[3];
-    load6(s, d.cdof(), 6 * i);
-    cross3(t, s, off);
+  for_each_point_jacobian_column(m, d, b, point, [&](int i, const Real* lin, const Real* ang) {
     for (int k = 0; k < 3; ++k) {
-      jac[k * nv + i] += sign * (s[3 + k] + t[k]);
-      jac[(3 + k) * nv + i] += sign * s[k];
+      jac[k * nv + i] += sign * lin[k];
+      jac[(3 + k) * nv + i] += sign * ang[k];
     }
-  }
+  });
 }
 
 // One row's parameters before the contact-specific R overwrite.
@@ -221,11 +208,175 @@ SG_HD SG_INLINE Real tendon_length(const ModelView<Real>& m, const Data<Real, L>
   return len;
 }
 
-// Friction-loss and limit rows (facts §3), from row `nefc` on; returns the new row count, or
-// -1 past the capacity.
+// ---------------------------------------------------------------- equality constraints
+// MuJoCo 2.2.2's mj_instantiateEquality (connect, joint, tendon; weld is refused by the loader)
+// with its mj_diagApprox and mj_makeImpedance entries: a constraint's rows share one impedance,
+// from the norm of its residual (margin 0), and every row is an equality row (always in the
+// quadratic state of the solver).
+
+// sign × the translational rows of body b's point Jacobian at `point` (relative to b's tree
+// origin) added into efc_J rows first .. first + 2, whose chain `chain` holds b's dofs
+// (add_point_jacobian's columns, written into row slots).
+template <class Real, class L>
+SG_HD void add_point_jacobian_rows(const ModelView<Real>& m, const Data<Real, L>& d, int b,
+                                   const Real point[3], Real sign, int first, int chain) {
+  const int nv = m.nv;
+  for_each_point_jacobian_column(m, d, b, point, [&](int i, const Real* lin, const Real*) {
+    const int slot = row_slot(m, chain, i);
+    for (int k = 0; k < 3; ++k) d.efc_J()[(first + k) * nv + slot] += sign * lin[k];
+  });
+}
+
+// Connect constraint e's anchor points, each relative to its own body's tree origin (p1 on
+// body1 from eq_data[0..2], p2 on body2 from eq_data[3..5]), and the residual cpos = p1 − p2 in
+// the world.
+template <class Real, class L>
+SG_HD SG_INLINE void connect_points(const ModelView<Real>& m, const Data<Real, L>& d, int e,
+                                    Real p1[3], Real p2[3], Real cpos[3]) {
+  const int b1 = m.eq_obj1id[e], b2 = m.eq_obj2id[e];
+  const Real* data = m.eq_data + kEqData * e;
+  Real r1[9], r2[9];
+  load9(r1, d.xmat(), 9 * b1);
+  load9(r2, d.xmat(), 9 * b2);
+  mat_vec3(p1, r1, data);
+  mat_vec3(p2, r2, data + 3);
+  for (int k = 0; k < 3; ++k) {
+    p1[k] += d.xpos()[3 * b1 + k];
+    p2[k] += d.xpos()[3 * b2 + k];
+    cpos[k] = (p1[k] - p2[k]) + (d.tree_origin()[3 * b1 + k] - d.tree_origin()[3 * b2 + k]);
+  }
+}
+
+// Fixed tendon t's length at qpos0 (MuJoCo's tendon_length0).
+template <class Real>
+SG_HD SG_INLINE Real tendon_length0(const ModelView<Real>& m, int t) {
+  Real len = Real(0);
+  for (int w = m.tendon_adr[t]; w < m.tendon_adr[t] + m.tendon_num[t]; ++w)
+    len += m.wrap_coef[w] * m.qpos0[m.jnt_qposadr[m.wrap_jntid[w]]];
+  return len;
+}
+
+// A joint or tendon coupling's scalar positions: x1 − ref1 of object 1, and dif = x2 − ref2 of
+// object 2 (0 when there is none).
+template <class Real, class L>
+SG_HD SG_INLINE void coupling_positions(const ModelView<Real>& m, const Data<Real, L>& d, int e,
+                                        Real* x1, Real* ref1, Real* dif) {
+  const int o1 = m.eq_obj1id[e], o2 = m.eq_obj2id[e];
+  if (m.eq_type[e] == kEqJoint) {
+    *x1 = d.qpos()[m.jnt_qposadr[o1]];
+    *ref1 = m.qpos0[m.jnt_qposadr[o1]];
+    *dif = o2 >= 0 ? d.qpos()[m.jnt_qposadr[o2]] - m.qpos0[m.jnt_qposadr[o2]] : Real(0);
+  } else {
+    *x1 = tendon_length(m, d, o1);
+    *ref1 = tendon_length0(m, o1);
+    *dif = o2 >= 0 ? tendon_length(m, d, o2) - tendon_length0(m, o2) : Real(0);
+  }
+}
+
+// The coupling's residual x1 − ref1 − c0 − (c1 dif + c2 dif² + c3 dif³ + c4 dif⁴) and its
+// derivative in dif, in MuJoCo's operation order; without object 2 the residual is x1 − ref1 − c0.
+template <class Real>
+SG_HD SG_INLINE Real coupling_residual(const Real* c, Real x1, Real ref1, bool two, Real dif,
+                                       Real* deriv) {
+  if (!two) {
+    *deriv = Real(0);
+    return x1 - ref1 - c[0];
+  }
+  *deriv =
+      c[1] + Real(2) * c[2] * dif + Real(3) * c[3] * dif * dif + Real(4) * c[4] * dif * dif * dif;
+  return x1 - ref1 - c[0] -
+         (c[1] * dif + c[2] * dif * dif + c[3] * dif * dif * dif + c[4] * dif * dif * dif * dif);
+}
+
+// The chain of a joint or tendon coupling's row (the union of its dofs' chains).
+template <class Real>
+SG_HD SG_INLINE int coupling_chain(const ModelView<Real>& m, int e) {
+  int chain = kChainEmpty;
+  for (int side = 0; side < 2; ++side) {
+    const int o = side == 0 ? m.eq_obj1id[e] : m.eq_obj2id[e];
+    if (o < 0) continue;
+    if (m.eq_type[e] == kEqJoint) {
+      chain = chain_union(m, chain, m.jnt_dofadr[o]);
+    } else {
+      for (int w = m.tendon_adr[o]; w < m.tendon_adr[o] + m.tendon_num[o]; ++w)
+        chain = chain_union(m, chain, m.jnt_dofadr[m.wrap_jntid[w]]);
+    }
+  }
+  return chain;
+}
+
+// Object `o` (a joint or a fixed tendon) of a coupling's Jacobian, times `scale`, into efc_J row
+// i with chain `chain`.
+template <class Real, class L>
+SG_HD SG_INLINE void add_coupling_jacobian(const ModelView<Real>& m, const Data<Real, L>& d, int e,
+                                           int o, int i, int chain, Real scale) {
+  if (m.eq_type[e] == kEqJoint) {
+    d.efc_J()[i * m.nv + row_slot(m, chain, m.jnt_dofadr[o])] += scale;
+    return;
+  }
+  for (int w = m.tendon_adr[o]; w < m.tendon_adr[o] + m.tendon_num[o]; ++w)
+    d.efc_J()[i * m.nv + row_slot(m, chain, m.jnt_dofadr[m.wrap_jntid[w]])] +=
+        scale * m.wrap_coef[w];
+}
+
+// Rows of the active equality constraints, from row `nefc` on; returns the new row count, or −1
+// past the capacity.
+template <class Real, class L>
+SG_HD int equality_rows(const ModelView<Real>& m, const Data<Real, L>& d, int nefc) {
+  const Real zero = Real(0);
+  for (int e = 0; e < m.neq; ++e) {
+    if (!m.eq_active[e]) continue;
+    const Real* solref = m.eq_solref + 2 * e;
+    const Real* solimp = m.eq_solimp + 5 * e;
+    const int o1 = m.eq_obj1id[e], o2 = m.eq_obj2id[e];
+    if (m.eq_type[e] == kEqConnect) {
+      if (nefc + 3 > m.nefc_max) return -1;
+      Real p1[3], p2[3], cpos[3];
+      connect_points(m, d, e, p1, p2, cpos);
+      // J = J(body1 at p1) − J(body2 at p2), translational (mj_jacDifPair)
+      const int chain = chain_union(m, last_dof_of_body(m, o1), last_dof_of_body(m, o2));
+      for (int k = 0; k < 3; ++k) begin_row(m, d, nefc + k, chain);
+      add_point_jacobian_rows(m, d, o1, p1, Real(1), nefc, chain);
+      add_point_jacobian_rows(m, d, o2, p2, Real(-1), nefc, chain);
+      Real imp, dimp;
+      impedance(clamp_solimp(solimp),
+                sg_sqrt(cpos[0] * cpos[0] + cpos[1] * cpos[1] + cpos[2] * cpos[2]), &imp, &dimp);
+      const Real W = m.body_invweight0[2 * o1] + m.body_invweight0[2 * o2];
+      for (int k = 0; k < 3; ++k) {
+        const RowParams<Real> p{cpos[k], zero, zero, W, solref, solimp};
+        finish_row(m, d, nefc + k, kCnstrEquality, e, p, imp, dimp, false);
+      }
+      nefc += 3;
+    } else {  // joint or tendon coupling
+      if (nefc >= m.nefc_max) return -1;
+      Real x1, ref1, dif, deriv;
+      coupling_positions(m, d, e, &x1, &ref1, &dif);
+      const Real pos = coupling_residual(m.eq_data + kEqData * e, x1, ref1, o2 >= 0, dif, &deriv);
+      const int chain = coupling_chain(m, e);
+      begin_row(m, d, nefc, chain);
+      add_coupling_jacobian(m, d, e, o1, nefc, chain, Real(1));
+      if (o2 >= 0) add_coupling_jacobian(m, d, e, o2, nefc, chain, -deriv);
+      const bool joint = m.eq_type[e] == kEqJoint;
+      Real W = joint ? m.dof_invweight0[m.jnt_dofadr[o1]] : m.tendon_invweight0[o1];
+      if (o2 >= 0) W += joint ? m.dof_invweight0[m.jnt_dofadr[o2]] : m.tendon_invweight0[o2];
+      const RowParams<Real> p{pos, zero, zero, W, solref, solimp};
+      finish_row_own_impedance(m, d, nefc, kCnstrEquality, e, p, false);
+      ++nefc;
+    }
+  }
+  return nefc;
+}
+
+// Equality, friction-loss and limit rows (facts §3), from row `nefc` on; returns the new row
+// count, or -1 past the capacity.
 template <class Real, class L>
 SG_HD int joint_and_tendon_rows(const ModelView<Real>& m, const Data<Real, L>& d, int nefc) {
   const Real zero = Real(0);
+  // MuJoCo's order: equality rows first
+  if (m.equality_enabled && m.neq > 0) {
+    nefc = equality_rows(m, d, nefc);
+    if (nefc < 0) return -1;
+  }
   if (m.frictionloss_enabled) {
     for (int i = 0; i < m.nv; ++i) {
       if (!(m.dof_frictionloss[i] > zero)) continue;

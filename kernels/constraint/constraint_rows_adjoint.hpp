@@ -8,10 +8,11 @@
 // the 1e-15 floor on R is treated as inactive (it only binds for degenerate invweights).
 #pragma once
 
+#include "kernels/base/math3_adjoint.hpp"
 #include "kernels/collision/collision_adjoint.hpp"
 #include "kernels/constraint/constraint_rows.hpp"
 #include "kernels/dynamics/kinematics_adjoint.hpp"
-#include "kernels/base/math3_adjoint.hpp"
+#include "kernels/dynamics/point_jacobian_adjoint.hpp"
 
 namespace stiffgrad::kern {
 
@@ -41,25 +42,13 @@ template <class Real, class L>
 SG_HD void adj_add_point_jacobian(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a, int b,
                                   const Real point[3], Real sign, View<Real, L> jac_bar, Real point_bar[3]) {
   const int nv = m.nv;
-  const int root = m.body_rootid[b];
-  Real off[3], off_bar[3] = {Real(0), Real(0), Real(0)};
-  for (int k = 0; k < 3; ++k) off[k] = point[k] - d.subtree_com()[3 * root + k];
-  for (int i = last_dof_of_body(m, b); i >= 0; i = m.dof_parentid[i]) {
-    Real s[6], s_bar[6] = {Real(0), Real(0), Real(0), Real(0), Real(0), Real(0)}, t_bar[3];
-    load6(s, d.cdof(), 6 * i);
-    for (int k = 0; k < 3; ++k) {
-      const Real gl = sign * jac_bar[k * nv + i];
-      s_bar[3 + k] += gl;
-      t_bar[k] = gl;
-      s_bar[k] += sign * jac_bar[(3 + k) * nv + i];
-    }
-    adj_cross3(s, off, s_bar, off_bar, t_bar);  // t = s_ang x off
-    accumulate(a.cdof(), 6 * i, s_bar, 6);
-  }
-  for (int k = 0; k < 3; ++k) {
-    point_bar[k] += off_bar[k];
-    a.subtree_com()[3 * root + k] -= off_bar[k];
-  }
+  adj_point_jacobian_columns(m, d, a, b, point, point_bar,
+                             [&](int i, Real* lin_bar, Real* ang_bar) {
+                               for (int k = 0; k < 3; ++k) {
+                                 lin_bar[k] = sign * jac_bar[k * nv + i];
+                                 ang_bar[k] = sign * jac_bar[(3 + k) * nv + i];
+                               }
+                             });
 }
 
 // Adjoint of finish_row for row i (J already holds the row): efc_D, efc_R, efc_aref adjoints
@@ -93,7 +82,102 @@ SG_HD SG_INLINE Real adj_impedance(Real dimp, Real imp_bar) {
   return dimp * imp_bar;
 }
 
-// Adjoint of joint_and_tendon_rows for rows [0, nrows): qpos and qvel adjoints.
+// Adjoint of add_point_jacobian_rows: efc_J rows first .. first + 2 adjoints -> cdof,
+// subtree_com[root] and point (added to point_bar).
+template <class Real, class L>
+SG_HD void adj_add_point_jacobian_rows(const ModelView<Real>& m, const Data<Real, L>& d,
+                                       const Data<Real, L>& a, int b, const Real point[3],
+                                       Real sign, int first, int chain, Real point_bar[3]) {
+  const int nv = m.nv;
+  adj_point_jacobian_columns(m, d, a, b, point, point_bar,
+                             [&](int i, Real* lin_bar, Real* ang_bar) {
+                               const int slot = row_slot(m, chain, i);
+                               for (int k = 0; k < 3; ++k) {
+                                 lin_bar[k] = sign * a.efc_J()[(first + k) * nv + slot];
+                                 ang_bar[k] = Real(0);
+                               }
+                             });
+}
+
+// Adjoint of connect constraint e's rows first .. first + 2 (equality_rows): row adjoints ->
+// qvel, cdof, subtree_com, xpos, xmat and tree_origin of its two bodies.
+template <class Real, class L>
+SG_HD void adj_connect_rows(const ModelView<Real>& m, const Data<Real, L>& d,
+                            const Data<Real, L>& a, int e, int first) {
+  const int b[2] = {m.eq_obj1id[e], m.eq_obj2id[e]};
+  Real p[2][3], cpos[3];
+  connect_points(m, d, e, p[0], p[1], cpos);
+  Real imp_bar(0), pos_bar[3] = {Real(0), Real(0), Real(0)};
+  for (int k = 0; k < 3; ++k) adj_finish_row(m, d, a, first + k, &imp_bar, &pos_bar[k]);
+  // the shared impedance of r = |cpos| (no direction at r = 0: there dimp is 0 anyway)
+  const Real r = sg_sqrt(cpos[0] * cpos[0] + cpos[1] * cpos[1] + cpos[2] * cpos[2]);
+  const Real r_bar = adj_impedance(d.efc_KBIP()[4 * first + 3], imp_bar);
+  Real cpos_bar[3];
+  for (int k = 0; k < 3; ++k)
+    cpos_bar[k] = pos_bar[k] + (r > Real(0) ? r_bar * cpos[k] / r : Real(0));
+  // J = J(b1 at p1) - J(b2 at p2); cpos = (p1 - p2) + (origin[b1] - origin[b2])
+  const int chain = row_chain(d, first);
+  const Real* data = m.eq_data + kEqData * e;
+  for (int side = 0; side < 2; ++side) {
+    const Real sign = side == 0 ? Real(1) : Real(-1);
+    Real p_bar[3] = {sign * cpos_bar[0], sign * cpos_bar[1], sign * cpos_bar[2]};
+    adj_add_point_jacobian_rows(m, d, a, b[side], p[side], sign, first, chain, p_bar);
+    // p = xpos[b] + xmat[b] anchor
+    const Real* anchor = data + 3 * side;
+    for (int k = 0; k < 3; ++k) {
+      a.xpos()[3 * b[side] + k] += p_bar[k];
+      a.tree_origin()[3 * b[side] + k] += sign * cpos_bar[k];
+      for (int c = 0; c < 3; ++c) a.xmat()[9 * b[side] + 3 * k + c] += p_bar[k] * anchor[c];
+    }
+  }
+}
+
+// Adjoint of joint or tendon coupling e's row i (equality_rows): row adjoints -> qvel and qpos.
+template <class Real, class L>
+SG_HD void adj_coupling_row(const ModelView<Real>& m, const Data<Real, L>& d,
+                            const Data<Real, L>& a, int e, int i) {
+  Real imp_bar(0), pos_bar(0);
+  adj_finish_row(m, d, a, i, &imp_bar, &pos_bar);
+  pos_bar += adj_impedance(d.efc_KBIP()[4 * i + 3], imp_bar);
+  const int o1 = m.eq_obj1id[e], o2 = m.eq_obj2id[e];
+  const Real* c = m.eq_data + kEqData * e;
+  Real x1, ref1, dif, deriv;
+  coupling_positions(m, d, e, &x1, &ref1, &dif);
+  coupling_residual(c, x1, ref1, o2 >= 0, dif, &deriv);
+  // pos = x1 - ref1 - c0 - poly(dif): x1_bar = pos_bar, dif_bar = -deriv pos_bar; and J's object-2
+  // entries are -deriv(dif) J_2, deriv' = 2 c2 + 6 c3 dif + 12 c4 dif²
+  const Real x1_bar = pos_bar;
+  Real dif_bar = o2 >= 0 ? -deriv * pos_bar : Real(0);
+  const bool joint = m.eq_type[e] == kEqJoint;
+  if (o2 >= 0) {
+    const Real deriv2 = Real(2) * c[2] + Real(6) * c[3] * dif + Real(12) * c[4] * dif * dif;
+    const int chain = row_chain(d, i);
+    const Real* J_bar = &a.efc_J()[i * m.nv];
+    Real g(0);  // <J_bar, J_2>
+    if (joint) {
+      g = J_bar[row_slot(m, chain, m.jnt_dofadr[o2])];
+    } else {
+      for (int w = m.tendon_adr[o2]; w < m.tendon_adr[o2] + m.tendon_num[o2]; ++w)
+        g += J_bar[row_slot(m, chain, m.jnt_dofadr[m.wrap_jntid[w]])] * m.wrap_coef[w];
+    }
+    dif_bar += -deriv2 * g;
+  }
+  // x = qpos[joint], or a fixed tendon's sum coef qpos[joint]
+  for (int side = 0; side < 2; ++side) {
+    const int o = side == 0 ? o1 : o2;
+    const Real bar = side == 0 ? x1_bar : dif_bar;
+    if (o < 0) continue;
+    if (joint) {
+      a.qpos()[m.jnt_qposadr[o]] += bar;
+    } else {
+      for (int w = m.tendon_adr[o]; w < m.tendon_adr[o] + m.tendon_num[o]; ++w)
+        a.qpos()[m.jnt_qposadr[m.wrap_jntid[w]]] += m.wrap_coef[w] * bar;
+    }
+  }
+}
+
+// Adjoint of joint_and_tendon_rows for rows [0, nrows): qpos and qvel adjoints (and, for
+// connect constraints, the kinematics' adjoints of their bodies).
 template <class Real, class L>
 SG_HD void adj_joint_and_tendon_rows(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a,
                                      int nrows) {
@@ -101,6 +185,16 @@ SG_HD void adj_joint_and_tendon_rows(const ModelView<Real>& m, const Data<Real, 
   for (int i = nrows - 1; i >= 0; --i) {
     const int type = sg_int(d.efc_type()[i]);
     const int id = sg_int(d.efc_id()[i]);
+    if (type == kCnstrEquality) {
+      // a connect's three rows together (this is its last), a coupling's one
+      if (m.eq_type[id] == kEqConnect) {
+        adj_connect_rows(m, d, a, id, i - 2);
+        i -= 2;
+      } else {
+        adj_coupling_row(m, d, a, id, i);
+      }
+      continue;
+    }
     Real imp_bar(0), pos_bar(0);
     adj_finish_row(m, d, a, i, &imp_bar, &pos_bar);
     if (type == kCnstrFrictionDof || type == kCnstrFrictionTendon) continue;  // r = 0, J constant

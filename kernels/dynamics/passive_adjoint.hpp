@@ -3,11 +3,36 @@
 
 #include "kernels/dynamics/kinematics_adjoint.hpp"
 #include "kernels/dynamics/passive.hpp"
+#include "kernels/dynamics/point_jacobian_adjoint.hpp"
 
 namespace stiffgrad::kern {
 
+// Adjoint of gravcomp_forces: qfrc_passive adjoint -> cdof, xipos and subtree_com adjoints
+// (f is a constant of the model).
+template <class Real, class L>
+SG_HD void adj_gravcomp_forces(const ModelView<Real>& m, const Data<Real, L>& d,
+                               const Data<Real, L>& a) {
+  for (int b = m.nbody - 1; b >= 1; --b) {
+    const Real c = m.body_gravcomp[b];
+    if (c == Real(0)) continue;
+    const Real f[3] = {-c * m.body_mass[b] * m.gravity[0], -c * m.body_mass[b] * m.gravity[1],
+                       -c * m.body_mass[b] * m.gravity[2]};
+    Real com[3], com_bar[3] = {Real(0), Real(0), Real(0)};
+    for (int k = 0; k < 3; ++k) com[k] = d.xipos()[3 * b + k];
+    // tau_i += lin_i . f
+    adj_point_jacobian_columns(m, d, a, b, com, com_bar, [&](int i, Real* lin_bar, Real* ang_bar) {
+      for (int k = 0; k < 3; ++k) {
+        lin_bar[k] = a.qfrc_passive()[i] * f[k];
+        ang_bar[k] = Real(0);
+      }
+    });
+    for (int k = 0; k < 3; ++k) a.xipos()[3 * b + k] += com_bar[k];
+  }
+}
+
 template <class Real, class L>
 SG_HD void adj_passive_forces(const ModelView<Real>& m, const Data<Real, L>& d, const Data<Real, L>& a) {
+  if (m.gravcomp_any) adj_gravcomp_forces(m, d, a);
   for (int i = 0; i < m.nv; ++i) a.qvel()[i] -= m.dof_damping[i] * a.qfrc_passive()[i];
   for (int j = 0; j < m.njnt; ++j) {
     const Real k = m.jnt_stiffness[j];

@@ -43,10 +43,13 @@ SG_HD void fwd_actuation(const ModelView<Real>& m, const Data<Real, L>& d) {
   actuator_forces(m, d);
 }
 
-// Velocity gain of the actuators on each dof that the step treats implicitly: K_i =
-// -sum gear^2 b2 over the affine actuators of dof i whose force and joint clamps are inactive
-// (a clamped force does not depend on the velocity; actuator_clamp decides, as for the
-// adjoint). Zero unless m.implicit_actuator_damping.
+// Velocity gain of the actuators that the step treats implicitly: h K added to qLD, K = -b2
+// momentᵀ moment over the affine actuators whose force and joint clamps are inactive (a clamped
+// force does not depend on the velocity; actuator_clamp decides, as for the adjoint). A joint
+// actuator adds gear² (-b2) to its dof's diagonal; a tendon actuator (gear coef_w on each wrap's
+// dof) adds to every pair of its dofs, which must lie on one chain so that the entry is in M's
+// tree pattern (Simulator refuses other tendons with this integrator). Zero unless
+// m.implicit_actuator_damping.
 template <class Real, class L>
 SG_HD SG_INLINE void add_implicit_actuator_damping(const ModelView<Real>& m, const Data<Real, L>& d,
                                                    Real h) {
@@ -54,12 +57,22 @@ SG_HD SG_INLINE void add_implicit_actuator_damping(const ModelView<Real>& m, con
   const int nv = m.nv;
   for (int u = 0; u < m.nu; ++u) {
     if (m.actuator_biastype[u] != kBiasAffine) continue;
-    const int j = m.actuator_trnid[u];
-    const int i = m.jnt_dofadr[j];
     if (actuator_clamps(m, d, u).force_blocked()) continue;
+    const Real b2 = m.actuator_biasprm[3 * u + 2];
+    if (!(b2 < Real(0))) continue;  // only damping (b2 < 0) is made implicit
     const Real g = m.actuator_gear[u];
-    const Real k = -g * g * m.actuator_biasprm[3 * u + 2];
-    if (k > Real(0)) d.qLD()[i * nv + i] += h * k;  // only damping (b2 < 0) is made implicit
+    const int id = m.actuator_trnid[u];
+    if (m.actuator_trntype[u] != kTrnTendon) {
+      const int i = m.jnt_dofadr[id];
+      d.qLD()[i * nv + i] += h * (-g * g * b2);
+      continue;
+    }
+    for (int w = m.tendon_adr[id]; w < m.tendon_adr[id] + m.tendon_num[id]; ++w)
+      for (int v = m.tendon_adr[id]; v < m.tendon_adr[id] + m.tendon_num[id]; ++v) {
+        const int i = m.jnt_dofadr[m.wrap_jntid[w]], j = m.jnt_dofadr[m.wrap_jntid[v]];
+        if (j > i) continue;  // the lower triangle: (i, j), j = i or an ancestor of i
+        d.qLD()[i * nv + j] += h * (-g * g * b2) * m.wrap_coef[w] * m.wrap_coef[v];
+      }
   }
 }
 
