@@ -138,7 +138,8 @@ int resolve_limited(int flag, const double range[2], bool autolimits, const Elem
   return flag;
 }
 
-void compile_actuators(const ParsedModel& pm, const NameIndex& joints, Model& m) {
+void compile_actuators(const ParsedModel& pm, const NameIndex& joints, const NameIndex& tendons,
+                       Model& m) {
   m.nu = static_cast<int>(pm.actuators.size());
   NameIndex names;
   for (const ActuatorSpec& a : pm.actuators) {
@@ -148,9 +149,9 @@ void compile_actuators(const ParsedModel& pm, const NameIndex& joints, Model& m)
     if (a.joint.empty() && a.tendon.empty()) e.fail("actuator needs a 'joint' or a 'tendon'");
     int j = -1, t = -1;
     if (!a.tendon.empty()) {
-      for (int k = 0; k < m.ntendon && t < 0; ++k)
-        if (m.tendon_name[static_cast<std::size_t>(k)] == a.tendon) t = k;
-      if (t < 0) e.fail("actuator references unknown tendon '" + a.tendon + "'");
+      const auto it = tendons.find(a.tendon);
+      if (it == tendons.end()) e.fail("actuator references unknown tendon '" + a.tendon + "'");
+      t = it->second;
       if (a.kind == ActuatorKind::Position && (a.inheritrange > 0 || a.position_dampratio > 0))
         e.fail(
             "<position> on a tendon: 'inheritrange' and 'dampratio' are supported on joints only");

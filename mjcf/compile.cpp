@@ -90,7 +90,7 @@ class Compiler {
     mass_adjustments();
     tendons();
     equalities();
-    compile_actuators(pm_, joint_names_, m_);
+    compile_actuators(pm_, joint_names_, tendon_names_, m_);
     pairs();
     excludes();
     keyframes();
@@ -503,11 +503,10 @@ class Compiler {
 
   // ------------------------------------------------------------ tendons
   void tendons() {
-    NameIndex names;
     for (const TendonSpec& t : pm_.tendons) {
       const Elem& e = t.where;
       const int id = static_cast<int>(m_.tendon_name.size());
-      add_name(names, t.name, id, e, "tendon");
+      add_name(tendon_names_, t.name, id, e, "tendon");
       m_.tendon_name.push_back(t.name);
       m_.tendon_adr.push_back(static_cast<int>(m_.wrap_jntid.size()));
       m_.tendon_num.push_back(static_cast<int>(t.wraps.size()));
@@ -563,10 +562,7 @@ class Compiler {
   // MuJoCo 2.2.2's mjCEquality::Compile: names resolved, a missing body2 is the world, joints
   // must be hinges or slides; the second anchor of a connect is set at qpos0 (set_constants).
   void equalities() {
-    NameIndex names, tendon_names;
-    for (int t = 0; t < static_cast<int>(m_.tendon_name.size()); ++t)
-      if (!m_.tendon_name[static_cast<std::size_t>(t)].empty())
-        tendon_names[m_.tendon_name[static_cast<std::size_t>(t)]] = t;
+    NameIndex names;
     for (const EqualitySpec& q : pm_.equalities) {
       const Elem& e = q.where;
       const int id = m_.neq;
@@ -574,7 +570,7 @@ class Compiler {
       const NameIndex& index = q.sites                           ? site_names_
                                : q.kind == EqualityKind::Connect ? body_names_
                                : q.kind == EqualityKind::Joint   ? joint_names_
-                                                                 : tendon_names;
+                                                                 : tendon_names_;
       const char* what = q.sites                           ? "site"
                          : q.kind == EqualityKind::Connect ? "body"
                          : q.kind == EqualityKind::Joint   ? "joint"
@@ -708,7 +704,7 @@ class Compiler {
   const ParsedModel& pm_;
   Model& m_;
   std::vector<FlatBody> bodies_;
-  NameIndex body_names_, joint_names_, geom_names_;
+  NameIndex body_names_, joint_names_, geom_names_, tendon_names_;
   struct Site {
     int body;
     double pos[3];

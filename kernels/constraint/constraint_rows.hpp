@@ -200,12 +200,18 @@ SG_HD SG_INLINE void tendon_row(const ModelView<Real>& m, const Data<Real, L>& d
         scale * m.wrap_coef[w];
 }
 
-template <class Real, class L>
-SG_HD SG_INLINE Real tendon_length(const ModelView<Real>& m, const Data<Real, L>& d, int t) {
+// Fixed tendon t's length sum coef qpos[joint] at the joint positions q (qpos-indexed).
+template <class Real, class Q>
+SG_HD SG_INLINE Real fixed_tendon_length(const ModelView<Real>& m, const Q& q, int t) {
   Real len = Real(0);
   for (int w = m.tendon_adr[t]; w < m.tendon_adr[t] + m.tendon_num[t]; ++w)
-    len += m.wrap_coef[w] * d.qpos()[m.jnt_qposadr[m.wrap_jntid[w]]];
+    len += m.wrap_coef[w] * q[m.jnt_qposadr[m.wrap_jntid[w]]];
   return len;
+}
+
+template <class Real, class L>
+SG_HD SG_INLINE Real tendon_length(const ModelView<Real>& m, const Data<Real, L>& d, int t) {
+  return fixed_tendon_length(m, d.qpos(), t);
 }
 
 // ---------------------------------------------------------------- equality constraints
@@ -250,10 +256,7 @@ SG_HD SG_INLINE void connect_points(const ModelView<Real>& m, const Data<Real, L
 // Fixed tendon t's length at qpos0 (MuJoCo's tendon_length0).
 template <class Real>
 SG_HD SG_INLINE Real tendon_length0(const ModelView<Real>& m, int t) {
-  Real len = Real(0);
-  for (int w = m.tendon_adr[t]; w < m.tendon_adr[t] + m.tendon_num[t]; ++w)
-    len += m.wrap_coef[w] * m.qpos0[m.jnt_qposadr[m.wrap_jntid[w]]];
-  return len;
+  return fixed_tendon_length(m, m.qpos0, t);
 }
 
 // A joint or tendon coupling's scalar positions: x1 − ref1 of object 1, and dif = x2 − ref2 of
